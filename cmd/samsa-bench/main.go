@@ -1,0 +1,187 @@
+// Command samsa-bench measures produce and consume throughput and produce
+// latency of a Samsa broker and of franz-go's kfake (an in-memory fake
+// cluster) with the same franz-go client in the same run, and prints a table.
+//
+//	go run ./cmd/samsa-bench [-mb 256] [-record 1024] [-partitions 1,16]
+//
+// Both servers run in this process on loopback, as does the client, so all
+// share the machine's cores. Samsa writes real segment files (no fsync per
+// write, as Kafka's default log.flush.interval.messages) under a temp dir.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-kafka/samsa/internal/broker"
+	"github.com/samsa-kafka/samsa/internal/config"
+)
+
+type result struct {
+	target              string
+	partitions          int
+	produceMBs          float64
+	p50, p99            time.Duration
+	consumeMBs          float64
+	records, recordSize int
+}
+
+func main() {
+	mb := flag.Int("mb", 256, "megabytes to produce per run")
+	recSize := flag.Int("record", 1024, "record value size in bytes")
+	parts := flag.String("partitions", "1,16", "partition counts to run")
+	flag.Parse()
+
+	var counts []int
+	for _, s := range strings.Split(*parts, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "bad -partitions %q\n", *parts)
+			os.Exit(2)
+		}
+		counts = append(counts, n)
+	}
+	records := *mb << 20 / *recSize
+
+	var results []result
+	for _, n := range counts {
+		for _, target := range []string{"samsa", "kfake"} {
+			addr, stop, err := startTarget(target)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			r, err := run(target, addr, n, records, *recSize)
+			stop()
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "%s/%d: %v\n", target, n, err)
+				os.Exit(1)
+			}
+			results = append(results, r)
+		}
+	}
+	printTable(results)
+}
+
+func startTarget(target string) (string, func(), error) {
+	if target == "kfake" {
+		c, err := kfake.NewCluster(kfake.NumBrokers(1))
+		if err != nil {
+			return "", nil, err
+		}
+		return c.ListenAddrs()[0], c.Close, nil
+	}
+	dir, err := os.MkdirTemp("", "samsa-bench")
+	if err != nil {
+		return "", nil, err
+	}
+	cfg, _, err := config.Load(map[string]string{
+		"broker.id": "0", "listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": dir,
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	b, err := broker.Start(cfg, broker.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		return "", nil, err
+	}
+	return b.Addr().String(), func() { b.Close(); os.RemoveAll(dir) }, nil
+}
+
+func run(target, addr string, partitions, records, size int) (result, error) {
+	res := result{target: target, partitions: partitions, records: records, recordSize: size}
+	topic := fmt.Sprintf("bench-%d", partitions)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DisableIdempotentWrite(),
+		kgo.RequiredAcks(kgo.LeaderAck()), kgo.DefaultProduceTopic(topic),
+		kgo.ProducerBatchMaxBytes(1<<20), kgo.MaxBufferedRecords(64<<10),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	if err != nil {
+		return res, err
+	}
+	defer cl.Close()
+	if r, err := kadm.NewClient(cl).CreateTopic(ctx, int32(partitions), 1, nil, topic); err != nil || r.Err != nil {
+		return res, fmt.Errorf("create topic: %v %v", err, r.Err)
+	}
+
+	value := make([]byte, size)
+	lat := make([]time.Duration, records)
+	var wg sync.WaitGroup
+	var firstErr error
+	var errOnce sync.Once
+	wg.Add(records)
+	start := time.Now()
+	for i := range records {
+		sent := time.Now()
+		cl.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
+			lat[i] = time.Since(sent)
+			if err != nil {
+				errOnce.Do(func() { firstErr = err })
+			}
+			wg.Done()
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if firstErr != nil {
+		return res, firstErr
+	}
+	res.produceMBs = float64(records*size) / (1 << 20) / elapsed.Seconds()
+	slices.Sort(lat)
+	res.p50, res.p99 = lat[len(lat)/2], lat[len(lat)*99/100]
+
+	offsets := map[string]map[int32]kgo.Offset{topic: {}}
+	for p := range int32(partitions) {
+		offsets[topic][p] = kgo.NewOffset().AtStart()
+	}
+	cons, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumePartitions(offsets),
+		kgo.FetchMaxBytes(32<<20), kgo.FetchMaxPartitionBytes(8<<20))
+	if err != nil {
+		return res, err
+	}
+	defer cons.Close()
+	got := 0
+	start = time.Now()
+	for got < records {
+		fs := cons.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return res, fmt.Errorf("consumed %d of %d: %w", got, records, ctx.Err())
+		}
+		var ferr error
+		fs.EachError(func(_ string, _ int32, err error) { ferr = err })
+		if ferr != nil {
+			return res, ferr
+		}
+		got += fs.NumRecords()
+	}
+	res.consumeMBs = float64(records*size) / (1 << 20) / time.Since(start).Seconds()
+	return res, nil
+}
+
+func printTable(results []result) {
+	fmt.Printf("%-6s %10s %8s %12s %10s %10s %12s\n", "target", "partitions", "records", "produce MB/s", "p50", "p99", "consume MB/s")
+	for _, r := range results {
+		fmt.Printf("%-6s %10d %8d %12.1f %10s %10s %12.1f\n", r.target, r.partitions, r.records,
+			r.produceMBs, r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond), r.consumeMBs)
+	}
+	fmt.Println()
+	for i := 0; i+1 < len(results); i += 2 {
+		s, k := results[i], results[i+1]
+		fmt.Printf("partitions=%d: samsa/kfake produce %.2fx, consume %.2fx\n", s.partitions, s.produceMBs/k.produceMBs, s.consumeMBs/k.consumeMBs)
+	}
+	fmt.Println("(record latency = Produce call to acknowledgement, client queueing included; acks=1; 1 broker; client and broker share this machine)")
+}

@@ -1,0 +1,45 @@
+// Command samsa is the Samsa binary: the broker server, a ready-made local
+// setup for newcomers, and admin subcommands.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+const usage = `samsa — a Kafka-compatible distributed log
+
+Usage:
+  samsa server --config server.properties [--override key=value ...]
+  samsa dev [--dir ./samsa-data] [--port 9092]
+  samsa version
+
+Run 'samsa <command> --help' for a command's flags.
+`
+
+var version = "dev"
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	var err error
+	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
+	case "server":
+		err = runServer(args)
+	case "dev":
+		err = runDev(args)
+	case "version", "--version":
+		fmt.Println("samsa", version)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprintf(os.Stderr, "samsa: unknown command %q\n\n%s", cmd, usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "samsa:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,109 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var samsaBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "samsa-e2e-bin")
+	if err != nil {
+		panic(err)
+	}
+	samsaBin = filepath.Join(dir, "samsa")
+	out, err := exec.Command("go", "build", "-o", samsaBin, "../cmd/samsa").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building samsa: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// freePort reserves a loopback port for a broker.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// proc is one `samsa server` process.
+type proc struct {
+	t      testing.TB
+	cmd    *exec.Cmd
+	addr   string
+	stderr *bytes.Buffer
+	done   chan struct{}
+}
+
+// startServer writes a server.properties and runs `samsa server` on it.
+func startServer(t testing.TB, dataDir string, port int, extra ...string) *proc {
+	t.Helper()
+	props := []string{
+		"broker.id=0",
+		fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d", port),
+		"log.dirs=" + dataDir,
+	}
+	props = append(props, extra...)
+	cfg := filepath.Join(t.TempDir(), "server.properties")
+	if err := os.WriteFile(cfg, []byte(strings.Join(props, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{t: t, addr: fmt.Sprintf("127.0.0.1:%d", port), stderr: &bytes.Buffer{}, done: make(chan struct{})}
+	p.cmd = exec.Command(samsaBin, "server", "--config", cfg)
+	p.cmd.Stderr = p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() { p.kill() })
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", p.addr); err == nil {
+			c.Close()
+			return p
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("samsa exited: %s", p.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("samsa did not listen on %s: %s", p.addr, p.stderr.String())
+		}
+	}
+}
+
+func (p *proc) kill() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (p *proc) stop() {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		p.t.Fatalf("samsa did not stop on SIGTERM")
+	}
+}

@@ -1,0 +1,103 @@
+package api
+
+// Metadata (key 3), v0–v12.
+//
+// Null topics (v1+; an empty list at v0) list every topic; an empty list at
+// v1+ lists none. Unknown topics are created when the broker's
+// auto.create.topics.enable is true and the request allows it (always below
+// v4), with num.partitions and default.replication.factor — but never a topic
+// whose deletion is under way. v10+ carry topic ids; v12 may name topics by id
+// alone. Authorized operations are not computed (INT32_MIN, as Kafka answers
+// when they are not requested).
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const authorizedOpsOmitted = -2147483648
+
+func (h *Handler) metadata(ctx context.Context, req *kmsg.MetadataRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+	for _, b := range h.Meta.Brokers() {
+		rb := kmsg.NewMetadataResponseBroker()
+		rb.NodeID, rb.Host, rb.Port, rb.Rack = b.ID, b.Host, b.Port, b.Rack
+		resp.Brokers = append(resp.Brokers, rb)
+	}
+	cid := h.Meta.ClusterID()
+	resp.ClusterID = &cid
+	resp.ControllerID = h.Meta.ControllerID()
+	resp.AuthorizedOperations = authorizedOpsOmitted
+
+	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
+	if all {
+		for _, t := range h.Meta.Topics() {
+			resp.Topics = append(resp.Topics, metadataTopic(t))
+		}
+		return resp
+	}
+	autoCreate := h.Broker.AutoCreateTopicsEnable && (req.Version < 4 || req.AllowAutoTopicCreation)
+	for _, rt := range req.Topics {
+		resp.Topics = append(resp.Topics, h.metadataOne(ctx, rt, autoCreate))
+	}
+	return resp
+}
+
+func (h *Handler) metadataOne(ctx context.Context, rt kmsg.MetadataRequestTopic, autoCreate bool) kmsg.MetadataResponseTopic {
+	if rt.Topic == nil { // v12: by id
+		if t, ok := h.Meta.TopicByID(rt.TopicID); ok {
+			return metadataTopic(t)
+		}
+		return metadataError(nil, rt.TopicID, kerr.UnknownTopicID.Code)
+	}
+	name := *rt.Topic
+	if t, ok := h.Meta.Topic(name); ok {
+		return metadataTopic(t)
+	}
+	if err := validateTopicName(name); err != nil {
+		return metadataError(rt.Topic, rt.TopicID, kerr.InvalidTopicException.Code)
+	}
+	if !autoCreate || h.Meta.Deleting(name) {
+		return metadataError(rt.Topic, rt.TopicID, kerr.UnknownTopicOrPartition.Code)
+	}
+	t, err := h.Admin.CreateTopic(ctx, CreateTopic{
+		Name: name, NumPartitions: h.Broker.NumPartitions, ReplicationFactor: int16(h.Broker.DefaultReplicationFactor),
+	}, false)
+	switch code := errorCode(err); code {
+	case 0:
+		return metadataTopic(t)
+	case kerr.TopicAlreadyExists.Code:
+		if t, ok := h.Meta.Topic(name); ok {
+			return metadataTopic(t)
+		}
+		return metadataError(rt.Topic, rt.TopicID, kerr.LeaderNotAvailable.Code)
+	default:
+		h.Logger.Warn("auto-creating topic failed", "topic", name, "err", err)
+		return metadataError(rt.Topic, rt.TopicID, code)
+	}
+}
+
+func metadataError(name *string, id [16]byte, code int16) kmsg.MetadataResponseTopic {
+	t := kmsg.NewMetadataResponseTopic()
+	t.Topic, t.TopicID, t.ErrorCode = name, id, code
+	t.AuthorizedOperations = authorizedOpsOmitted
+	return t
+}
+
+func metadataTopic(t TopicInfo) kmsg.MetadataResponseTopic {
+	name := t.Name
+	rt := metadataError(&name, t.ID, 0)
+	rt.IsInternal = t.Internal
+	for _, p := range t.Partitions {
+		rp := kmsg.NewMetadataResponseTopicPartition()
+		rp.Partition, rp.Leader, rp.LeaderEpoch = p.ID, p.Leader, p.LeaderEpoch
+		rp.Replicas, rp.ISR, rp.OfflineReplicas = p.Replicas, p.ISR, p.Offline
+		if p.Leader < 0 {
+			rp.ErrorCode = kerr.LeaderNotAvailable.Code
+		}
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	return rt
+}

@@ -1,0 +1,80 @@
+package api
+
+// DescribeConfigs (key 32), v0–v4.
+//
+// Resource types TOPIC (2) and BROKER (4). A broker resource names this
+// broker's id, or is empty for the cluster-wide defaults; other ids are
+// INVALID_REQUEST (clients send broker resources to that broker). Unknown
+// topics are UNKNOWN_TOPIC_OR_PARTITION. ConfigNames filters; synonyms (v1+)
+// and documentation (v3+) only when asked for.
+
+import (
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/config"
+)
+
+func (h *Handler) describeConfigs(req *kmsg.DescribeConfigsRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	for _, rr := range req.Resources {
+		sr := kmsg.NewDescribeConfigsResponseResource()
+		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
+		entries, code := h.configEntries(rr)
+		sr.ErrorCode = code
+		if code == 0 {
+			sr.Configs = filterConfigs(entries, rr.ConfigNames, req.IncludeSynonyms, req.IncludeDocumentation)
+		}
+		resp.Resources = append(resp.Resources, sr)
+	}
+	return resp
+}
+
+func (h *Handler) configEntries(rr kmsg.DescribeConfigsRequestResource) ([]config.Entry, int16) {
+	switch rr.ResourceType {
+	case kmsg.ConfigResourceTypeTopic:
+		t, ok := h.Meta.Topic(rr.ResourceName)
+		if !ok {
+			return nil, kerr.UnknownTopicOrPartition.Code
+		}
+		return h.Broker.DescribeTopic(t.Configs), 0
+	case kmsg.ConfigResourceTypeBroker:
+		if rr.ResourceName != "" && rr.ResourceName != strconv.Itoa(int(h.NodeID)) {
+			return nil, kerr.InvalidRequest.Code
+		}
+		return h.Broker.DescribeBroker(), 0
+	}
+	return nil, kerr.InvalidRequest.Code
+}
+
+func filterConfigs(entries []config.Entry, names []string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	var out []kmsg.DescribeConfigsResponseResourceConfig
+	for _, e := range entries {
+		if len(want) > 0 && !want[e.Name] {
+			continue
+		}
+		c := kmsg.NewDescribeConfigsResponseResourceConfig()
+		c.Name, c.Value, c.ReadOnly, c.IsSensitive = e.Name, e.Value, e.ReadOnly, e.Sensitive
+		c.Source, c.ConfigType = kmsg.ConfigSource(e.Source), kmsg.ConfigType(e.Type)
+		c.IsDefault = e.Source == int8(kmsg.ConfigSourceDefaultConfig)
+		if docs {
+			d := e.Doc
+			c.Documentation = &d
+		}
+		if synonyms {
+			for _, s := range e.Synonyms {
+				cs := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+				cs.Name, cs.Value, cs.Source = s.Name, s.Value, kmsg.ConfigSource(s.Source)
+				c.ConfigSynonyms = append(c.ConfigSynonyms, cs)
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}

@@ -1,0 +1,50 @@
+package api
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-kafka/samsa/internal/config"
+	"github.com/samsa-kafka/samsa/internal/record"
+	"github.com/samsa-kafka/samsa/internal/replica"
+	"github.com/samsa-kafka/samsa/internal/storage"
+)
+
+// errorCode maps a domain error to the Kafka error code a client sees. It is
+// the one place where that mapping lives.
+func errorCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	switch {
+	case errors.Is(err, record.ErrCorrupt):
+		return kerr.CorruptMessage.Code
+	case errors.Is(err, record.ErrTooLarge):
+		return kerr.MessageTooLarge.Code
+	case errors.Is(err, record.ErrInvalidRecord):
+		return kerr.InvalidRecord.Code
+	case errors.Is(err, record.ErrUnsupportedMagic):
+		return kerr.UnsupportedForMessageFormat.Code
+	case errors.Is(err, storage.ErrOffsetOutOfRange):
+		return kerr.OffsetOutOfRange.Code
+	case errors.Is(err, replica.ErrNotLeader):
+		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, config.ErrInvalidConfig):
+		return kerr.InvalidConfig.Code
+	}
+	return kerr.UnknownServerError.Code
+}
+
+// errorMessage returns the message to put beside a code, or nil.
+func errorMessage(err error) *string {
+	if err == nil {
+		return nil
+	}
+	s := err.Error()
+	return &s
+}

@@ -1,0 +1,132 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/config"
+	"github.com/samsa-kafka/samsa/internal/replica"
+	"github.com/samsa-kafka/samsa/internal/server"
+	"github.com/samsa-kafka/samsa/internal/storage"
+	"github.com/samsa-kafka/samsa/internal/wire"
+)
+
+// BrokerInfo is one live broker as clients see it.
+type BrokerInfo struct {
+	ID   int32
+	Host string
+	Port int32
+	Rack *string
+}
+
+// PartitionInfo is a partition's leadership as the metadata cache knows it.
+type PartitionInfo struct {
+	ID          int32
+	Leader      int32
+	LeaderEpoch int32
+	Replicas    []int32
+	ISR         []int32
+	Offline     []int32
+}
+
+// TopicInfo is a topic as the metadata cache knows it.
+type TopicInfo struct {
+	Name       string
+	ID         [16]byte
+	Internal   bool
+	Partitions []PartitionInfo
+	Configs    map[string]string // per-topic overrides
+}
+
+// Metadata is the cluster view the handlers answer from.
+type Metadata interface {
+	ClusterID() string
+	ControllerID() int32
+	Brokers() []BrokerInfo
+	Topics() []TopicInfo
+	Topic(name string) (TopicInfo, bool)
+	TopicByID(id [16]byte) (TopicInfo, bool)
+	// Deleting reports a topic whose deletion is under way (auto-creation
+	// must not resurrect it).
+	Deleting(name string) bool
+}
+
+// CreateTopic is one topic of a CreateTopics request after defaults and
+// validation of its shape.
+type CreateTopic struct {
+	Name              string
+	NumPartitions     int32
+	ReplicationFactor int16
+	Assignment        map[int32][]int32 // manual assignment, nil for automatic
+	Configs           map[string]string
+}
+
+// Admin performs topic administration. Errors are kerr errors (or wrap one).
+type Admin interface {
+	CreateTopic(ctx context.Context, t CreateTopic, validateOnly bool) (TopicInfo, error)
+	DeleteTopic(ctx context.Context, name string) error
+}
+
+// Partitions finds partitions hosted on this broker.
+type Partitions interface {
+	Get(tp storage.TopicPartition) *replica.Partition
+}
+
+// Config is everything a Handler needs.
+type Config struct {
+	NodeID     int32
+	Broker     *config.Broker
+	Meta       Metadata
+	Admin      Admin
+	Partitions Partitions
+	Logger     *slog.Logger
+	Now        func() time.Time
+}
+
+// Handler serves every API key in wire.Supported.
+type Handler struct {
+	Config
+	sessions *fetchSessions
+}
+
+// New returns a Handler; nil Logger and Now get defaults.
+func New(cfg Config) *Handler {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Handler{Config: cfg, sessions: newFetchSessions(1000, cfg.Now)}
+}
+
+var _ server.Handler = (*Handler)(nil)
+
+// Handle dispatches one request by its type.
+func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHeader, req kmsg.Request) (kmsg.Response, error) {
+	switch r := req.(type) {
+	case *kmsg.ProduceRequest:
+		return h.produce(r)
+	case *kmsg.FetchRequest:
+		return h.fetch(ctx, r)
+	case *kmsg.ListOffsetsRequest:
+		return h.listOffsets(r), nil
+	case *kmsg.MetadataRequest:
+		return h.metadata(ctx, r), nil
+	case *kmsg.ApiVersionsRequest:
+		return wire.ApiVersionsResponse(r.Version, 0), nil
+	case *kmsg.CreateTopicsRequest:
+		return h.createTopics(ctx, r), nil
+	case *kmsg.DeleteTopicsRequest:
+		return h.deleteTopics(ctx, r), nil
+	case *kmsg.DescribeConfigsRequest:
+		return h.describeConfigs(r), nil
+	case *kmsg.DescribeClusterRequest:
+		return h.describeCluster(r), nil
+	}
+	return nil, fmt.Errorf("api: no handler for key %d", req.Key())
+}

@@ -1,0 +1,221 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Broker is a broker's static configuration. Every field comes from the key
+// named in its comment (or that key's synonym group, highest priority first);
+// Load fills it from Kafka's defaults plus the explicitly set properties.
+type Broker struct {
+	BrokerID                int32      // broker.id; -1 (Kafka's default) is left for the caller to decide
+	BrokerRack              string     // broker.rack; "" when unset
+	Listeners               []Listener // listeners
+	AdvertisedListeners     []Listener // advertised.listeners, defaulting to listeners; empty Host: caller fills
+	InterBrokerListenerName string     // inter.broker.listener.name, default PLAINTEXT
+	LogDirs                 []string   // log.dirs over log.dir
+
+	NumPartitions            int32 // num.partitions
+	DefaultReplicationFactor int32 // default.replication.factor
+	AutoCreateTopicsEnable   bool  // auto.create.topics.enable
+	DeleteTopicEnable        bool  // delete.topic.enable
+
+	LogSegmentBytes            int32         // log.segment.bytes
+	LogRoll                    time.Duration // log.roll.ms over log.roll.hours
+	LogRollJitter              time.Duration // log.roll.jitter.ms over log.roll.jitter.hours
+	LogRetention               time.Duration // log.retention.ms/.minutes/.hours; negative: unlimited
+	LogRetentionBytes          int64         // log.retention.bytes; -1: unlimited
+	LogRetentionCheckInterval  time.Duration // log.retention.check.interval.ms
+	LogSegmentDeleteDelay      time.Duration // log.segment.delete.delay.ms (topic: file.delete.delay.ms)
+	LogFlushIntervalMessages   int64         // log.flush.interval.messages
+	LogFlushInterval           time.Duration // log.flush.interval.ms over log.flush.scheduler.interval.ms; Unlimited: never
+	LogFlushSchedulerInterval  time.Duration // log.flush.scheduler.interval.ms
+	LogFlushOffsetCheckpoint   time.Duration // log.flush.offset.checkpoint.interval.ms
+	LogFlushStartOffsetCkpt    time.Duration // log.flush.start.offset.checkpoint.interval.ms
+	LogIndexIntervalBytes      int32         // log.index.interval.bytes
+	LogIndexSizeMaxBytes       int32         // log.index.size.max.bytes
+	LogMessageTimestampType    string        // log.message.timestamp.type: CreateTime or LogAppendTime
+	LogPreallocate             bool          // log.preallocate
+	LogCleanupPolicy           []string      // log.cleanup.policy
+	CompressionType            string        // compression.type
+	NumRecoveryThreadsPerDir   int32         // num.recovery.threads.per.data.dir
+	HighWatermarkCheckpoint    time.Duration // replica.high.watermark.checkpoint.interval.ms
+	MessageMaxBytes            int32         // message.max.bytes
+	SocketRequestMaxBytes      int32         // socket.request.max.bytes
+	ConnectionsMaxIdle         time.Duration // connections.max.idle.ms
+	FetchMaxBytes              int32         // fetch.max.bytes
+	MinInsyncReplicas          int32         // min.insync.replicas
+	UncleanLeaderElection      bool          // unclean.leader.election.enable
+	ReplicaLagTimeMax          time.Duration // replica.lag.time.max.ms
+	ReplicaFetchMaxBytes       int32         // replica.fetch.max.bytes
+	ReplicaFetchWaitMax        time.Duration // replica.fetch.wait.max.ms
+	ReplicaFetchMinBytes       int32         // replica.fetch.min.bytes
+	ReplicaFetchBackoff        time.Duration // replica.fetch.backoff.ms
+	ReplicaFetchResponseMax    int32         // replica.fetch.response.max.bytes
+	ReplicaSocketTimeout       time.Duration // replica.socket.timeout.ms
+	NumReplicaFetchers         int32         // num.replica.fetchers
+	ControllerSocketTimeout    time.Duration // controller.socket.timeout.ms
+	ControlledShutdownEnable   bool          // controlled.shutdown.enable
+	ControlledShutdownRetries  int32         // controlled.shutdown.max.retries
+	ControlledShutdownBackoff  time.Duration // controlled.shutdown.retry.backoff.ms
+	AutoLeaderRebalanceEnable  bool          // auto.leader.rebalance.enable
+	LeaderImbalancePercentage  int32         // leader.imbalance.per.broker.percentage
+	LeaderImbalanceCheck       time.Duration // leader.imbalance.check.interval.seconds
+	OffsetsTopicReplication    int16         // offsets.topic.replication.factor
+	OffsetsTopicNumPartitions  int32         // offsets.topic.num.partitions
+	OffsetsTopicSegmentBytes   int32         // offsets.topic.segment.bytes
+	OffsetsRetention           time.Duration // offsets.retention.minutes
+	OffsetsRetentionCheck      time.Duration // offsets.retention.check.interval.ms
+	OffsetsCommitTimeout       time.Duration // offsets.commit.timeout.ms
+	GroupInitialRebalanceDelay time.Duration // group.initial.rebalance.delay.ms
+	GroupMinSessionTimeout     time.Duration // group.min.session.timeout.ms
+	GroupMaxSessionTimeout     time.Duration // group.max.session.timeout.ms
+	GroupMaxSize               int32         // group.max.size
+
+	MetadataStoreConnect        string        // metadata.store.connect; "": embedded store
+	MetadataStoreSessionTimeout time.Duration // metadata.store.session.timeout.ms
+	MetadataStoreDataDir        string        // metadata.store.data.dir; "": caller decides
+
+	rawListeners, rawAdvertised, rawProtocolMap string
+
+	// explicit holds every known key that was set, with its normalized value.
+	explicit map[string]string
+}
+
+// Explicit returns a copy of the keys that were set explicitly (normalized
+// values), e.g. for logging the effective configuration.
+func (b *Broker) Explicit() map[string]string {
+	out := make(map[string]string, len(b.explicit))
+	for k, v := range b.explicit {
+		out[k] = v
+	}
+	return out
+}
+
+// ignoredPrefixes are families of Kafka keys accepted without effect or
+// warning (security, ZooKeeper, internal topics, metrics).
+var ignoredPrefixes = []string{
+	"zookeeper.", "transaction.state.log.", "offsets.topic.", "ssl.", "sasl.",
+	"listener.name.", "metric",
+}
+
+// Load builds a Broker from explicitly set properties over Kafka's defaults.
+// Unknown keys yield one warning each; invalid values yield an error naming
+// key and value (all of them, joined), wrapping ErrInvalidConfig.
+func Load(props map[string]string) (*Broker, []string, error) {
+	b := &Broker{explicit: map[string]string{}}
+	var warnings []string
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		k, ok := brokerKeys[name]
+		if !ok {
+			if !hasIgnoredPrefix(name) {
+				warnings = append(warnings, fmt.Sprintf("unknown config %q", name))
+			}
+			continue
+		}
+		v, err := k.normalize(props[name])
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		b.explicit[name] = v
+	}
+	if len(errs) > 0 {
+		return nil, warnings, errors.Join(errs...)
+	}
+	for _, s := range brokerSettings {
+		if s.field == nil {
+			continue
+		}
+		if k, v, _, ok := b.effective(s.keys); ok {
+			if err := assign(s.field(b), k, v); err != nil {
+				return nil, warnings, err
+			}
+		}
+	}
+	if err := b.finish(); err != nil {
+		return nil, warnings, err
+	}
+	return b, warnings, nil
+}
+
+// LoadFile reads a server.properties file and applies overrides ("k=v", as
+// given to --override) on top; overrides win.
+func LoadFile(path string, overrides []string) (*Broker, []string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	props, err := ParseProperties(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, o := range overrides {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, nil, errorf("invalid override %q: want key=value", o)
+		}
+		props[strings.TrimSpace(k)] = v
+	}
+	return Load(props)
+}
+
+// effective picks the value of a synonym group: the first key set explicitly,
+// else the first key with a non-null default. explicit reports which.
+func (b *Broker) effective(keys []key) (k key, v string, explicit, ok bool) {
+	for _, k := range keys {
+		if v, ok := b.explicit[k.name]; ok {
+			return k, v, true, true
+		}
+	}
+	for _, k := range keys {
+		if k.hasDefault() {
+			return k, k.dflt, false, true
+		}
+	}
+	return key{}, "", false, false
+}
+
+// finish parses listeners and applies Kafka's cross-key requirements.
+func (b *Broker) finish() error {
+	if err := b.parseListeners(); err != nil {
+		return err
+	}
+	if len(b.LogDirs) == 0 {
+		return invalid("log.dirs", b.explicitOr("log.dirs"), "at least one log directory must be defined via log.dirs or log.dir")
+	}
+	if b.ReplicaFetchWaitMax > b.ReplicaSocketTimeout {
+		return invalid("replica.fetch.wait.max.ms", b.explicitOr("replica.fetch.wait.max.ms"),
+			"must not exceed replica.socket.timeout.ms")
+	}
+	if b.ReplicaFetchWaitMax > b.ReplicaLagTimeMax {
+		return invalid("replica.fetch.wait.max.ms", b.explicitOr("replica.fetch.wait.max.ms"),
+			"must not exceed replica.lag.time.max.ms")
+	}
+	return nil
+}
+
+// explicitOr returns a key's explicit value, or its default.
+func (b *Broker) explicitOr(name string) string {
+	if v, ok := b.explicit[name]; ok {
+		return v
+	}
+	return brokerKeys[name].dflt
+}
+
+func hasIgnoredPrefix(name string) bool {
+	for _, p := range ignoredPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}

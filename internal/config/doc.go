@@ -1,0 +1,25 @@
+// Package config reads a broker's server.properties and resolves topic
+// configuration, with Apache Kafka's property names, types, defaults,
+// synonyms and error wording.
+//
+// One table (brokerSettings in broker_table.go, topicKeys in topic_table.go)
+// defines every key: name, Kafka type, default, validator, documentation and,
+// for topic keys, the broker keys it falls back to. Parsing, defaults, the
+// precedence of synonyms (log.retention.ms over .minutes over .hours) and
+// DescribeConfigs answers are all derived from that table; no code switches
+// on key names.
+//
+// Invariants:
+//   - A Broker returned by Load is fully validated: every explicitly set key
+//     parsed and passed its validator, listeners are PLAINTEXT only.
+//   - Within a synonym group the first key that was set explicitly wins; when
+//     none was set, the first key with a non-null default does (Kafka's rule).
+//   - Durations are time.Duration; Kafka's Long.MAX_VALUE and any value too
+//     large for a Duration become Unlimited; negative values keep Kafka's
+//     meaning (-1: no limit) and stay negative.
+//   - Invalid values and unknown topic configs wrap ErrInvalidConfig, which
+//     the API layer maps to Kafka's INVALID_CONFIG.
+//
+// The package is pure: no goroutines, and the only I/O is LoadFile reading
+// the one file it is given.
+package config

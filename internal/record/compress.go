@@ -1,0 +1,129 @@
+package record
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+)
+
+// MaxUncompressedBytes bounds the decompressed size of one batch, so that a
+// small malicious batch cannot make the broker allocate without limit.
+const MaxUncompressedBytes = 256 << 20
+
+var errTooBig = fmt.Errorf("%w: decompressed batch exceeds %d bytes", ErrInvalidRecord, MaxUncompressedBytes)
+
+// decompress returns the decompressed record bytes of a batch. Errors wrap
+// ErrInvalidRecord: the batch framing and CRC were fine, its content is not.
+func decompress(codec int8, src []byte) ([]byte, error) {
+	var (
+		out []byte
+		err error
+	)
+	switch codec {
+	case CompressionGzip:
+		out, err = readAll(func(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) }, src)
+	case CompressionSnappy:
+		out, err = unsnappy(src)
+	case CompressionLz4:
+		out, err = readAll(func(r io.Reader) (io.Reader, error) { return lz4.NewReader(r), nil }, src)
+	case CompressionZstd:
+		out, err = unzstd(src)
+	default:
+		return nil, fmt.Errorf("%w: unknown compression codec %d", ErrInvalidRecord, codec)
+	}
+	if err != nil {
+		if errors.Is(err, ErrInvalidRecord) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: codec %d: %v", ErrInvalidRecord, codec, err)
+	}
+	return out, nil
+}
+
+// readAll streams src through a decoder, bounded by MaxUncompressedBytes.
+func readAll(open func(io.Reader) (io.Reader, error), src []byte) ([]byte, error) {
+	r, err := open(bytes.NewReader(src))
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	n, err := out.ReadFrom(io.LimitReader(r, MaxUncompressedBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if n > MaxUncompressedBytes {
+		return nil, errTooBig
+	}
+	return out.Bytes(), nil
+}
+
+var zstdDecoders = sync.Pool{New: func() any {
+	d, _ := zstd.NewReader(nil,
+		zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxMemory(MaxUncompressedBytes))
+	return d
+}}
+
+func unzstd(src []byte) ([]byte, error) {
+	d := zstdDecoders.Get().(*zstd.Decoder)
+	defer zstdDecoders.Put(d)
+	return d.DecodeAll(src, nil)
+}
+
+// xerialMagic starts snappy data framed the way the Java client writes it
+// (snappy-java's SnappyOutputStream): 8 magic bytes, two int32 versions, then
+// blocks of int32 length + raw snappy.
+var xerialMagic = []byte{130, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
+
+const xerialHeaderLen = 16
+
+func unsnappy(src []byte) ([]byte, error) {
+	if len(src) >= xerialHeaderLen && bytes.HasPrefix(src, xerialMagic) {
+		return unxerial(src[xerialHeaderLen:])
+	}
+	return snappyBlock(nil, src)
+}
+
+func snappyBlock(dst, src []byte) ([]byte, error) {
+	l, err := s2.DecodedLen(src)
+	if err != nil {
+		return nil, err
+	}
+	if l > MaxUncompressedBytes-len(dst) {
+		return nil, errTooBig
+	}
+	out, err := s2.Decode(nil, src)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, out...), nil
+}
+
+func unxerial(src []byte) ([]byte, error) {
+	var out []byte
+	for len(src) > 0 {
+		if len(src) < 4 {
+			return nil, errors.New("truncated xerial block length")
+		}
+		n := binary.BigEndian.Uint32(src)
+		src = src[4:]
+		if uint64(n) > uint64(len(src)) {
+			return nil, errors.New("xerial block exceeds data")
+		}
+		var err error
+		if out, err = snappyBlock(out, src[:n]); err != nil {
+			return nil, err
+		}
+		src = src[n:]
+	}
+	return out, nil
+}

@@ -1,0 +1,19 @@
+// Package record handles Kafka record batches, format v2 (magic 2): header
+// parsing, validation of produce payloads, in-place rewrites done by the log
+// on append (base offset, partition leader epoch, LogAppendTime) and
+// iteration over the records of a batch, decompressing when needed.
+//
+// Role: the deterministic core of the produce path. Everything here is a pure
+// function over byte slices: no goroutines, no I/O, no clocks.
+//
+// Invariants:
+//   - No function panics on malformed input; every length read from the wire
+//     is bounds-checked before use. Errors wrap one of the exported sentinels
+//     (ErrCorrupt, ErrInvalidRecord, ErrUnsupportedMagic, ErrTooLarge) so the
+//     caller maps them to Kafka error codes with errors.Is.
+//   - The batch CRC (CRC-32C) covers bytes from the attributes field to the end
+//     of the batch; SetBaseOffset and SetPartitionLeaderEpoch change bytes
+//     outside it, SetLogAppendTime recomputes it.
+//   - Validate accepting a payload implies Records succeeds on each batch in it
+//     (checked by FuzzValidate).
+package record

@@ -1,0 +1,12 @@
+// Package replica holds the partitions hosted on this broker: each wraps a
+// storage.Log with the partition's role, leader epoch and high watermark, and
+// wakes fetches that wait for new data.
+//
+// Invariants: consumers never see offsets at or above the high watermark.
+// On a single broker (the foundation issue) every partition is a leader with
+// a replica set of one, so the high watermark equals the log end offset; the
+// replication issue replaces that rule with min(LEO) over the ISR.
+//
+// Goroutines: none. Partition methods are safe for concurrent use; waiters are
+// woken by a non-blocking send on their channel.
+package replica

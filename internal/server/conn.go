@@ -1,0 +1,266 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/wire"
+)
+
+// queueDepth is how many decoded requests may wait while one is handled.
+// Each may hold up to MaxRequestBytes, so it stays small.
+const queueDepth = 4
+
+const ioBufferSize = 64 << 10
+
+// Conn is one client connection, as a Handler sees it.
+type Conn struct {
+	ID     uint64 // unique within one Server, from 1
+	Remote net.Addr
+	Local  net.Addr
+
+	nc         net.Conn
+	lastActive atomic.Int64 // unix nanoseconds of the last byte read or written
+	inFlight   atomic.Int32 // requests read and not yet handled
+}
+
+func (c *Conn) touch() { c.lastActive.Store(time.Now().UnixNano()) }
+
+// idle reports whether c has had nothing in flight and no traffic for d.
+func (c *Conn) idle(d time.Duration) bool {
+	return c.inFlight.Load() == 0 && time.Since(time.Unix(0, c.lastActive.Load())) >= d
+}
+
+// inbound is one frame as the reader saw it: a request or the error that
+// ends the connection.
+type inbound struct {
+	hdr  wire.RequestHeader
+	req  kmsg.Request
+	err  error
+	read time.Time
+}
+
+// connLoop holds one connection's goroutines together.
+type connLoop struct {
+	s      *Server
+	c      *Conn
+	log    *slog.Logger
+	ctx    context.Context // handler context
+	cancel context.CancelFunc
+	reqs   chan inbound // reader → handling loop
+	out    chan []byte  // handling loop → writer: encoded responses
+}
+
+// serveConn runs one connection to its end: the handling loop runs here, the
+// reader and writer beside it; all three have returned when it does.
+func (s *Server) serveConn(c *Conn) {
+	s.metrics.active.Inc()
+	defer s.metrics.active.Dec()
+	ctx, cancel := context.WithCancel(s.ctx)
+	l := &connLoop{
+		s: s, c: c, ctx: ctx, cancel: cancel,
+		log:  s.log.With("conn", c.ID, "remote", c.Remote.String()),
+		reqs: make(chan inbound, queueDepth),
+		out:  make(chan []byte, queueDepth),
+	}
+	var reader sync.WaitGroup
+	reader.Go(l.read)
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		l.write()
+	}()
+
+	l.handleAll()
+	close(l.out)
+	<-writerDone // responses already queued are written first
+	cancel()
+	c.nc.Close()
+	reader.Wait()
+}
+
+// read decodes frames into l.reqs until the first error, which it passes on.
+// The peer going away or the idle timeout cancels the connection at once.
+func (l *connLoop) read() {
+	defer close(l.reqs)
+	br := bufio.NewReaderSize(idleReader{l.c, l.s.cfg.IdleTimeout}, ioBufferSize)
+	for {
+		in := inbound{}
+		frame, err := wire.ReadFrame(br, l.s.cfg.MaxRequestBytes)
+		in.read = time.Now()
+		switch {
+		case err != nil:
+			in.hdr, in.err = wire.RequestHeader{Key: -1, Version: -1}, err
+		case len(frame) < 8: // not even a header to log
+			in.hdr, in.err = wire.RequestHeader{Key: -1, Version: -1}, fmt.Errorf("%w: %d-byte frame", wire.ErrMalformed, len(frame))
+		default:
+			l.c.inFlight.Add(1)
+			in.hdr, in.req, in.err = wire.ParseRequest(frame)
+		}
+		if in.err != nil && !isBadInput(in.err) {
+			l.cancel() // the peer is gone, idle, or we closed the socket
+		}
+		select {
+		case l.reqs <- in:
+		case <-l.ctx.Done():
+			return
+		}
+		if in.err != nil && !unsupportedApiVersions(in) {
+			return
+		}
+	}
+}
+
+// handleAll serves requests in arrival order until one ends the connection.
+func (l *connLoop) handleAll() {
+	for {
+		select {
+		case in, ok := <-l.reqs:
+			if !ok || !l.handle(in) {
+				return
+			}
+		case <-l.ctx.Done():
+			return
+		}
+	}
+}
+
+// handle serves one inbound and reports whether the connection stays open.
+func (l *connLoop) handle(in inbound) bool {
+	if in.err != nil && !unsupportedApiVersions(in) {
+		l.reportReadError(in)
+		return false
+	}
+	defer l.c.inFlight.Add(-1)
+	var resp kmsg.Response
+	if in.err != nil {
+		// Kafka answers with a v0 body, whatever version was asked.
+		resp = wire.ApiVersionsResponse(0, kerr.UnsupportedVersion.Code)
+	} else {
+		var err error
+		resp, err = l.callHandler(in)
+		if err != nil {
+			l.s.metrics.observe(in.hdr.Key, time.Since(in.read))
+			l.logHandlerError(in, err)
+			return false
+		}
+		if resp != nil {
+			resp.SetVersion(in.hdr.Version)
+		}
+	}
+	l.c.touch()
+	l.s.metrics.observe(in.hdr.Key, time.Since(in.read))
+	if resp == nil {
+		return true
+	}
+	select {
+	case l.out <- wire.AppendResponse(nil, in.hdr, resp):
+		return true
+	case <-l.ctx.Done():
+		return false
+	}
+}
+
+// errPanic marks a recovered Handler panic.
+var errPanic = errors.New("server: handler panicked")
+
+func (l *connLoop) callHandler(in inbound) (resp kmsg.Response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			resp, err = nil, fmt.Errorf("%w: %v\n%s", errPanic, p, debug.Stack())
+		}
+	}()
+	resp, err = l.s.cfg.Handler.Handle(l.ctx, l.c, in.hdr, in.req)
+	if err == nil && resp != nil && resp.Key() != in.hdr.Key {
+		err = fmt.Errorf("server: handler answered %s with a %s response",
+			kmsg.NameForKey(in.hdr.Key), kmsg.NameForKey(resp.Key()))
+	}
+	return resp, err
+}
+
+// write sends responses in order, flushing whenever no further one is ready.
+func (l *connLoop) write() {
+	bw := bufio.NewWriterSize(l.c.nc, ioBufferSize)
+	for b := range l.out {
+		l.c.nc.SetWriteDeadline(time.Now().Add(l.s.cfg.IdleTimeout))
+		_, err := bw.Write(b)
+		if err == nil && len(l.out) == 0 {
+			err = bw.Flush()
+		}
+		if err != nil {
+			if l.ctx.Err() == nil {
+				l.log.Debug("writing response failed; closing connection", "err", err)
+			}
+			l.cancel()
+			return
+		}
+		l.c.touch()
+	}
+}
+
+func (l *connLoop) reportReadError(in inbound) {
+	switch {
+	case isBadInput(in.err):
+		l.log.Warn("bad request; closing connection", "key", in.hdr.Key, "version", in.hdr.Version,
+			"api", kmsg.NameForKey(in.hdr.Key), "reason", in.err)
+	case l.s.ctx.Err() != nil || errors.Is(in.err, net.ErrClosed):
+		// Closed by us.
+	default:
+		l.log.Debug("connection closed", "reason", in.err)
+	}
+}
+
+func (l *connLoop) logHandlerError(in inbound, err error) {
+	level := slog.LevelWarn
+	if errors.Is(err, errPanic) {
+		level = slog.LevelError
+	}
+	l.log.Log(context.Background(), level, "handler failed; closing connection", "key", in.hdr.Key,
+		"version", in.hdr.Version, "api", kmsg.NameForKey(in.hdr.Key), "reason", err)
+}
+
+// isBadInput tells the peer's protocol mistakes from the connection ending.
+func isBadInput(err error) bool {
+	return errors.Is(err, wire.ErrFrameTooLarge) || errors.Is(err, wire.ErrMalformed) ||
+		errors.Is(err, wire.ErrUnknownKey) || errors.Is(err, wire.ErrUnsupportedVersion) ||
+		errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+func unsupportedApiVersions(in inbound) bool {
+	return in.hdr.Key == int16(kmsg.ApiVersions) && errors.Is(in.err, wire.ErrUnsupportedVersion)
+}
+
+// idleReader reads from the connection, failing with a timeout only once the
+// connection has been idle (nothing in flight, no traffic) for d.
+type idleReader struct {
+	c *Conn
+	d time.Duration
+}
+
+func (r idleReader) Read(p []byte) (int, error) {
+	for {
+		r.c.nc.SetReadDeadline(time.Now().Add(r.d))
+		n, err := r.c.nc.Read(p)
+		if n > 0 {
+			r.c.touch()
+			return n, nil
+		}
+		var ne net.Error
+		if err != nil && errors.As(err, &ne) && ne.Timeout() && !r.c.idle(r.d) {
+			continue
+		}
+		return n, err
+	}
+}

@@ -1,0 +1,26 @@
+// Package server is the broker's TCP front end: it accepts connections,
+// reads Kafka request frames, hands each decoded request to a Handler and
+// writes the responses back. It is a thin shell: framing and decoding live in
+// package wire, request semantics in the Handler.
+//
+// Invariants:
+//   - On one connection requests are handled one at a time, in arrival
+//     order, as Kafka does; responses are written in that same order.
+//     Reading and decoding the next frames overlaps with handling (a queue of
+//     queueDepth decoded requests), and writing overlaps with both.
+//   - Bad input (oversized or negative frame size, a frame that does not
+//     decode, unknown key, unsupported version) closes only that connection,
+//     with one Warn log line. ApiVersions at an unsupported version is the
+//     exception: it is answered with a v0 UNSUPPORTED_VERSION body, as Kafka
+//     does, and the connection stays open.
+//   - A Handler error or panic closes only that connection.
+//   - A connection with no request in flight and no traffic for IdleTimeout
+//     is closed (Kafka's connections.max.idle.ms).
+//
+// Goroutines: Serve runs the accept loop in the caller's goroutine. Each
+// connection owns three goroutines (reader, the handling loop, writer), all
+// started and waited for by the connection's own goroutine, which Server
+// tracks. Close stops accepting, cancels every handler context, closes every
+// connection and waits for all of them; a Handler must return once its
+// context is cancelled.
+package server

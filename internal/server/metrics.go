@@ -1,0 +1,71 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+type metrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	active   prometheus.Gauge
+}
+
+// newMetrics creates the server's collectors and registers them on reg
+// (unless nil). A collector already registered by another Server on the same
+// registry is shared.
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "samsa_requests_total",
+			Help: "Requests handled, by API.",
+		}, []string{"api"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "samsa_request_duration_seconds",
+			Help:    "Time from a request's frame being read to its response being queued, by API.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+		}, []string{"api"}),
+		active: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "samsa_connections_active",
+			Help: "Open client connections.",
+		}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	var err error
+	if m.requests, err = register(reg, m.requests); err != nil {
+		return nil, err
+	}
+	if m.duration, err = register(reg, m.duration); err != nil {
+		return nil, err
+	}
+	if m.active, err = register(reg, m.active); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	err := reg.Register(c)
+	if err == nil {
+		return c, nil
+	}
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if existing, ok := are.ExistingCollector.(C); ok {
+			return existing, nil
+		}
+	}
+	return c, fmt.Errorf("server: registering metrics: %w", err)
+}
+
+func (m *metrics) observe(key int16, d time.Duration) {
+	api := kmsg.NameForKey(key)
+	m.requests.WithLabelValues(api).Inc()
+	m.duration.WithLabelValues(api).Observe(d.Seconds())
+}

@@ -1,0 +1,233 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/samsa-kafka/samsa/internal/record"
+)
+
+// AppendInfo describes a successful append.
+type AppendInfo struct {
+	FirstOffset, LastOffset int64
+	LogAppendTime           int64 // -1 unless message.timestamp.type=LogAppendTime
+	LogStartOffset          int64
+}
+
+// Append is the leader path. records holds whole batches validated by
+// record.Validate, whose headers are hdrs. Offsets are assigned in place from
+// the log end offset (records is modified), LogAppendTime is stamped if
+// configured, the segment is rolled first if needed, and the batches are
+// written with one pwrite. It flushes when flush.messages is reached.
+func (l *Log) Append(records []byte, hdrs []record.Header, now time.Time) (AppendInfo, error) {
+	if err := checkLayout(records, hdrs); err != nil {
+		return AppendInfo{}, err
+	}
+	if err := l.lockLoaded(); err != nil {
+		return AppendInfo{}, err
+	}
+	defer l.mu.Unlock()
+	info := AppendInfo{FirstOffset: l.leo(), LogAppendTime: -1}
+	nowMs := now.UnixMilli()
+	if l.cfg.LogAppendTime {
+		info.LogAppendTime = nowMs
+	}
+	next, pos := info.FirstOffset, 0
+	for i := range hdrs {
+		h := &hdrs[i]
+		batch := records[pos : pos+h.Size()]
+		record.SetBaseOffset(batch, next)
+		h.BaseOffset = next
+		if l.cfg.LogAppendTime {
+			record.SetLogAppendTime(batch, nowMs)
+			h.MaxTimestamp = nowMs
+			h.Attributes |= 0x08
+		}
+		next = h.LastOffset() + 1
+		pos += h.Size()
+	}
+	info.LastOffset = next - 1
+	if err := l.appendLocked(records, hdrs, nowMs); err != nil {
+		return AppendInfo{}, err
+	}
+	info.LogStartOffset = l.segs[0].base
+	return info, nil
+}
+
+// AppendAsFollower appends batches that already carry their offsets (a
+// replica fetch). ErrOffsetOutOfOrder if they start below the log end offset
+// or are not increasing.
+func (l *Log) AppendAsFollower(records []byte, hdrs []record.Header) (AppendInfo, error) {
+	if err := checkLayout(records, hdrs); err != nil {
+		return AppendInfo{}, err
+	}
+	if err := l.lockLoaded(); err != nil {
+		return AppendInfo{}, err
+	}
+	defer l.mu.Unlock()
+	next := l.leo()
+	for _, h := range hdrs {
+		if h.BaseOffset < next || h.LastOffsetDelta < 0 {
+			return AppendInfo{}, fmt.Errorf("%w: batch at %d, expected at least %d", ErrOffsetOutOfOrder, h.BaseOffset, next)
+		}
+		next = h.LastOffset() + 1
+	}
+	info := AppendInfo{FirstOffset: hdrs[0].BaseOffset, LastOffset: next - 1, LogAppendTime: -1}
+	if err := l.appendLocked(records, hdrs, -1); err != nil {
+		return AppendInfo{}, err
+	}
+	info.LogStartOffset = l.segs[0].base
+	return info, nil
+}
+
+// checkLayout checks that hdrs describe records exactly, so offsets written
+// in place land on batch boundaries.
+func checkLayout(records []byte, hdrs []record.Header) error {
+	if len(hdrs) == 0 {
+		return errors.New("storage: append of no batches")
+	}
+	n := 0
+	for _, h := range hdrs {
+		if h.BatchLength < record.HeaderSize-12 {
+			return fmt.Errorf("storage: bad batch length %d", h.BatchLength)
+		}
+		n += h.Size()
+	}
+	if n != len(records) {
+		return fmt.Errorf("storage: headers cover %d bytes of %d", n, len(records))
+	}
+	return nil
+}
+
+// appendLocked rolls if needed, writes, advances the log end offset and
+// flushes per flush.messages. nowMs < 0 means no clock (follower): the
+// segment.ms roll uses the batch timestamps then.
+func (l *Log) appendLocked(records []byte, hdrs []record.Header, nowMs int64) error {
+	if int64(len(records)) > min(l.cfg.SegmentBytes, math.MaxInt32) {
+		return fmt.Errorf("%w: %d bytes, segment.bytes %d", ErrRecordSetTooLarge, len(records), l.cfg.SegmentBytes)
+	}
+	if nowMs < 0 {
+		nowMs = hdrs[0].MaxTimestamp
+	}
+	first, last := hdrs[0].BaseOffset, hdrs[len(hdrs)-1].LastOffset()
+	s := l.active()
+	if err := s.acquire(); err != nil {
+		return err
+	}
+	roll := l.shouldRoll(s, int64(len(records)), last, nowMs)
+	if roll {
+		s.release()
+		if err := l.rollLocked(first); err != nil {
+			return err
+		}
+		s = l.active()
+		if err := s.acquire(); err != nil {
+			return err
+		}
+	}
+	defer s.release()
+	if err := s.write(records, s.size, hdrs); err != nil {
+		return err
+	}
+	if s.size == 0 && s.rollBase < 0 {
+		s.rollBase = nowMs
+	}
+	s.size += int64(len(records))
+	s.next = last + 1
+	for _, h := range hdrs {
+		l.unflushed += int64(h.NumRecords)
+	}
+	if l.unflushed >= l.cfg.FlushMessages {
+		return l.flushLocked(nowMs)
+	}
+	return nil
+}
+
+// shouldRoll is Kafka's LogSegment.shouldRoll: a non-empty segment rolls if
+// the append would pass segment.bytes, segment.ms elapsed since its first
+// append, an index is full, or the offsets would overflow the relative
+// int32 of the indexes.
+func (l *Log) shouldRoll(s *segment, size, lastOffset, nowMs int64) bool {
+	if s.size == 0 {
+		return false
+	}
+	return s.size+size > l.cfg.SegmentBytes ||
+		(s.rollBase >= 0 && nowMs-s.rollBase >= l.cfg.SegmentMs) ||
+		s.indexFull(l.cfg.SegmentIndexBytes) ||
+		lastOffset-s.base > math.MaxInt32 || s.size+size > math.MaxInt32
+}
+
+// rollLocked finishes the active segment (final time index entry, fsync)
+// and starts a new one at base.
+func (l *Log) rollLocked(base int64) error {
+	old := l.active()
+	if err := old.acquire(); err != nil {
+		return err
+	}
+	err := old.deactivate()
+	old.release()
+	if err != nil {
+		return err
+	}
+	if base < old.next {
+		base = old.next
+	}
+	if err := createFiles(segmentPath(l.dir, base)); err != nil {
+		return err
+	}
+	syncDir(l.dir)
+	s := newSegment(l.dir, base, l.cache, l.cfg.IndexIntervalBytes)
+	s.active = true
+	s.tsKnown = true
+	s.loaded = false
+	l.segs = append(l.segs, s)
+	l.log.Debug("storage: rolled segment", "partition", l.tp, "base", base)
+	return nil
+}
+
+// flushLocked fsyncs the active segment and moves the recovery point to the
+// log end offset. Rolled segments were fsynced when they rolled.
+func (l *Log) flushLocked(nowMs int64) error {
+	s := l.active()
+	if err := s.acquire(); err != nil {
+		return err
+	}
+	defer s.release()
+	if err := s.sync(); err != nil {
+		return err
+	}
+	l.unflushed = 0
+	l.lastFlushMs = nowMs
+	l.recoveryPoint = l.leo()
+	l.dirs.markDirty()
+	return nil
+}
+
+// Flush fsyncs the log (used on demand and by the manager).
+func (l *Log) Flush(now time.Time) error {
+	if !l.loaded.Load() {
+		return nil
+	}
+	if err := l.lockLoaded(); err != nil {
+		return err
+	}
+	defer l.mu.Unlock()
+	return l.flushLocked(now.UnixMilli())
+}
+
+// flushIfDue flushes per flush.ms.
+func (l *Log) flushIfDue(nowMs int64) error {
+	if !l.loaded.Load() {
+		return nil
+	}
+	if err := l.lockLoaded(); err != nil {
+		return err
+	}
+	defer l.mu.Unlock()
+	if l.unflushed > 0 && nowMs-l.lastFlushMs >= l.cfg.FlushMs {
+		return l.flushLocked(nowMs)
+	}
+	return nil
+}

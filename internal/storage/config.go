@@ -1,0 +1,101 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Sentinel errors; callers map them to Kafka error codes with errors.Is.
+var (
+	// ErrOffsetOutOfRange maps to OFFSET_OUT_OF_RANGE.
+	ErrOffsetOutOfRange = errors.New("storage: offset out of range")
+	// ErrOffsetOutOfOrder: a follower append below the log end offset
+	// (Kafka's UnexpectedAppendOffsetException / OFFSET_OUT_OF_ORDER).
+	ErrOffsetOutOfOrder = errors.New("storage: offset out of order")
+	// ErrLogClosed: the log was deleted or the manager closed.
+	ErrLogClosed = errors.New("storage: log closed")
+	// ErrRecordSetTooLarge maps to RECORD_LIST_TOO_LARGE: the append does
+	// not fit in one segment (segment.bytes).
+	ErrRecordSetTooLarge = errors.New("storage: record set larger than a segment")
+	// ErrLocked: another process holds a log directory.
+	ErrLocked = errors.New("storage: log directory locked by another process")
+)
+
+// TopicPartition names one partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+func (tp TopicPartition) String() string { return fmt.Sprintf("%s-%d", tp.Topic, tp.Partition) }
+
+// dirName is Kafka's partition directory name.
+func (tp TopicPartition) dirName() string { return tp.String() }
+
+// parseDirName splits "<topic>-<partition>"; topics may contain '-'.
+func parseDirName(name string) (TopicPartition, bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 || i == len(name)-1 {
+		return TopicPartition{}, false
+	}
+	p, err := strconv.ParseInt(name[i+1:], 10, 32)
+	if err != nil || p < 0 {
+		return TopicPartition{}, false
+	}
+	return TopicPartition{Topic: name[:i], Partition: int32(p)}, true
+}
+
+// LogConfig holds Kafka's topic-level log configs, resolved by the caller.
+type LogConfig struct {
+	SegmentBytes       int64 // segment.bytes
+	SegmentMs          int64 // segment.ms
+	RetentionMs        int64 // retention.ms, -1 = forever
+	RetentionBytes     int64 // retention.bytes, -1 = unlimited
+	FlushMessages      int64 // flush.messages
+	FlushMs            int64 // flush.ms
+	IndexIntervalBytes int32 // index.interval.bytes
+	SegmentIndexBytes  int32 // segment.index.bytes
+	LogAppendTime      bool  // message.timestamp.type=LogAppendTime
+}
+
+// DefaultLogConfig returns Kafka's defaults.
+func DefaultLogConfig() LogConfig {
+	return LogConfig{
+		SegmentBytes:       1 << 30,
+		SegmentMs:          7 * 24 * 3600 * 1000,
+		RetentionMs:        7 * 24 * 3600 * 1000,
+		RetentionBytes:     -1,
+		FlushMessages:      math.MaxInt64,
+		FlushMs:            math.MaxInt64,
+		IndexIntervalBytes: 4096,
+		SegmentIndexBytes:  10 << 20,
+	}
+}
+
+// sane replaces unusable values by defaults so that bad configs cannot
+// divide by zero or roll on every append.
+func (c LogConfig) sane() LogConfig {
+	d := DefaultLogConfig()
+	if c.SegmentBytes <= 0 {
+		c.SegmentBytes = d.SegmentBytes
+	}
+	if c.SegmentMs <= 0 {
+		c.SegmentMs = d.SegmentMs
+	}
+	if c.FlushMessages <= 0 {
+		c.FlushMessages = d.FlushMessages
+	}
+	if c.FlushMs <= 0 {
+		c.FlushMs = d.FlushMs
+	}
+	if c.IndexIntervalBytes < 0 {
+		c.IndexIntervalBytes = d.IndexIntervalBytes
+	}
+	if c.SegmentIndexBytes < offsetEntrySize*2 {
+		c.SegmentIndexBytes = d.SegmentIndexBytes
+	}
+	return c
+}

@@ -1,0 +1,30 @@
+// Package storage keeps partition logs on disk in Kafka's layout and runs
+// the log manager.
+//
+// Layout: <logdir>/<topic>-<partition>/ holds segments %020d.log (batches as
+// stored after offset assignment), %020d.index (8-byte entries: int32
+// relative offset, int32 position, one per index.interval.bytes, keyed on a
+// batch's last offset) and %020d.timeindex (12-byte entries: int64 max
+// timestamp so far, int32 relative offset), plus partition.metadata. Each log
+// dir holds recovery-point-offset-checkpoint, .kafka_cleanshutdown after a
+// clean Close, and .lock (flock) while open. Deleted partitions are renamed
+// <topic>-<partition>.<uuid>-delete and removed after file.delete.delay.ms.
+//
+// Invariants:
+//   - Nothing is opened at startup but the directory listings: a Log loads
+//     on first use, and a manager-wide LRU (fdCache) bounds the open segment
+//     descriptors; evicted segments drop their in-memory indexes and reopen
+//     transparently. Index entries are appended to their files as they are
+//     made, so a reopened index matches memory.
+//   - After an unclean shutdown a log, when first loaded, rescans every
+//     segment from its recovery point with CRC checks, truncates at the first
+//     bad batch and rebuilds the indexes; a clean load still CRC-checks the
+//     active segment's tail past its last index entry. Missing or corrupt
+//     index files are rebuilt whenever a segment opens.
+//   - A log always has at least one segment; the last one is active.
+//   - Lock order: Log.mu, then segment.mu, then fdCache.mu.
+//
+// Goroutines: none, except Manager.Run, which the caller starts and stops
+// through its context. Everything else runs on the caller's goroutine;
+// RunOnce(now) is the deterministic unit that tests drive.
+package storage

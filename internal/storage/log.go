@@ -1,0 +1,350 @@
+package storage
+
+import (
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/samsa-kafka/samsa/internal/record"
+)
+
+// Log is one partition's log: a directory of segments. It opens its files
+// on first use. Safe for concurrent use: appends, truncation and retention
+// take mu for writing (one at a time), reads take it for reading.
+type Log struct {
+	tp    TopicPartition
+	dir   string
+	cache *fdCache
+	log   *slog.Logger
+	dirs  *logDir // the log directory holding this log
+
+	loaded atomic.Bool
+	mu     sync.RWMutex
+	cfg    LogConfig
+	closed bool
+	segs   []*segment // sorted by base; the last is active
+
+	recoveryPoint int64 // offsets below are known flushed
+	needRecovery  bool  // unclean shutdown and not yet recovered
+	unflushed     int64 // records appended since the last flush
+	lastFlushMs   int64
+
+	idMu    sync.Mutex
+	topicID [16]byte
+	idKnown bool
+}
+
+func newLog(d *logDir, tp TopicPartition, cfg LogConfig, cache *fdCache, logger *slog.Logger) *Log {
+	l := &Log{tp: tp, dir: filepath.Join(d.path, tp.dirName()), cache: cache, log: logger, dirs: d, cfg: cfg.sane()}
+	l.recoveryPoint = d.recoveryPoints[tp]
+	l.needRecovery = !d.clean
+	return l
+}
+
+// TopicID returns the topic id from partition.metadata (zero if unknown).
+func (l *Log) TopicID() [16]byte {
+	l.idMu.Lock()
+	defer l.idMu.Unlock()
+	if !l.idKnown {
+		id, err := readPartitionMetadata(l.dir)
+		if err != nil {
+			l.log.Warn("storage: read partition.metadata", "partition", l.tp, "err", err)
+			return id
+		}
+		l.topicID, l.idKnown = id, true
+	}
+	return l.topicID
+}
+
+// SetConfig replaces the log's topic config; it applies to later appends
+// and retention passes.
+func (l *Log) SetConfig(cfg LogConfig) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.cfg = cfg.sane()
+	for _, s := range l.segs {
+		s.interval = l.cfg.IndexIntervalBytes
+	}
+}
+
+// Open loads the log now (it otherwise loads on first use) and reports a
+// load error.
+func (l *Log) Open() error {
+	if l.loaded.Load() {
+		l.mu.RLock()
+		defer l.mu.RUnlock()
+		if l.closed {
+			return ErrLogClosed
+		}
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrLogClosed
+	}
+	if l.loaded.Load() {
+		return nil
+	}
+	if err := l.loadLocked(); err != nil {
+		for _, s := range l.segs {
+			s.closeFiles()
+		}
+		l.segs = nil
+		return fmt.Errorf("storage: load %s: %w", l.tp, err)
+	}
+	l.loaded.Store(true)
+	return nil
+}
+
+// loadLocked lists the segments, recovers the ones from the recovery point
+// on after an unclean shutdown and checks the active segment's tail.
+func (l *Log) loadLocked() error {
+	bases, err := listSegments(l.dir)
+	if err != nil {
+		return err
+	}
+	if len(bases) == 0 {
+		bases = []int64{l.recoveryPoint}
+		if err := createFiles(segmentPath(l.dir, bases[0])); err != nil {
+			return err
+		}
+		syncDir(l.dir)
+	}
+	l.segs = make([]*segment, len(bases))
+	for i, b := range bases {
+		s := newSegment(l.dir, b, l.cache, l.cfg.IndexIntervalBytes)
+		fi, err := os.Stat(s.path + ".log")
+		if err != nil {
+			return fmt.Errorf("storage: stat segment: %w", err)
+		}
+		s.size = fi.Size()
+		s.next = b + math.MaxInt32
+		if i+1 < len(bases) {
+			s.next = bases[i+1]
+		}
+		l.segs[i] = s
+	}
+	l.active().active = true
+	if l.needRecovery {
+		if err := l.recoverLocked(); err != nil {
+			return err
+		}
+		l.needRecovery = false
+	} else if err := l.checkTailLocked(); err != nil {
+		return err
+	}
+	l.recoveryPoint = min(max(l.recoveryPoint, l.segs[0].base), l.leo())
+	return nil
+}
+
+// recoverLocked rescans, with CRC checks, every segment holding offsets at or
+// above the recovery point; at the first bad batch the segment is truncated
+// and all later segments are deleted.
+func (l *Log) recoverLocked() error {
+	first := 0
+	for i, s := range l.segs {
+		if s.base <= l.recoveryPoint {
+			first = i
+		}
+	}
+	for i := first; i < len(l.segs); i++ {
+		s := l.segs[i]
+		if err := s.acquire(); err != nil {
+			return err
+		}
+		fileSize := s.size
+		s.mu.Lock()
+		end, next, err := s.rebuildLocked(true, fileSize)
+		s.mu.Unlock()
+		if err == nil && end < fileSize {
+			l.log.Warn("storage: truncating torn or corrupt tail", "partition", l.tp,
+				"segment", s.base, "at", end, "size", fileSize)
+			s.mu.Lock()
+			err = s.f.Truncate(end)
+			s.mu.Unlock()
+		}
+		s.release()
+		if err != nil {
+			return fmt.Errorf("storage: recover segment %d: %w", s.base, err)
+		}
+		s.size, s.next = end, next
+		if end < fileSize && i+1 < len(l.segs) {
+			return l.dropAfterLocked(i)
+		}
+	}
+	return nil
+}
+
+// dropAfterLocked deletes the segments after index i, which becomes active.
+func (l *Log) dropAfterLocked(i int) error {
+	for _, s := range l.segs[i+1:] {
+		if err := s.remove(); err != nil {
+			return err
+		}
+	}
+	l.segs = l.segs[:i+1]
+	s := l.segs[i]
+	s.active = true
+	if err := s.acquire(); err != nil {
+		return err
+	}
+	defer s.release()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.openAppendersLocked()
+}
+
+// checkTailLocked rescans the active segment from its last index entry with
+// CRC checks, indexing what the index misses and truncating a torn tail.
+func (l *Log) checkTailLocked() error {
+	s := l.active()
+	if err := s.acquire(); err != nil {
+		return err
+	}
+	defer s.release()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	from := int64(0)
+	if n := len(s.idx); n > 0 {
+		from = int64(s.idx[n-1].pos)
+	}
+	s.sinceIdx = 0
+	var ib, tb []byte
+	end, next, err := s.scanLocked(from, s.size, s.base, true, func(pos int64, h record.Header) {
+		ib, tb = s.trackLocked(pos, h, ib, tb)
+	})
+	if err != nil {
+		return err
+	}
+	if from > 0 && end == from {
+		// The indexed batch itself is bad: rescan the whole segment.
+		s.idx, s.tidx, ib, tb = nil, nil, nil, nil
+		if end, next, err = s.rebuildLocked(true, s.size); err != nil {
+			return err
+		}
+	}
+	if end < s.size {
+		l.log.Warn("storage: truncating torn tail", "partition", l.tp, "segment", s.base, "at", end, "size", s.size)
+		if err := s.f.Truncate(end); err != nil {
+			return fmt.Errorf("storage: truncate: %w", err)
+		}
+	}
+	s.size, s.next = end, next
+	return s.appendIndexesLocked(ib, tb)
+}
+
+func (l *Log) active() *segment { return l.segs[len(l.segs)-1] }
+func (l *Log) leo() int64       { return l.active().next }
+
+// listSegments returns the base offsets of the .log files in dir, sorted.
+func listSegments(dir string) ([]int64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("storage: list segments: %w", err)
+	}
+	var bases []int64
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".log")
+		if !ok || e.IsDir() {
+			continue
+		}
+		b, err := strconv.ParseInt(name, 10, 64)
+		if err != nil || b < 0 {
+			continue
+		}
+		bases = append(bases, b)
+	}
+	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
+	return bases, nil
+}
+
+func createFiles(path string) error {
+	for _, ext := range []string{".log", ".index", ".timeindex"} {
+		f, err := os.OpenFile(path+ext, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("storage: create segment: %w", err)
+		}
+		f.Close()
+	}
+	return nil
+}
+
+// LogEndOffset is the offset the next appended record gets; -1 if the log
+// cannot be loaded.
+func (l *Log) LogEndOffset() int64 {
+	if l.Open() != nil {
+		return -1
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return -1
+	}
+	return l.leo()
+}
+
+// LogStartOffset is the first offset still in the log; -1 if the log cannot
+// be loaded.
+func (l *Log) LogStartOffset() int64 {
+	if l.Open() != nil {
+		return -1
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return -1
+	}
+	return l.segs[0].base
+}
+
+// lockLoaded loads the log and takes mu for writing.
+func (l *Log) lockLoaded() error {
+	if err := l.Open(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrLogClosed
+	}
+	return nil
+}
+
+// rlockLoaded loads the log and takes mu for reading.
+func (l *Log) rlockLoaded() error {
+	if err := l.Open(); err != nil {
+		return err
+	}
+	l.mu.RLock()
+	if l.closed {
+		l.mu.RUnlock()
+		return ErrLogClosed
+	}
+	return nil
+}
+
+// close flushes and closes all files for good.
+func (l *Log) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	var err error
+	if l.loaded.Load() {
+		err = l.flushLocked(0)
+	}
+	for _, s := range l.segs {
+		s.closeFiles()
+	}
+	l.closed = true
+	return err
+}

@@ -1,0 +1,408 @@
+package storage
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// ManagerConfig configures the log manager (Kafka broker log.* settings).
+type ManagerConfig struct {
+	Dirs                   []string      // log.dirs
+	RetentionCheckInterval time.Duration // log.retention.check.interval.ms, default 5m
+	FileDeleteDelay        time.Duration // file.delete.delay.ms, default 1m
+	FlushCheckInterval     time.Duration // log.flush.scheduler.interval.ms, 0 = only in RunOnce
+	MaxOpenFiles           int           // budget of open segment fds, default 2048
+	Logger                 *slog.Logger
+	Now                    func() time.Time
+}
+
+// logDir is one of the configured log directories.
+type logDir struct {
+	path           string
+	lock           *os.File
+	clean          bool // the previous shutdown was clean
+	recoveryPoints map[TopicPartition]int64
+	dirty          atomic.Bool // recovery points changed since the last checkpoint
+	count          int         // partitions, guarded by Manager.mu
+}
+
+func (d *logDir) markDirty() { d.dirty.Store(true) }
+
+type pendingDelete struct {
+	path string
+	at   time.Time
+}
+
+// Manager owns the log directories and every partition log in them.
+type Manager struct {
+	cfg   ManagerConfig
+	log   *slog.Logger
+	now   func() time.Time
+	cache *fdCache
+	dirs  []*logDir
+
+	mu      sync.Mutex
+	logs    map[TopicPartition]*Log
+	deletes []pendingDelete
+	closed  bool
+}
+
+// OpenManager locks each directory, notes and removes the clean-shutdown
+// marker, reads the recovery checkpoints and lists partition directories
+// without opening any segment. Directories ending in -delete are scheduled
+// for removal.
+func OpenManager(cfg ManagerConfig) (*Manager, error) {
+	if len(cfg.Dirs) == 0 {
+		return nil, errors.New("storage: no log directories")
+	}
+	if cfg.RetentionCheckInterval <= 0 {
+		cfg.RetentionCheckInterval = 5 * time.Minute
+	}
+	if cfg.FileDeleteDelay < 0 {
+		cfg.FileDeleteDelay = time.Minute
+	}
+	if cfg.MaxOpenFiles <= 0 {
+		cfg.MaxOpenFiles = 2048
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	m := &Manager{cfg: cfg, log: cfg.Logger, now: cfg.Now, cache: newFDCache(cfg.MaxOpenFiles),
+		logs: make(map[TopicPartition]*Log)}
+	for _, p := range cfg.Dirs {
+		d, err := m.openDir(p)
+		if err != nil {
+			m.releaseLocks()
+			return nil, err
+		}
+		m.dirs = append(m.dirs, d)
+	}
+	return m, nil
+}
+
+func (m *Manager) openDir(path string) (_ *logDir, err error) {
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return nil, fmt.Errorf("storage: create log dir: %w", err)
+	}
+	lf, err := os.OpenFile(filepath.Join(path, lockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("storage: lock file: %w", err)
+	}
+	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lf.Close()
+		return nil, fmt.Errorf("%w: %s", ErrLocked, path)
+	}
+	defer func() {
+		if err != nil {
+			lf.Close()
+		}
+	}()
+	d := &logDir{path: path, lock: lf, recoveryPoints: map[TopicPartition]int64{}}
+	marker := filepath.Join(path, cleanShutdownFile)
+	if _, err := os.Stat(marker); err == nil {
+		d.clean = true
+		if err := os.Remove(marker); err != nil {
+			return nil, fmt.Errorf("storage: remove clean-shutdown marker: %w", err)
+		}
+		syncDir(path)
+	}
+	if data, err := os.ReadFile(filepath.Join(path, recoveryCheckpointFile)); err == nil {
+		if d.recoveryPoints, err = parseCheckpoint(data); err != nil {
+			m.log.Warn("storage: ignoring corrupt recovery checkpoint", "dir", path, "err", err)
+			d.recoveryPoints = map[TopicPartition]int64{}
+		}
+	}
+	return d, m.scanDir(d)
+}
+
+// scanDir registers the partition directories of d, unopened.
+func (m *Manager) scanDir(d *logDir) error {
+	ents, err := os.ReadDir(d.path)
+	if err != nil {
+		return fmt.Errorf("storage: list log dir: %w", err)
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		name := e.Name()
+		if strings.HasSuffix(name, "-delete") {
+			m.deletes = append(m.deletes, pendingDelete{filepath.Join(d.path, name), m.now().Add(m.cfg.FileDeleteDelay)})
+			continue
+		}
+		tp, ok := parseDirName(name)
+		if !ok || !validTopic(tp.Topic) {
+			continue
+		}
+		if _, dup := m.logs[tp]; dup {
+			return fmt.Errorf("storage: partition %s found in two log dirs", tp)
+		}
+		m.logs[tp] = newLog(d, tp, DefaultLogConfig(), m.cache, m.log)
+		d.count++
+	}
+	return nil
+}
+
+// Partitions lists the partitions the manager holds, sorted.
+func (m *Manager) Partitions() []TopicPartition {
+	m.mu.Lock()
+	out := make([]TopicPartition, 0, len(m.logs))
+	for tp := range m.logs {
+		out = append(out, tp)
+	}
+	m.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Topic != out[j].Topic {
+			return out[i].Topic < out[j].Topic
+		}
+		return out[i].Partition < out[j].Partition
+	})
+	return out
+}
+
+// Get returns the partition's log, nil if absent. It opens no file; a log
+// found on disk has DefaultLogConfig until the caller sets its config.
+func (m *Manager) Get(tp TopicPartition) *Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.logs[tp]
+}
+
+// Create returns the partition's log, creating its directory (in the log
+// dir holding the fewest partitions) and partition.metadata if absent. An
+// existing log gets cfg.
+func (m *Manager) Create(tp TopicPartition, topicID [16]byte, cfg LogConfig) (*Log, error) {
+	if !validTopic(tp.Topic) || tp.Partition < 0 {
+		return nil, fmt.Errorf("storage: invalid partition %q", tp)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrLogClosed
+	}
+	if l, ok := m.logs[tp]; ok {
+		l.SetConfig(cfg)
+		return l, nil
+	}
+	d := m.dirs[0]
+	for _, c := range m.dirs[1:] {
+		if c.count < d.count {
+			d = c
+		}
+	}
+	dir := filepath.Join(d.path, tp.dirName())
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("storage: create partition dir: %w", err)
+	}
+	if err := writeFileSync(filepath.Join(dir, partitionMetadataFile), encodePartitionMetadata(topicID)); err != nil {
+		return nil, err
+	}
+	if err := syncDir(d.path); err != nil {
+		return nil, err
+	}
+	l := newLog(d, tp, cfg, m.cache, m.log)
+	l.needRecovery = false
+	l.recoveryPoint = 0
+	l.topicID, l.idKnown = topicID, true
+	m.logs[tp] = l
+	d.count++
+	d.markDirty()
+	return l, nil
+}
+
+// Delete closes the log, renames its directory to
+// <topic>-<partition>.<uuid>-delete and schedules its removal after
+// FileDeleteDelay.
+func (m *Manager) Delete(tp TopicPartition) error {
+	m.mu.Lock()
+	l, ok := m.logs[tp]
+	if ok {
+		delete(m.logs, tp)
+		l.dirs.count--
+	}
+	m.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	if err := l.close(); err != nil {
+		m.log.Warn("storage: flush on delete", "partition", tp, "err", err)
+	}
+	id := uuid.New()
+	dst := fmt.Sprintf("%s.%s-delete", l.dir, hex.EncodeToString(id[:]))
+	if err := os.Rename(l.dir, dst); err != nil {
+		return fmt.Errorf("storage: rename for delete: %w", err)
+	}
+	if err := syncDir(l.dirs.path); err != nil {
+		return err
+	}
+	l.dirs.markDirty()
+	m.mu.Lock()
+	m.deletes = append(m.deletes, pendingDelete{dst, m.now().Add(m.cfg.FileDeleteDelay)})
+	m.mu.Unlock()
+	return nil
+}
+
+// RunOnce runs one pass of retention, time-based flush, due directory
+// deletions and recovery checkpoints, at time now.
+func (m *Manager) RunOnce(now time.Time) {
+	for _, l := range m.snapshot() {
+		if err := l.enforceRetention(now); err != nil && !errors.Is(err, ErrLogClosed) {
+			m.log.Warn("storage: retention", "partition", l.tp, "err", err)
+		}
+	}
+	m.flushDue(now)
+	m.removeDue(now)
+	m.checkpoint(false)
+}
+
+// Run calls RunOnce every RetentionCheckInterval, and the time-based flush
+// every FlushCheckInterval if set, until ctx is done.
+func (m *Manager) Run(ctx context.Context) {
+	ret := time.NewTicker(m.cfg.RetentionCheckInterval)
+	defer ret.Stop()
+	var flushC <-chan time.Time
+	if m.cfg.FlushCheckInterval > 0 {
+		ft := time.NewTicker(m.cfg.FlushCheckInterval)
+		defer ft.Stop()
+		flushC = ft.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ret.C:
+			m.RunOnce(m.now())
+		case <-flushC:
+			m.flushDue(m.now())
+		}
+	}
+}
+
+func (m *Manager) snapshot() []*Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*Log, 0, len(m.logs))
+	for _, l := range m.logs {
+		out = append(out, l)
+	}
+	return out
+}
+
+func (m *Manager) flushDue(now time.Time) {
+	for _, l := range m.snapshot() {
+		if err := l.flushIfDue(now.UnixMilli()); err != nil && !errors.Is(err, ErrLogClosed) {
+			m.log.Warn("storage: flush", "partition", l.tp, "err", err)
+		}
+	}
+}
+
+func (m *Manager) removeDue(now time.Time) {
+	m.mu.Lock()
+	var due []string
+	keep := m.deletes[:0]
+	for _, d := range m.deletes {
+		if now.Before(d.at) {
+			keep = append(keep, d)
+		} else {
+			due = append(due, d.path)
+		}
+	}
+	m.deletes = keep
+	m.mu.Unlock()
+	for _, p := range due {
+		if err := os.RemoveAll(p); err != nil {
+			m.log.Warn("storage: remove deleted log", "dir", p, "err", err)
+		}
+	}
+}
+
+// checkpoint writes recovery-point-offset-checkpoint of dirty dirs (all if
+// force).
+func (m *Manager) checkpoint(force bool) error {
+	byDir := make(map[*logDir]map[TopicPartition]int64)
+	for _, l := range m.snapshot() {
+		if byDir[l.dirs] == nil {
+			byDir[l.dirs] = map[TopicPartition]int64{}
+		}
+		l.mu.RLock()
+		byDir[l.dirs][l.tp] = l.recoveryPoint
+		l.mu.RUnlock()
+	}
+	var errs []error
+	for _, d := range m.dirs {
+		if !d.dirty.Swap(false) && !force {
+			continue
+		}
+		if err := writeFileSync(filepath.Join(d.path, recoveryCheckpointFile), encodeCheckpoint(byDir[d])); err != nil {
+			d.markDirty()
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close flushes and closes every log, writes the recovery checkpoints and
+// the clean-shutdown marker, and releases the directory locks. A dir keeps
+// no marker while it holds a log that still awaits recovery from an earlier
+// unclean shutdown (never opened since), so that recovery is not skipped.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	m.mu.Unlock()
+	var errs []error
+	unrecovered := map[*logDir]bool{}
+	logs := m.snapshot()
+	for _, l := range logs {
+		if err := l.close(); err != nil {
+			errs = append(errs, err)
+		}
+		if l.needRecovery {
+			unrecovered[l.dirs] = true
+		}
+	}
+	if err := m.checkpoint(true); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		for _, d := range m.dirs {
+			if unrecovered[d] {
+				continue
+			}
+			if err := writeFileSync(filepath.Join(d.path, cleanShutdownFile), nil); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	m.releaseLocks()
+	return errors.Join(errs...)
+}
+
+func (m *Manager) releaseLocks() {
+	for _, d := range m.dirs {
+		if d.lock != nil {
+			d.lock.Close()
+			d.lock = nil
+		}
+	}
+}
