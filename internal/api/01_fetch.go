@@ -70,8 +70,8 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 		select {
 		case <-w.C:
 		case <-timer.C:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		case <-ctx.Done(): // the connection is closing: nothing to answer
+			return nil, nil
 		}
 	}
 }
