@@ -54,8 +54,12 @@ func (h *Handler) produceOne(topic string, rp *kmsg.ProduceRequestTopicPartition
 		return
 	}
 	hdrs, err := record.Validate(rp.Records, p.Config().MaxMessageBytes)
-	if err == nil && len(hdrs) != 1 {
+	switch {
+	case err != nil:
+	case len(hdrs) != 1:
 		err = fmt.Errorf("%w: produce must carry exactly one record batch, got %d", record.ErrInvalidRecord, len(hdrs))
+	case hdrs[0].Control():
+		err = fmt.Errorf("%w: clients may not produce control batches", record.ErrInvalidRecord)
 	}
 	if err != nil {
 		h.Logger.Debug("produce rejected", "topic", topic, "partition", rp.Partition, "err", err)

@@ -2,12 +2,16 @@ package broker
 
 import (
 	"context"
+	"encoding/binary"
+	"io"
 	"log/slog"
+	"net"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/config"
 )
@@ -77,4 +81,47 @@ func topicID(t testing.TB, cl *kgo.Client, name string) [16]byte {
 		t.Fatalf("metadata for %s: %v %v", name, err, td[name].Err)
 	}
 	return td[name].ID
+}
+
+// kadmEnd is partition 0's end offset.
+func kadmEnd(ctx context.Context, cl *kgo.Client, topic string) (int64, error) {
+	l, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		return -1, err
+	}
+	o, _ := l.Lookup(topic, 0)
+	return o.Offset, o.Err
+}
+
+// rawRequest sends one request on its own connection, bypassing the client's
+// rewriting (kgo forces its own acks on Produce), and decodes the response.
+func rawRequest(t testing.TB, addr string, req kmsg.Request) kmsg.Response {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write(kmsg.NewRequestFormatter().AppendRequest(nil, req, 7)); err != nil {
+		t.Fatal(err)
+	}
+	var size [4]byte
+	if _, err := io.ReadFull(c, size[:]); err != nil {
+		t.Fatal(err)
+	}
+	body := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(c, body); err != nil {
+		t.Fatal(err)
+	}
+	resp := req.ResponseKind()
+	resp.SetVersion(req.GetVersion())
+	body = body[4:] // correlation id
+	if resp.IsFlexible() && req.Key() != 18 {
+		body = body[1:] // empty tagged fields of the response header
+	}
+	if err := resp.ReadFrom(body); err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
