@@ -106,12 +106,21 @@ func TestKill9DuringProduce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cons.Close()
-	ends, err := kadm.NewClient(cons).ListEndOffsets(ctx, "crash")
-	if err != nil {
-		t.Fatal(err)
+	// The restarted broker serves its partitions once its controller has
+	// told it to lead them again.
+	var total int64
+	for {
+		ends, err := kadm.NewClient(cons).ListEndOffsets(ctx, "crash")
+		total = 0
+		if err == nil && ends.Error() == nil && len(ends["crash"]) == 4 {
+			ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("partitions never came back: %v %v\n%s", err, ends.Error(), p2.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	total := int64(0)
-	ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
 	stored := map[int32]map[int64]string{}
 	var n int64
 	for n < total {

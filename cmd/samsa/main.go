@@ -11,7 +11,8 @@ const usage = `samsa — a Kafka-compatible distributed log
 
 Usage:
   samsa server --config server.properties [--override key=value ...]
-  samsa dev [--dir ./samsa-data] [--port 9092]
+  samsa store [--data-dir DIR] [--listen-client-urls URL] [--initial-cluster ...]
+  samsa dev [--dir ./samsa-data] [--brokers 3] [--port 9092]
   samsa version
 
 Run 'samsa <command> --help' for a command's flags.
@@ -30,6 +31,8 @@ func main() {
 		err = runServer(args)
 	case "dev":
 		err = runDev(args)
+	case "store":
+		err = runStore(args)
 	case "version", "--version":
 		fmt.Println("samsa", version)
 	case "help", "-h", "--help":

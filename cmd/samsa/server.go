@@ -7,11 +7,15 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/samsa-kafka/samsa/internal/broker"
 	"github.com/samsa-kafka/samsa/internal/config"
+	"github.com/samsa-kafka/samsa/internal/metastore/embedetcd"
+	"github.com/samsa-kafka/samsa/internal/metastore/etcdstore"
 )
 
 type multiFlag []string
@@ -49,26 +53,65 @@ func runServer(args []string) error {
 	return serve(cfg, warnings)
 }
 
-// runDev is `samsa dev`: a local broker with its data under a folder.
+// runDev is `samsa dev`: an embedded store and N brokers on consecutive
+// ports in one process, with their data under one folder.
 func runDev(args []string) error {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	dir := fs.String("dir", "samsa-data", "folder for the data")
-	port := fs.Int("port", 9092, "port of the broker")
+	port := fs.Int("port", 9092, "port of the first broker")
+	n := fs.Int("brokers", 3, "number of brokers")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	props := map[string]string{
-		"broker.id":                       "0",
-		"listeners":                       fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", *port),
-		"log.dirs":                        filepath.Join(*dir, "broker-0"),
-		"log.retention.check.interval.ms": "10000",
-		"file.delete.delay.ms":            "10000",
-	}
-	cfg, warnings, err := config.Load(props)
+	logger := newLogger()
+	srv, err := embedetcd.StartLocal(filepath.Join(*dir, "store"), logger.With("component", "embedded-store"))
 	if err != nil {
 		return err
 	}
-	return serve(cfg, warnings)
+	defer srv.Close()
+	store, err := etcdstore.ConnectLogger(srv.Endpoints(), "", 10*time.Second, logger.With("component", "store"))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	var brokers []*broker.Broker
+	defer func() {
+		for _, b := range brokers {
+			b.Close()
+		}
+	}()
+	for i := range *n {
+		props := map[string]string{
+			"broker.id":                       strconv.Itoa(i),
+			"listeners":                       fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", *port+i),
+			"log.dirs":                        filepath.Join(*dir, fmt.Sprintf("broker-%d", i)),
+			"log.retention.check.interval.ms": "10000",
+			"log.segment.delete.delay.ms":     "10000",
+			"default.replication.factor":      strconv.Itoa(min(3, *n)),
+		}
+		cfg, warnings, err := config.Load(props)
+		if err != nil {
+			return err
+		}
+		for _, w := range warnings {
+			logger.Warn(w)
+		}
+		b, err := broker.Start(cfg, broker.Options{Logger: logger, Store: store})
+		if err != nil {
+			return err
+		}
+		brokers = append(brokers, b)
+	}
+	logger.Info("dev cluster ready", "brokers", *n, "bootstrap", fmt.Sprintf("127.0.0.1:%d", *port), "store", srv.Endpoints())
+	waitForSignal(logger)
+	return nil
+}
+
+func waitForSignal(logger *slog.Logger) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	s := <-sig
+	logger.Info("shutting down", "signal", s.String())
 }
 
 func serve(cfg *config.Broker, warnings []string) error {
@@ -80,9 +123,6 @@ func serve(cfg *config.Broker, warnings []string) error {
 	if err != nil {
 		return err
 	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	s := <-sig
-	logger.Info("shutting down", "signal", s.String())
+	waitForSignal(logger)
 	return b.Close()
 }

@@ -5,8 +5,10 @@ package api
 // Null topics (v1+; an empty list at v0) list every topic; an empty list at
 // v1+ lists none. Unknown topics are created when the broker's
 // auto.create.topics.enable is true and the request allows it (always below
-// v4), with num.partitions and default.replication.factor — but never a topic
-// whose deletion is under way. v10+ carry topic ids; v12 may name topics by id
+// v4), with num.partitions and default.replication.factor, and answered
+// LEADER_NOT_AVAILABLE until the controller has elected their leaders; a
+// topic whose deletion is under way still exists in the store, so it is not
+// resurrected. v10+ carry topic ids; v12 may name topics by id
 // alone. Authorized operations are not computed (INT32_MIN, as Kafka answers
 // when they are not requested).
 
@@ -62,16 +64,13 @@ func (h *Handler) metadataOne(ctx context.Context, rt kmsg.MetadataRequestTopic,
 	if !autoCreate || h.Meta.Deleting(name) {
 		return metadataError(rt.Topic, rt.TopicID, kerr.UnknownTopicOrPartition.Code)
 	}
-	t, err := h.Admin.CreateTopic(ctx, CreateTopic{
+	err := h.Admin.AutoCreateTopic(ctx, CreateTopic{
 		Name: name, NumPartitions: h.Broker.NumPartitions, ReplicationFactor: int16(h.Broker.DefaultReplicationFactor),
-	}, false)
+	})
 	switch code := errorCode(err); code {
-	case 0:
-		return metadataTopic(t)
-	case kerr.TopicAlreadyExists.Code:
-		if t, ok := h.Meta.Topic(name); ok {
-			return metadataTopic(t)
-		}
+	case 0, kerr.TopicAlreadyExists.Code:
+		// Created (or being created, or being deleted): leaders come later,
+		// clients retry, as with Kafka.
 		return metadataError(rt.Topic, rt.TopicID, kerr.LeaderNotAvailable.Code)
 	default:
 		h.Logger.Warn("auto-creating topic failed", "topic", name, "err", err)

@@ -67,7 +67,13 @@ type CreateTopic struct {
 
 // Admin performs topic administration. Errors are kerr errors (or wrap one).
 type Admin interface {
+	// CreateTopic creates a topic and waits until its leaders are known
+	// (or ctx ends); only the controller serves it (NOT_CONTROLLER).
 	CreateTopic(ctx context.Context, t CreateTopic, validateOnly bool) (TopicInfo, error)
+	// AutoCreateTopic creates a topic on behalf of a Metadata request,
+	// from any broker, without waiting.
+	AutoCreateTopic(ctx context.Context, t CreateTopic) error
+	// DeleteTopic queues a deletion and waits for it (or ctx's end).
 	DeleteTopic(ctx context.Context, name string) error
 }
 
@@ -82,6 +88,7 @@ type Config struct {
 	Broker     *config.Broker
 	Meta       Metadata
 	Admin      Admin
+	Control    Control
 	Partitions Partitions
 	Logger     *slog.Logger
 	Now        func() time.Time
@@ -127,6 +134,12 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.describeConfigs(r), nil
 	case *kmsg.DescribeClusterRequest:
 		return h.describeCluster(r), nil
+	case *kmsg.LeaderAndISRRequest:
+		return h.leaderAndIsr(ctx, r), nil
+	case *kmsg.StopReplicaRequest:
+		return h.stopReplica(ctx, r), nil
+	case *kmsg.UpdateMetadataRequest:
+		return h.updateMetadata(ctx, r), nil
 	}
 	return nil, fmt.Errorf("api: no handler for key %d", req.Key())
 }

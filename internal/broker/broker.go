@@ -2,17 +2,27 @@ package broker
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/samsa-kafka/samsa/internal/api"
 	"github.com/samsa-kafka/samsa/internal/config"
+	"github.com/samsa-kafka/samsa/internal/controller"
+	"github.com/samsa-kafka/samsa/internal/metacache"
+	"github.com/samsa-kafka/samsa/internal/metadata"
+	"github.com/samsa-kafka/samsa/internal/metastore"
+	"github.com/samsa-kafka/samsa/internal/metastore/embedetcd"
+	"github.com/samsa-kafka/samsa/internal/metastore/etcdstore"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/server"
 	"github.com/samsa-kafka/samsa/internal/storage"
@@ -25,10 +35,21 @@ type Broker struct {
 	nodeID    int32
 	clusterID string
 
+	store    metastore.Store
+	ownStore bool
+	embedded *embedetcd.Server
+	md       *metadata.Client
+
 	logs     *storage.Manager
 	replicas *replica.Manager
-	meta     *localMeta
+	cache    *metacache.Cache
+	ctrl     *controller.Controller
+	loop     *controller.Loop
+	channels *controller.ChannelManager
 	srv      *server.Server
+
+	sessMu sync.Mutex
+	sess   metastore.Session
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -40,20 +61,31 @@ type Broker struct {
 type Options struct {
 	Logger   *slog.Logger
 	Registry prometheus.Registerer // nil: metrics are not registered
+	// Store is a coordination store shared with other brokers of this
+	// process (samsa dev, tests). Nil: metadata.store.connect, or an
+	// embedded single-node etcd when that is empty.
+	Store metastore.Store
 }
 
-// Start opens storage, loads the topics, hosts their partitions and starts
-// listening. The broker serves until Close.
-func Start(cfg *config.Broker, opts Options) (*Broker, error) {
-	b := &Broker{cfg: cfg, log: opts.Logger, nodeID: cfg.BrokerID}
+// Start joins the cluster: it opens the store and storage, starts
+// listening, registers the broker, and campaigns for controller. The broker
+// serves until Close.
+func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
+	b := &Broker{cfg: cfg, log: opts.Logger, nodeID: max(cfg.BrokerID, 0)}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}
-	if b.nodeID < 0 {
-		b.nodeID = 0
+	b.log = b.log.With("broker", b.nodeID)
+	defer func() {
+		if err != nil {
+			b.teardown()
+		}
+	}()
+	if err := b.openStore(opts.Store); err != nil {
+		return nil, err
 	}
-	var err error
-	if b.clusterID, err = ensureMetaProperties(cfg.LogDirs, b.nodeID); err != nil {
+	b.md = metadata.New(b.store)
+	if err := b.joinCluster(); err != nil {
 		return nil, err
 	}
 	b.logs, err = storage.OpenManager(storage.ManagerConfig{
@@ -67,18 +99,21 @@ func Start(cfg *config.Broker, opts Options) (*Broker, error) {
 		return nil, err
 	}
 	b.replicas = replica.NewManager(b.logs)
-	reg, err := openTopicRegistry(cfg.LogDirs[0], b.nodeID)
-	if err != nil {
-		b.logs.Close()
-		return nil, err
-	}
-	b.meta = &localMeta{topicRegistry: reg, b: b}
-	if err := b.hostAll(); err != nil {
-		b.logs.Close()
-		return nil, err
-	}
+	b.cache = metacache.New(b.nodeID)
+	b.cache.SetClusterID(b.clusterID)
+	b.channels = controller.NewChannelManager(b.log.With("component", "controller-channel"), cfg.ControllerSocketTimeout)
+	b.ctrl = controller.New(controller.Config{
+		NodeID: b.nodeID, Store: b.store, Sender: b.channels,
+		UncleanLeaderElection: cfg.UncleanLeaderElection,
+		Logger:                b.log.With("component", "controller"),
+		StateChange:           b.log.With("component", "state-change"),
+	})
+	b.loop = controller.NewLoop(b.ctrl)
 	h := api.New(api.Config{
-		NodeID: b.nodeID, Broker: cfg, Meta: b.meta, Admin: b.meta, Partitions: b.replicas,
+		NodeID: b.nodeID, Broker: cfg, Meta: b.cache, Partitions: b.replicas,
+		Admin: &clusterAdmin{md: b.md, ctrl: b.ctrl, cache: b.cache},
+		Control: &controlPlane{cache: b.cache, replicas: b.replicas, nodeID: b.nodeID, log: b.log.With("component", "replica"),
+			topicConfig: b.topicConfig, partitionConfig: b.partitionConfig},
 		Logger: b.log.With("component", "api"),
 	})
 	b.srv, err = server.New(server.Config{
@@ -90,21 +125,209 @@ func Start(cfg *config.Broker, opts Options) (*Broker, error) {
 		Registerer:      opts.Registry,
 	})
 	if err != nil {
-		b.logs.Close()
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
-	b.wg.Add(2)
-	go func() { defer b.wg.Done(); b.logs.Run(ctx) }()
-	go func() {
-		defer b.wg.Done()
+	b.goRun(func() { b.logs.Run(ctx) })
+	b.goRun(func() {
 		if err := b.srv.Serve(); err != nil {
 			b.log.Error("listener stopped", "err", err)
 		}
-	}()
-	b.log.Info("broker started", "node", b.nodeID, "cluster", b.clusterID, "listener", b.srv.Addr().String(), "log.dirs", cfg.LogDirs)
+	})
+	sess, err := b.register(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b.goRun(func() { b.loop.Run(ctx) })
+	b.goRun(func() { b.watchTopicConfigs(ctx) })
+	b.goRun(func() { b.keepSession(ctx, sess) })
+	b.loop.Enqueue(controller.Startup{Session: sess})
+	b.log.Info("broker started", "cluster", b.clusterID, "listener", b.srv.Addr().String(), "log.dirs", cfg.LogDirs)
 	return b, nil
+}
+
+func (b *Broker) goRun(f func()) {
+	b.wg.Add(1)
+	go func() { defer b.wg.Done(); f() }()
+}
+
+// openStore connects to the configured store, or starts an embedded one.
+func (b *Broker) openStore(shared metastore.Store) error {
+	if shared != nil {
+		b.store = shared
+		return nil
+	}
+	b.ownStore = true
+	if b.cfg.MetadataStoreConnect != "" {
+		endpoints, chroot, err := etcdstore.ParseConnect(b.cfg.MetadataStoreConnect)
+		if err != nil {
+			return err
+		}
+		b.store, err = etcdstore.ConnectLogger(endpoints, chroot, 10*time.Second, b.log.With("component", "store"))
+		return err
+	}
+	dir := b.cfg.MetadataStoreDataDir
+	if dir == "" {
+		dir = filepath.Join(b.cfg.LogDirs[0], "__samsa_store")
+	}
+	srv, err := embedetcd.StartLocal(dir, b.log.With("component", "embedded-store"))
+	if err != nil {
+		return fmt.Errorf("broker: embedded store: %w", err)
+	}
+	b.embedded = srv
+	b.store, err = etcdstore.ConnectLogger(srv.Endpoints(), "", 10*time.Second, b.log.With("component", "store"))
+	return err
+}
+
+// joinCluster agrees on the cluster id with the store and the log dirs.
+func (b *Broker) joinCluster() error {
+	candidate, err := localClusterID(b.cfg.LogDirs)
+	if err != nil {
+		return err
+	}
+	if candidate == "" {
+		id := uuid.New()
+		candidate = base64.RawURLEncoding.EncodeToString(id[:])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if b.clusterID, err = b.md.EnsureClusterID(ctx, candidate); err != nil {
+		return err
+	}
+	return ensureMetaProperties(b.cfg.LogDirs, b.nodeID, b.clusterID)
+}
+
+// register opens a store session and writes /brokers/ids/<id> bound to it.
+func (b *Broker) register(ctx context.Context) (metastore.Session, error) {
+	sess, err := b.store.NewSession(ctx, b.cfg.MetadataStoreSessionTimeout)
+	if err != nil {
+		return nil, err
+	}
+	self := b.self()
+	reg := metadata.NewBroker(b.nodeID, self.Host, self.Port, b.cfg.BrokerRack, time.Now())
+	// A registration left by this broker's previous life (kill -9) lasts
+	// until its session times out; a live broker with our id renews it.
+	// Waiting out a session tells them apart (twice the timeout: a store
+	// that restarted extends old leases by an election timeout).
+	deadline := time.Now().Add(2*b.cfg.MetadataStoreSessionTimeout + 2*time.Second)
+	epoch, err := b.md.RegisterBroker(ctx, sess, reg)
+	for errors.Is(err, metadata.ErrBrokerIDInUse) && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+			epoch, err = b.md.RegisterBroker(ctx, sess, reg)
+		}
+	}
+	if err != nil {
+		sess.Close()
+		if errors.Is(err, metadata.ErrBrokerIDInUse) {
+			return nil, fmt.Errorf("broker: another live broker is registered with broker.id=%d: %w", b.nodeID, err)
+		}
+		return nil, err
+	}
+	b.cache.SetBrokerEpoch(epoch)
+	b.sessMu.Lock()
+	b.sess = sess
+	b.sessMu.Unlock()
+	b.log.Info("registered", "epoch", epoch)
+	return sess, nil
+}
+
+// keepSession re-registers after the store session ends (expiry after a
+// stall, store failover) and tells the controller to campaign again.
+func (b *Broker) keepSession(ctx context.Context, sess metastore.Session) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sess.Done():
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		b.log.Warn("store session ended; re-registering")
+		b.loop.Enqueue(controller.SessionExpired{})
+		for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 2*time.Second) {
+			s, err := b.register(ctx)
+			if err == nil {
+				sess = s
+				break
+			}
+			b.log.Warn("re-registration failed", "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+		}
+		b.loop.Enqueue(controller.Startup{Session: sess})
+	}
+}
+
+// watchTopicConfigs keeps topic overrides in the metadata cache and applies
+// them to hosted partitions.
+func (b *Broker) watchTopicConfigs(ctx context.Context) {
+	for ctx.Err() == nil {
+		kvs, rev, err := b.store.List(ctx, metadata.TopicConfigsPrefix)
+		if err != nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+			continue
+		}
+		for _, kv := range kvs {
+			b.applyTopicConfig(kv.Key, kv.Value)
+		}
+		for resp := range b.store.WatchPrefix(ctx, metadata.TopicConfigsPrefix, rev+1) {
+			if resp.Err != nil {
+				break
+			}
+			for _, ev := range resp.Events {
+				b.applyTopicConfig(ev.KV.Key, ev.KV.Value)
+			}
+		}
+	}
+}
+
+func (b *Broker) applyTopicConfig(key string, value []byte) {
+	topic := key[len(metadata.TopicConfigsPrefix):]
+	if value == nil {
+		b.cache.SetTopicConfig(topic, nil)
+		return
+	}
+	cfg, err := metadata.DecodeTopicConfig(value)
+	if err != nil {
+		b.log.Warn("bad topic config", "topic", topic, "err", err)
+		return
+	}
+	b.cache.SetTopicConfig(topic, cfg)
+	pc, err := b.partitionConfig(cfg)
+	if err != nil {
+		b.log.Warn("invalid topic config", "topic", topic, "err", err)
+		return
+	}
+	if t, ok := b.cache.Topic(topic); ok {
+		for _, p := range t.Partitions {
+			if part := b.replicas.Get(storage.TopicPartition{Topic: topic, Partition: p.ID}); part != nil {
+				part.SetConfig(pc)
+			}
+		}
+	}
+}
+
+// topicConfig reads a topic's overrides, from the cache or the store.
+func (b *Broker) topicConfig(ctx context.Context, topic string) (map[string]string, error) {
+	if t, ok := b.cache.Topic(topic); ok && t.Configs != nil {
+		return t.Configs, nil
+	}
+	kv, found, err := b.store.Get(ctx, metadata.TopicConfigKey(topic))
+	if err != nil || !found {
+		return nil, err
+	}
+	return metadata.DecodeTopicConfig(kv.Value)
 }
 
 // Addr is the address the listener is bound to.
@@ -113,7 +336,11 @@ func (b *Broker) Addr() net.Addr { return b.srv.Addr() }
 // NodeID is the broker's id.
 func (b *Broker) NodeID() int32 { return b.nodeID }
 
-// Close stops accepting requests, then flushes and closes storage.
+// IsController reports whether this broker is the active controller.
+func (b *Broker) IsController() bool { return b.ctrl.IsActive() }
+
+// Close leaves the cluster: the controller resigns, the registration goes,
+// the listener stops, storage flushes and closes.
 func (b *Broker) Close() error {
 	b.mu.Lock()
 	if b.closed {
@@ -122,11 +349,47 @@ func (b *Broker) Close() error {
 	}
 	b.closed = true
 	b.mu.Unlock()
-	err := b.srv.Close()
-	b.cancel()
+	err := b.teardown()
+	b.log.Info("broker stopped")
+	return err
+}
+
+func (b *Broker) teardown() error {
+	var errs []error
+	if b.cancel != nil {
+		b.cancel()
+	}
+	b.sessMu.Lock()
+	if b.sess != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = ctx
+		errs = append(errs, ignoreExpired(b.sess.Close()))
+		cancel()
+	}
+	b.sessMu.Unlock()
+	if b.srv != nil {
+		errs = append(errs, b.srv.Close())
+	}
 	b.wg.Wait()
-	err = errors.Join(err, b.logs.Close())
-	b.log.Info("broker stopped", "node", b.nodeID)
+	if b.channels != nil {
+		b.channels.Close()
+	}
+	if b.logs != nil {
+		errs = append(errs, b.logs.Close())
+	}
+	if b.ownStore && b.store != nil {
+		errs = append(errs, b.store.Close())
+	}
+	if b.embedded != nil {
+		b.embedded.Close()
+	}
+	return errors.Join(errs...)
+}
+
+func ignoreExpired(err error) error {
+	if errors.Is(err, metastore.ErrSessionExpired) || errors.Is(err, metastore.ErrClosed) {
+		return nil
+	}
 	return err
 }
 
@@ -177,46 +440,4 @@ func logConfig(t config.Topic) storage.LogConfig {
 		IndexIntervalBytes: t.IndexIntervalBytes, SegmentIndexBytes: t.SegmentIndexBytes,
 		LogAppendTime: t.MessageTimestampType == "LogAppendTime",
 	}
-}
-
-// hostTopic makes every partition of t hosted here.
-func (b *Broker) hostTopic(t api.TopicInfo) error {
-	pc, err := b.partitionConfig(t.Configs)
-	if err != nil {
-		return err
-	}
-	for _, p := range t.Partitions {
-		tp := storage.TopicPartition{Topic: t.Name, Partition: p.ID}
-		if _, err := b.replicas.Ensure(tp, t.ID, pc); err != nil {
-			return fmt.Errorf("broker: hosting %s-%d: %w", t.Name, p.ID, err)
-		}
-	}
-	return nil
-}
-
-func (b *Broker) unhostTopic(name string, partitions int32) error {
-	var errs []error
-	for p := range partitions {
-		errs = append(errs, b.replicas.Remove(storage.TopicPartition{Topic: name, Partition: p}, true))
-	}
-	return errors.Join(errs...)
-}
-
-// hostAll hosts every registered topic and deletes logs that belong to no
-// registered topic (left by a crash between unregistering and deleting).
-func (b *Broker) hostAll() error {
-	for _, t := range b.meta.Topics() {
-		if err := b.hostTopic(t); err != nil {
-			return err
-		}
-	}
-	for _, tp := range b.logs.Partitions() {
-		if b.replicas.Get(tp) == nil {
-			b.log.Warn("deleting log of unknown topic", "topic", tp.Topic, "partition", tp.Partition)
-			if err := b.logs.Delete(tp); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }

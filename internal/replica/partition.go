@@ -38,12 +38,19 @@ type Partition struct {
 	TopicID [16]byte
 	log     *storage.Log
 
-	mu          sync.Mutex
-	cfg         Config
-	leaderEpoch int32
-	waiters     map[*Waiter]struct{}
+	// roleMu guards state: appends and reads hold it shared, a controller
+	// decision exclusively (Kafka's leaderIsrUpdateLock).
+	roleMu  sync.RWMutex
+	state   State
+	decided bool // state came from a controller decision
+
+	mu      sync.Mutex
+	cfg     Config
+	waiters map[*Waiter]struct{}
 }
 
+// newPartition returns a partition this broker leads with leader epoch 0, as
+// a single broker without a controller hosts every partition.
 func newPartition(tp storage.TopicPartition, id [16]byte, l *storage.Log, cfg Config) *Partition {
 	return &Partition{TP: tp, TopicID: id, log: l, cfg: cfg, waiters: map[*Waiter]struct{}{}}
 }
@@ -63,17 +70,16 @@ func (p *Partition) SetConfig(c Config) {
 	p.log.SetConfig(c.Log)
 }
 
-// LeaderEpoch returns the leader epoch this broker knows.
-func (p *Partition) LeaderEpoch() int32 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.leaderEpoch
-}
-
 // AppendAsLeader assigns offsets to validated batches, writes them and wakes
-// waiting fetches.
+// waiting fetches. A follower refuses with ErrNotLeader.
 func (p *Partition) AppendAsLeader(records []byte, hdrs []record.Header, now time.Time) (storage.AppendInfo, error) {
+	p.roleMu.RLock()
+	if p.state.Role != Leader {
+		p.roleMu.RUnlock()
+		return storage.AppendInfo{}, ErrNotLeader
+	}
 	info, err := p.log.Append(records, hdrs, now)
+	p.roleMu.RUnlock()
 	if err != nil {
 		return info, err
 	}
@@ -90,8 +96,13 @@ func (p *Partition) LogStartOffset() int64 { return p.log.LogStartOffset() }
 // LogEndOffset is the next offset to be assigned.
 func (p *Partition) LogEndOffset() int64 { return p.log.LogEndOffset() }
 
-// Read returns whole batches from offset, below the high watermark.
+// Read returns whole batches from offset, below the high watermark, to a
+// consumer. A follower refuses with ErrNotLeader (consumers fetch from the
+// leader; KIP-392 follower fetching is not supported).
 func (p *Partition) Read(offset int64, maxBytes int32, minOneBatch bool) (storage.ReadResult, int64, error) {
+	if !p.IsLeader() {
+		return storage.ReadResult{}, -1, ErrNotLeader
+	}
 	hw := p.HighWatermark()
 	res, err := p.log.Read(offset, hw, maxBytes, minOneBatch)
 	return res, hw, err

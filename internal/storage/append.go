@@ -116,7 +116,7 @@ func (l *Log) appendLocked(records []byte, hdrs []record.Header, nowMs int64) er
 	if err := s.acquire(); err != nil {
 		return err
 	}
-	roll := l.shouldRoll(s, int64(len(records)), last, nowMs)
+	roll := l.shouldRoll(s, int64(len(records)), hdrs, nowMs)
 	if roll {
 		s.release()
 		if err := l.rollLocked(first); err != nil {
@@ -131,8 +131,11 @@ func (l *Log) appendLocked(records []byte, hdrs []record.Header, nowMs int64) er
 	if err := s.write(records, s.size, hdrs); err != nil {
 		return err
 	}
-	if s.size == 0 && s.rollBase < 0 {
-		s.rollBase = nowMs
+	if s.size == 0 {
+		s.rollWall, s.rollTS, s.rollKnown, s.rollMtime = nowMs, hdrs[0].MaxTimestamp, true, false
+		if s.rollTS < 0 {
+			s.rollTS, s.rollMtime = nowMs, true // as a fresh file's mtime
+		}
 	}
 	s.size += int64(len(records))
 	s.next = last + 1
@@ -146,17 +149,41 @@ func (l *Log) appendLocked(records []byte, hdrs []record.Header, nowMs int64) er
 }
 
 // shouldRoll is Kafka's LogSegment.shouldRoll: a non-empty segment rolls if
-// the append would pass segment.bytes, segment.ms elapsed since its first
-// append, an index is full, or the offsets would overflow the relative
-// int32 of the indexes.
-func (l *Log) shouldRoll(s *segment, size, lastOffset, nowMs int64) bool {
+// the append would pass segment.bytes, segment.ms elapsed on its roll
+// clock, an index is full, or the offsets would overflow the relative int32
+// of the indexes.
+func (l *Log) shouldRoll(s *segment, size int64, hdrs []record.Header, nowMs int64) bool {
 	if s.size == 0 {
 		return false
 	}
+	lastOffset := hdrs[len(hdrs)-1].LastOffset()
 	return s.size+size > l.cfg.SegmentBytes ||
-		(s.rollBase >= 0 && nowMs-s.rollBase >= l.cfg.SegmentMs) ||
+		timeWaitedForRoll(s, hdrs, nowMs) >= l.cfg.SegmentMs ||
 		s.indexFull(l.cfg.SegmentIndexBytes) ||
 		lastOffset-s.base > math.MaxInt32 || s.size+size > math.MaxInt32
+}
+
+// timeWaitedForRoll is Kafka's LogSegment.timeWaitedForRoll: the largest
+// timestamp of the append minus the max timestamp of the segment's first
+// batch, or, if that batch has none, the time since the .log mtime. A
+// segment first appended to in this process also counts the wall-clock time
+// since that append, so that stale producer timestamps still roll it.
+func timeWaitedForRoll(s *segment, hdrs []record.Header, nowMs int64) int64 {
+	if !s.rollKnown {
+		s.loadRollClock()
+	}
+	waited := nowMs - s.rollTS
+	if !s.rollMtime {
+		msgTS := int64(-1)
+		for _, h := range hdrs {
+			msgTS = max(msgTS, h.MaxTimestamp)
+		}
+		waited = msgTS - s.rollTS
+	}
+	if s.rollWall >= 0 {
+		waited = max(waited, nowMs-s.rollWall)
+	}
+	return waited
 }
 
 // rollLocked finishes the active segment (final time index entry, fsync)

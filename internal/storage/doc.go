@@ -21,10 +21,22 @@
 //     bad batch and rebuilds the indexes; a clean load still CRC-checks the
 //     active segment's tail past its last index entry. Missing or corrupt
 //     index files are rebuilt whenever a segment opens.
+//   - A retention pass loads a log only if its files show something to
+//     delete (retentionDue: directory listing, .log sizes and mtimes, last
+//     .timeindex entry, the active segment's batch headers if it has no
+//     time index entry); it never misses what a loaded pass would delete.
+//   - The segment.ms clock of a segment is Kafka's rollingBasedTimestamp:
+//     the max timestamp of its first batch (re-read from the file after a
+//     restart), else the .log mtime; while this process appends to it, the
+//     wall-clock time since its first append counts too.
+//   - Create and CreateMany return only once the partition directories and
+//     partition.metadata files are durable; CreateMany shares one barrier
+//     (syncfs per log dir, or parallel fsyncs) across its batch.
 //   - A log always has at least one segment; the last one is active.
 //   - Lock order: Log.mu, then segment.mu, then fdCache.mu.
 //
 // Goroutines: none, except Manager.Run, which the caller starts and stops
-// through its context. Everything else runs on the caller's goroutine;
+// through its context, and CreateMany's few workers (createWorkers), which
+// end before it returns. Everything else runs on the caller's goroutine;
 // RunOnce(now) is the deterministic unit that tests drive.
 package storage

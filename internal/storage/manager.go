@@ -55,10 +55,13 @@ type Manager struct {
 	cache *fdCache
 	dirs  []*logDir
 
-	mu      sync.Mutex
-	logs    map[TopicPartition]*Log
-	deletes []pendingDelete
-	closed  bool
+	mu   sync.Mutex
+	logs map[TopicPartition]*Log
+	// creating holds the partitions a CreateMany is writing; the channel
+	// closes when it ends.
+	creating map[TopicPartition]chan struct{}
+	deletes  []pendingDelete
+	closed   bool
 }
 
 // OpenManager locks each directory, notes and removes the clean-shutdown
@@ -85,7 +88,7 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 		cfg.Now = time.Now
 	}
 	m := &Manager{cfg: cfg, log: cfg.Logger, now: cfg.Now, cache: newFDCache(cfg.MaxOpenFiles),
-		logs: make(map[TopicPartition]*Log)}
+		logs: make(map[TopicPartition]*Log), creating: make(map[TopicPartition]chan struct{})}
 	for _, p := range cfg.Dirs {
 		d, err := m.openDir(p)
 		if err != nil {
@@ -186,45 +189,15 @@ func (m *Manager) Get(tp TopicPartition) *Log {
 }
 
 // Create returns the partition's log, creating its directory (in the log
-// dir holding the fewest partitions) and partition.metadata if absent. An
-// existing log gets cfg.
+// dir holding the fewest partitions) and partition.metadata if absent, both
+// durable when it returns. An existing log gets cfg. For many partitions use
+// CreateMany, which shares the fsyncs.
 func (m *Manager) Create(tp TopicPartition, topicID [16]byte, cfg LogConfig) (*Log, error) {
-	if !validTopic(tp.Topic) || tp.Partition < 0 {
-		return nil, fmt.Errorf("storage: invalid partition %q", tp)
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return nil, ErrLogClosed
-	}
-	if l, ok := m.logs[tp]; ok {
-		l.SetConfig(cfg)
-		return l, nil
-	}
-	d := m.dirs[0]
-	for _, c := range m.dirs[1:] {
-		if c.count < d.count {
-			d = c
-		}
-	}
-	dir := filepath.Join(d.path, tp.dirName())
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("storage: create partition dir: %w", err)
-	}
-	if err := writeFileSync(filepath.Join(dir, partitionMetadataFile), encodePartitionMetadata(topicID)); err != nil {
+	logs, err := m.CreateMany([]CreateRequest{{TopicPartition: tp, TopicID: topicID, Config: cfg}})
+	if err != nil {
 		return nil, err
 	}
-	if err := syncDir(d.path); err != nil {
-		return nil, err
-	}
-	l := newLog(d, tp, cfg, m.cache, m.log)
-	l.needRecovery = false
-	l.recoveryPoint = 0
-	l.topicID, l.idKnown = topicID, true
-	m.logs[tp] = l
-	d.count++
-	d.markDirty()
-	return l, nil
+	return logs[0], nil
 }
 
 // Delete closes the log, renames its directory to
@@ -232,6 +205,12 @@ func (m *Manager) Create(tp TopicPartition, topicID [16]byte, cfg LogConfig) (*L
 // FileDeleteDelay.
 func (m *Manager) Delete(tp TopicPartition) error {
 	m.mu.Lock()
+	for m.creating[tp] != nil {
+		c := m.creating[tp]
+		m.mu.Unlock()
+		<-c
+		m.mu.Lock()
+	}
 	l, ok := m.logs[tp]
 	if ok {
 		delete(m.logs, tp)
@@ -260,9 +239,15 @@ func (m *Manager) Delete(tp TopicPartition) error {
 }
 
 // RunOnce runs one pass of retention, time-based flush, due directory
-// deletions and recovery checkpoints, at time now.
+// deletions and recovery checkpoints, at time now. A log not loaded yet is
+// loaded only if a look at its files (retentionDue) shows segments to
+// delete, so a pass over 100k idle partitions costs a few system calls each
+// and opens no segment.
 func (m *Manager) RunOnce(now time.Time) {
 	for _, l := range m.snapshot() {
+		if !l.loaded.Load() && !l.retentionDue(now.UnixMilli()) {
+			continue // not worth loading: nothing to delete
+		}
 		if err := l.enforceRetention(now); err != nil && !errors.Is(err, ErrLogClosed) {
 			m.log.Warn("storage: retention", "partition", l.tp, "err", err)
 		}

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/binary"
 	"os"
 	"time"
 
@@ -17,13 +18,20 @@ func (l *Log) enforceRetention(now time.Time) error {
 		return err
 	}
 	defer l.mu.Unlock()
-	n, err := l.expiredByTime(now.UnixMilli())
-	if err != nil {
-		return err
+	sizes := make([]int64, len(l.segs))
+	for i, s := range l.segs {
+		sizes[i] = s.size
 	}
-	n = l.expiredBySize(n)
-	if n == 0 {
-		return nil
+	n, err := expiredCount(l.cfg, now.UnixMilli(), sizes, func(i int) (int64, error) {
+		s := l.segs[i]
+		ts, _, err := s.timestamps()
+		if err == nil && ts < 0 {
+			ts = mtimeMs(s.path + ".log")
+		}
+		return ts, err
+	})
+	if err != nil || n == 0 {
+		return err
 	}
 	if n == len(l.segs) {
 		if err := l.rollLocked(l.leo()); err != nil {
@@ -42,54 +50,109 @@ func (l *Log) enforceRetention(now time.Time) error {
 	return nil
 }
 
-// deletable reports whether segment i may go at all: never an empty active
-// segment.
-func (l *Log) deletable(i int) bool {
-	return !(i == len(l.segs)-1 && l.segs[i].size == 0)
-}
-
-// expiredByTime counts the leading segments whose largest timestamp (file
-// modification time if none) is older than retention.ms.
-func (l *Log) expiredByTime(nowMs int64) (int, error) {
-	if l.cfg.RetentionMs < 0 {
-		return 0, nil
-	}
+// expiredCount is the retention rule over segments described by their
+// sizes and their largest timestamps (looked up only as needed): the count
+// of leading segments older than retention.ms, extended by the oldest ones
+// that can go while the rest still holds retention.bytes. An empty active
+// (last) segment never goes.
+func expiredCount(cfg LogConfig, nowMs int64, sizes []int64, largestTS func(int) (int64, error)) (int, error) {
+	deletable := func(i int) bool { return i < len(sizes)-1 || sizes[i] > 0 }
 	n := 0
-	for ; n < len(l.segs) && l.deletable(n); n++ {
-		s := l.segs[n]
-		ts, _, err := s.timestamps()
-		if err != nil {
-			return n, err
-		}
-		if ts < 0 {
-			if fi, err := os.Stat(s.path + ".log"); err == nil {
-				ts = fi.ModTime().UnixMilli()
+	if cfg.RetentionMs >= 0 {
+		for ; n < len(sizes) && deletable(n); n++ {
+			ts, err := largestTS(n)
+			if err != nil {
+				return n, err
+			}
+			if nowMs-ts <= cfg.RetentionMs {
+				break
 			}
 		}
-		if nowMs-ts <= l.cfg.RetentionMs {
+	}
+	if cfg.RetentionBytes < 0 {
+		return n, nil
+	}
+	var total int64
+	for _, sz := range sizes[n:] {
+		total += sz
+	}
+	for ; n < len(sizes) && deletable(n); n++ {
+		if total-sizes[n] < cfg.RetentionBytes {
 			break
 		}
+		total -= sizes[n]
 	}
 	return n, nil
 }
 
-// expiredBySize extends n, the segments already due, by size retention.
-func (l *Log) expiredBySize(n int) int {
-	if l.cfg.RetentionBytes < 0 {
-		return n
+// mtimeMs is the file's modification time in unix ms, -1 if unknown.
+func mtimeMs(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return -1
 	}
-	var total int64
-	for _, s := range l.segs[n:] {
-		total += s.size
+	return fi.ModTime().UnixMilli()
+}
+
+// retentionDue tells, for a log not loaded yet, whether a retention pass
+// could delete anything, from a listing of its directory, the sizes and
+// modification times of its .log files and the last entry of their
+// .timeindex files, without loading it. It errs on the side of true (load
+// and decide for real): file sizes are at least the valid sizes a load
+// finds, and a time index entry is at most the segment's largest
+// timestamp. A segment without time index entries is judged by its .log
+// mtime, Kafka's fallback for segments without a known largest timestamp.
+func (l *Log) retentionDue(nowMs int64) bool {
+	l.mu.RLock()
+	cfg, closed := l.cfg, l.closed
+	l.mu.RUnlock()
+	if closed || (cfg.RetentionMs < 0 && cfg.RetentionBytes < 0) {
+		return false
 	}
-	for ; n < len(l.segs) && l.deletable(n); n++ {
-		s := l.segs[n]
-		if total-s.size < l.cfg.RetentionBytes {
-			break
+	bases, err := listSegments(l.dir)
+	if err != nil {
+		return true // the real pass reports it
+	}
+	sizes := make([]int64, len(bases))
+	mtimes := make([]int64, len(bases))
+	for i, b := range bases {
+		fi, err := os.Stat(segmentPath(l.dir, b) + ".log")
+		if err != nil {
+			return true
 		}
-		total -= s.size
+		sizes[i], mtimes[i] = fi.Size(), fi.ModTime().UnixMilli()
 	}
-	return n
+	n, err := expiredCount(cfg, nowMs, sizes, func(i int) (int64, error) {
+		path := segmentPath(l.dir, bases[i])
+		ts := lastTimeIndexEntry(path + ".timeindex")
+		if ts < 0 && i == len(bases)-1 {
+			ts = maxBatchTimestamp(path+".log", sizes[i])
+		}
+		if ts < 0 {
+			ts = mtimes[i]
+		}
+		return ts, nil
+	})
+	return n > 0 || err != nil
+}
+
+// lastTimeIndexEntry reads the timestamp of the last entry of a time index
+// file, -1 if there is none or the file is unreadable.
+func lastTimeIndexEntry(path string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() < timeEntrySize || fi.Size()%timeEntrySize != 0 {
+		return -1
+	}
+	var b [timeEntrySize]byte
+	if _, err := f.ReadAt(b[:], fi.Size()-timeEntrySize); err != nil {
+		return -1
+	}
+	return int64(binary.BigEndian.Uint64(b[:]))
 }
 
 // Truncate drops every batch holding offsets >= to (a batch straddling to is
@@ -115,7 +178,7 @@ func (l *Log) Truncate(to int64) error {
 	}
 	l.segs = l.segs[:i+1]
 	s := l.segs[i]
-	s.active, s.rollBase = true, -1
+	s.active, s.rollWall, s.rollKnown = true, -1, false
 	if err := s.acquire(); err != nil {
 		return err
 	}
@@ -152,4 +215,29 @@ func (l *Log) truncateFully(to int64) error {
 	s.active, s.tsKnown = true, true
 	l.segs = []*segment{s}
 	return nil
+}
+
+// maxBatchTimestamp hops over the batch headers of a .log file of size
+// bytes and returns their largest MaxTimestamp, -1 if none. It stops at
+// the first header that does not parse or does not fit.
+func maxBatchTimestamp(path string, size int64) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	ts := int64(-1)
+	var hb [record.HeaderSize]byte
+	for pos := int64(0); size-pos >= record.HeaderSize; {
+		if _, err := f.ReadAt(hb[:], pos); err != nil {
+			break
+		}
+		h, err := record.ReadHeader(hb[:])
+		if err != nil || h.BatchLength < record.HeaderSize-12 || int64(h.Size()) > size-pos {
+			break
+		}
+		ts = max(ts, h.MaxTimestamp)
+		pos += int64(h.Size())
+	}
+	return ts
 }

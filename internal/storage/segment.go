@@ -21,11 +21,17 @@ type segment struct {
 	cache *fdCache
 
 	// Guarded by the owning Log's mu.
-	size     int64 // bytes of valid batches
-	next     int64 // offset after the last batch
-	rollBase int64 // unix ms of the first append (segment.ms), -1 unknown
-	active   bool
-	interval int32 // index.interval.bytes
+	size int64 // bytes of valid batches
+	next int64 // offset after the last batch
+	// The segment.ms roll clock (Kafka's rollingBasedTimestamp): the max
+	// timestamp of the first batch, read back from the file after a
+	// restart, or the .log mtime if that batch has none (rollMtime).
+	rollTS    int64
+	rollKnown bool
+	rollMtime bool
+	rollWall  int64 // unix ms of the first append in this process, -1 none
+	active    bool
+	interval  int32 // index.interval.bytes
 
 	mu          sync.Mutex // guards everything below
 	f           *os.File
@@ -48,7 +54,7 @@ func segmentPath(dir string, base int64) string {
 
 func newSegment(dir string, base int64, cache *fdCache, interval int32) *segment {
 	return &segment{base: base, path: segmentPath(dir, base), cache: cache, next: base,
-		rollBase: -1, interval: interval, maxTS: -1, maxTSOff: -1}
+		rollWall: -1, rollTS: -1, interval: interval, maxTS: -1, maxTSOff: -1}
 }
 
 // acquire pins the segment with its files open. The caller holds the Log's
@@ -443,4 +449,23 @@ func (s *segment) locateTime(ts int64) (*os.File, int64) {
 		return s.f, 0
 	}
 	return s.f, lookupOffset(s.idx, int64(rel))
+}
+
+// loadRollClock reads the roll clock of a non-empty segment from its first
+// batch header, falling back to the .log mtime. The caller pinned the
+// segment and holds Log.mu for writing.
+func (s *segment) loadRollClock() {
+	s.rollKnown, s.rollTS, s.rollMtime = true, -1, false
+	f, _ := s.locate(s.base)
+	var hb [record.HeaderSize]byte
+	if s.size >= record.HeaderSize {
+		if _, err := f.ReadAt(hb[:], 0); err == nil {
+			if h, err := record.ReadHeader(hb[:]); err == nil {
+				s.rollTS = h.MaxTimestamp
+			}
+		}
+	}
+	if s.rollTS < 0 {
+		s.rollTS, s.rollMtime = mtimeMs(s.path+".log"), true
+	}
 }

@@ -19,4 +19,9 @@ var Supported = map[int16]VersionRange{
 	int16(kmsg.DeleteTopics):    {0, 6},
 	int16(kmsg.DescribeConfigs): {0, 4},
 	int16(kmsg.DescribeCluster): {0, 1},
+	// Inter-broker, from the controller (which sends LeaderAndIsr v5,
+	// UpdateMetadata v7, StopReplica v3: topic ids and broker epochs).
+	int16(kmsg.LeaderAndISR):   {5, 5},
+	int16(kmsg.StopReplica):    {3, 3},
+	int16(kmsg.UpdateMetadata): {7, 7},
 }

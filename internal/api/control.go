@@ -1,0 +1,17 @@
+package api
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Control is what a broker does with the controller's requests (Kafka's
+// ZooKeeper-era inter-broker control plane). Implementations check the
+// controller and broker epochs of every request and answer protocol errors
+// in the response; they never close the connection.
+type Control interface {
+	LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRRequest) *kmsg.LeaderAndISRResponse
+	StopReplica(ctx context.Context, req *kmsg.StopReplicaRequest) *kmsg.StopReplicaResponse
+	UpdateMetadata(ctx context.Context, req *kmsg.UpdateMetadataRequest) *kmsg.UpdateMetadataResponse
+}

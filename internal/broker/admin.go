@@ -1,0 +1,128 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-kafka/samsa/internal/api"
+	"github.com/samsa-kafka/samsa/internal/controller"
+	"github.com/samsa-kafka/samsa/internal/metacache"
+	"github.com/samsa-kafka/samsa/internal/metadata"
+)
+
+// clusterAdmin serves topic administration (api.Admin) through the store,
+// as Kafka's AdminManager does through ZooKeeper: CreateTopics and
+// DeleteTopics are the controller's (NOT_CONTROLLER elsewhere); they write
+// the topic's keys or deletion marker and wait until this broker's metadata
+// cache shows the result, or the request's deadline passes.
+type clusterAdmin struct {
+	md    *metadata.Client
+	ctrl  *controller.Controller
+	cache *metacache.Cache
+}
+
+func (a *clusterAdmin) CreateTopic(ctx context.Context, ct api.CreateTopic, validateOnly bool) (api.TopicInfo, error) {
+	if !a.ctrl.IsActive() {
+		return api.TopicInfo{}, kerr.NotController
+	}
+	info, assignment, err := a.plan(ct)
+	if err != nil || validateOnly {
+		return info, err
+	}
+	if err := a.write(ctx, ct, info, assignment); err != nil {
+		return info, err
+	}
+	err = a.waitFor(ctx, func() bool {
+		t, ok := a.cache.Topic(ct.Name)
+		if !ok || t.ID != info.ID || len(t.Partitions) != int(ct.NumPartitions) {
+			return false
+		}
+		for _, p := range t.Partitions {
+			if p.Leader < 0 {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return info, fmt.Errorf("%w: topic %q created, leaders not yet elected", kerr.RequestTimedOut, ct.Name)
+	}
+	t, _ := a.cache.Topic(ct.Name)
+	return t, nil
+}
+
+// AutoCreateTopic writes a topic without waiting; any broker may (Kafka's
+// auto-creation from Metadata requests).
+func (a *clusterAdmin) AutoCreateTopic(ctx context.Context, ct api.CreateTopic) error {
+	info, assignment, err := a.plan(ct)
+	if err != nil {
+		return err
+	}
+	return a.write(ctx, ct, info, assignment)
+}
+
+func (a *clusterAdmin) plan(ct api.CreateTopic) (api.TopicInfo, map[int32][]int32, error) {
+	info := api.TopicInfo{Name: ct.Name, ID: uuid.New(), Configs: ct.Configs}
+	assignment := ct.Assignment
+	if assignment == nil {
+		var ids []int32
+		for _, b := range a.cache.Brokers() {
+			ids = append(ids, b.ID)
+		}
+		var err error
+		assignment, err = metadata.AssignReplicas(ids, int(ct.NumPartitions), int(ct.ReplicationFactor), 0, -1, -1, nil)
+		if err != nil {
+			return info, nil, fmt.Errorf("%w: %v", kerr.InvalidReplicationFactor, err)
+		}
+	}
+	for p := range int32(len(assignment)) {
+		info.Partitions = append(info.Partitions, api.PartitionInfo{ID: p, Leader: -1, Replicas: assignment[p]})
+	}
+	return info, assignment, nil
+}
+
+func (a *clusterAdmin) write(ctx context.Context, ct api.CreateTopic, info api.TopicInfo, assignment map[int32][]int32) error {
+	err := a.md.CreateTopic(ctx, ct.Name, metadata.Assignment{TopicID: info.ID, Partitions: assignment}, ct.Configs)
+	if errors.Is(err, metadata.ErrTopicExists) {
+		return fmt.Errorf("%w: topic %q already exists", kerr.TopicAlreadyExists, ct.Name)
+	}
+	return err
+}
+
+func (a *clusterAdmin) DeleteTopic(ctx context.Context, name string) error {
+	if !a.ctrl.IsActive() {
+		return kerr.NotController
+	}
+	before, _ := a.cache.Topic(name)
+	if err := a.md.MarkTopicForDeletion(ctx, name); err != nil {
+		return err
+	}
+	err := a.waitFor(ctx, func() bool {
+		t, ok := a.cache.Topic(name)
+		return !ok || t.ID != before.ID
+	})
+	if err != nil {
+		return fmt.Errorf("%w: deletion of %q is still in progress", kerr.RequestTimedOut, name)
+	}
+	return nil
+}
+
+// waitFor re-checks cond at every metadata change until it holds or ctx
+// ends.
+func (a *clusterAdmin) waitFor(ctx context.Context, cond func() bool) error {
+	for {
+		ch := a.cache.Changed()
+		if cond() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		}
+	}
+}

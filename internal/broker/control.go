@@ -1,0 +1,254 @@
+package broker
+
+// The broker side of the control plane: what a broker does with the
+// controller's LeaderAndIsr, StopReplica and UpdateMetadata (Kafka's
+// ReplicaManager.becomeLeaderOrFollower / stopReplicas and
+// MetadataCache.updateMetadata, ZooKeeper era).
+//
+// Every request first passes metacache.CheckEpochs: a stale broker epoch
+// answers STALE_BROKER_EPOCH, a controller epoch below the highest seen
+// STALE_CONTROLLER_EPOCH, and nothing is applied (every partition of the
+// request carries the same error, as Kafka's getErrorResponse does).
+//
+// LeaderAndIsr, per partition:
+//   - this broker not in Replicas:           UNKNOWN_TOPIC_OR_PARTITION, ignored
+//   - topic id differs from the hosted log:  INCONSISTENT_TOPIC_ID
+//   - leader epoch not newer than ours:      STALE_CONTROLLER_EPOCH, ignored
+//   - otherwise the log is created if absent (topic config from the store)
+//     and the role recorded: leader when Leader is this broker, else follower
+//   - log creation failure:                  KAFKA_STORAGE_ERROR
+//
+// StopReplica, per partition: a leader epoch of -2 (deletion) or -1 (none)
+// always applies, otherwise it must be at least ours (else
+// FENCED_LEADER_EPOCH); the partition stops being hosted and, with delete,
+// its directory is renamed <topic>-<p>.<uuid>-delete. A partition not hosted
+// is still deleted from disk (a topic deleted while this broker was down).
+//
+// Requests are applied one at a time (Kafka's replicaStateChangeLock).
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/api"
+	"github.com/samsa-kafka/samsa/internal/metacache"
+	"github.com/samsa-kafka/samsa/internal/replica"
+	"github.com/samsa-kafka/samsa/internal/storage"
+)
+
+// Leader epochs of StopReplica that bypass the epoch check (Kafka's
+// LeaderAndIsr.EpochDuringDelete and NoEpoch).
+const (
+	epochDuringDelete = -2
+	noEpoch           = -1
+)
+
+var _ api.Control = (*controlPlane)(nil)
+
+// controlPlane implements api.Control on a broker.
+type controlPlane struct {
+	cache           *metacache.Cache
+	replicas        *replica.Manager
+	topicConfig     func(ctx context.Context, topic string) (map[string]string, error)
+	partitionConfig func(overrides map[string]string) (replica.Config, error)
+	nodeID          int32
+	log             *slog.Logger
+
+	mu sync.Mutex // one control request at a time
+}
+
+// LeaderAndIsr makes this broker leader or follower of each partition.
+func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRRequest) *kmsg.LeaderAndISRResponse {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	resp := req.ResponseKind().(*kmsg.LeaderAndISRResponse)
+	resp.ErrorCode = c.cache.CheckEpochs(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch)
+	if resp.ErrorCode != 0 {
+		c.log.Warn("ignoring LeaderAndIsr", "controller", req.ControllerID, "controller_epoch", req.ControllerEpoch,
+			"broker_epoch", req.BrokerEpoch, "err", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	cfgs := map[string]topicCfg{}
+	var leaders, followers int
+	for _, ts := range leaderAndIsrTopics(req) {
+		rt := kmsg.NewLeaderAndISRResponseTopic()
+		rt.TopicID = ts.TopicID
+		for i := range ts.PartitionStates {
+			ps := &ts.PartitionStates[i]
+			code := resp.ErrorCode
+			if code == 0 {
+				code = c.become(ctx, ts.Topic, ts.TopicID, ps, cfgs, req.ControllerEpoch)
+			}
+			if code == 0 && ps.Leader == c.nodeID {
+				leaders++
+			} else if code == 0 {
+				followers++
+			}
+			rp := kmsg.NewLeaderAndISRResponseTopicPartition()
+			rp.Topic, rp.Partition, rp.ErrorCode = ts.Topic, ps.Partition, code
+			if req.Version >= 5 {
+				rt.Partitions = append(rt.Partitions, rp)
+			} else {
+				resp.Partitions = append(resp.Partitions, rp)
+			}
+		}
+		if req.Version >= 5 {
+			resp.Topics = append(resp.Topics, rt)
+		}
+	}
+	if resp.ErrorCode == 0 {
+		c.log.Info("applied LeaderAndIsr", "controller", req.ControllerID, "controller_epoch", req.ControllerEpoch,
+			"leaders", leaders, "followers", followers)
+	}
+	return resp
+}
+
+// leaderAndIsrTopics returns the request's partitions grouped by topic
+// (v0–v1 list them flat).
+func leaderAndIsrTopics(req *kmsg.LeaderAndISRRequest) []kmsg.LeaderAndISRRequestTopicState {
+	if len(req.PartitionStates) == 0 {
+		return req.TopicStates
+	}
+	out := slices.Clone(req.TopicStates)
+	for _, ps := range req.PartitionStates {
+		ts := kmsg.NewLeaderAndISRRequestTopicState()
+		ts.Topic, ts.PartitionStates = ps.Topic, []kmsg.LeaderAndISRRequestTopicPartition{ps}
+		out = append(out, ts)
+	}
+	return out
+}
+
+// topicCfg is a topic's resolved partition configuration, looked up once per
+// request.
+type topicCfg struct {
+	cfg replica.Config
+	err error
+}
+
+// become applies one partition state and returns its error code.
+func (c *controlPlane) become(ctx context.Context, topic string, id [16]byte, ps *kmsg.LeaderAndISRRequestTopicPartition,
+	cfgs map[string]topicCfg, ctrlEpoch int32) int16 {
+	tp := storage.TopicPartition{Topic: topic, Partition: ps.Partition}
+	log := c.log.With("partition", tp.String(), "controller_epoch", ctrlEpoch, "leader_epoch", ps.LeaderEpoch)
+	if !slices.Contains(ps.Replicas, c.nodeID) {
+		log.Warn("ignoring LeaderAndIsr: this broker is not in the replicas", "replicas", ps.Replicas)
+		return kerr.UnknownTopicOrPartition.Code
+	}
+	var cfg replica.Config
+	if p := c.replicas.Get(tp); p != nil {
+		cfg = p.Config()
+	} else {
+		tc, ok := cfgs[topic]
+		if !ok {
+			tc = c.resolveConfig(ctx, topic)
+			cfgs[topic] = tc
+		}
+		if tc.err != nil {
+			log.Error("cannot resolve topic config", "err", tc.err)
+			return kerr.UnknownServerError.Code
+		}
+		cfg = tc.cfg
+	}
+	role := replica.Follower
+	if ps.Leader == c.nodeID {
+		role = replica.Leader
+	}
+	st := replica.State{Role: role, Leader: ps.Leader, LeaderEpoch: ps.LeaderEpoch, PartitionEpoch: ps.ZKVersion,
+		Replicas: ps.Replicas, ISR: ps.ISR}
+	_, err := c.replicas.Become(tp, id, cfg, st)
+	switch {
+	case err == nil:
+		log.Debug("became "+role.String(), "leader", ps.Leader, "isr", ps.ISR)
+		return 0
+	case errors.Is(err, replica.ErrStaleLeaderEpoch):
+		log.Info("ignoring LeaderAndIsr: leader epoch is not newer")
+		return kerr.StaleControllerEpoch.Code
+	case errors.Is(err, replica.ErrInconsistentTopicID):
+		log.Error("ignoring LeaderAndIsr", "err", err)
+		return kerr.InconsistentTopicID.Code
+	default:
+		log.Error("cannot host partition", "err", err)
+		return kerr.KafkaStorageError.Code
+	}
+}
+
+func (c *controlPlane) resolveConfig(ctx context.Context, topic string) topicCfg {
+	overrides, err := c.topicConfig(ctx, topic)
+	if err != nil {
+		return topicCfg{err: err}
+	}
+	cfg, err := c.partitionConfig(overrides)
+	return topicCfg{cfg: cfg, err: err}
+}
+
+// StopReplica stops hosting partitions, deleting their logs when asked.
+func (c *controlPlane) StopReplica(_ context.Context, req *kmsg.StopReplicaRequest) *kmsg.StopReplicaResponse {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	resp := req.ResponseKind().(*kmsg.StopReplicaResponse)
+	resp.ErrorCode = c.cache.CheckEpochs(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch)
+	if resp.ErrorCode != 0 {
+		c.log.Warn("ignoring StopReplica", "controller", req.ControllerID, "controller_epoch", req.ControllerEpoch,
+			"broker_epoch", req.BrokerEpoch, "err", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	for _, t := range req.Topics {
+		for _, ps := range stopReplicaStates(req, &t) {
+			code := resp.ErrorCode
+			if code == 0 {
+				code = c.stop(storage.TopicPartition{Topic: t.Topic, Partition: ps.Partition}, ps.LeaderEpoch, ps.Delete, req.ControllerEpoch)
+			}
+			rp := kmsg.NewStopReplicaResponsePartition()
+			rp.Topic, rp.Partition, rp.ErrorCode = t.Topic, ps.Partition, code
+			resp.Partitions = append(resp.Partitions, rp)
+		}
+	}
+	return resp
+}
+
+// stopReplicaStates returns a topic's partitions with their leader epoch and
+// delete flag (v1–v2 carry neither per partition).
+func stopReplicaStates(req *kmsg.StopReplicaRequest, t *kmsg.StopReplicaRequestTopic) []kmsg.StopReplicaRequestTopicPartitionState {
+	if req.Version >= 3 {
+		return t.PartitionStates
+	}
+	out := make([]kmsg.StopReplicaRequestTopicPartitionState, 0, len(t.Partitions))
+	for _, p := range t.Partitions {
+		ps := kmsg.NewStopReplicaRequestTopicPartitionState()
+		ps.Partition, ps.LeaderEpoch, ps.Delete = p, noEpoch, req.DeletePartitions
+		out = append(out, ps)
+	}
+	return out
+}
+
+// stop removes one partition and returns its error code.
+func (c *controlPlane) stop(tp storage.TopicPartition, epoch int32, del bool, ctrlEpoch int32) int16 {
+	log := c.log.With("partition", tp.String(), "controller_epoch", ctrlEpoch, "leader_epoch", epoch, "delete", del)
+	if p := c.replicas.Get(tp); p != nil && epoch != epochDuringDelete && epoch != noEpoch && epoch < p.LeaderEpoch() {
+		log.Warn("ignoring StopReplica: leader epoch is older than ours", "ours", p.LeaderEpoch())
+		return kerr.FencedLeaderEpoch.Code
+	}
+	if err := c.replicas.Remove(tp, del); err != nil {
+		log.Error("stopping replica failed", "err", err)
+		return kerr.KafkaStorageError.Code
+	}
+	log.Debug("stopped replica")
+	return 0
+}
+
+// UpdateMetadata feeds the metadata cache.
+func (c *controlPlane) UpdateMetadata(_ context.Context, req *kmsg.UpdateMetadataRequest) *kmsg.UpdateMetadataResponse {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	resp := req.ResponseKind().(*kmsg.UpdateMetadataResponse)
+	resp.ErrorCode = c.cache.ApplyUpdateMetadata(req)
+	if resp.ErrorCode != 0 {
+		c.log.Warn("ignoring UpdateMetadata", "controller", req.ControllerID, "controller_epoch", req.ControllerEpoch,
+			"broker_epoch", req.BrokerEpoch, "err", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	return resp
+}

@@ -1,0 +1,249 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/metadata"
+	"github.com/samsa-kafka/samsa/internal/metastore"
+)
+
+// Sender delivers controller requests to brokers (Kafka's
+// ControllerChannelManager). Callbacks may run on any goroutine.
+type Sender interface {
+	AddBroker(b metadata.Broker)
+	RemoveBroker(id int32)
+	Send(broker int32, req kmsg.Request, cb func(kmsg.Response, error))
+}
+
+// Config is what a controller needs.
+type Config struct {
+	NodeID int32
+	Store  metastore.Store
+	Sender Sender
+	// UncleanLeaderElection is the broker default of
+	// unclean.leader.election.enable (topics may override it).
+	UncleanLeaderElection bool
+	Logger                *slog.Logger
+	// StateChange receives the state-change log (Kafka's state-change.log).
+	StateChange *slog.Logger
+	Now         func() time.Time
+	// OnChange is told who the controller is whenever that changes.
+	OnChange func(controllerID int32, active bool)
+}
+
+// Controller is the event-handling core. Only the event loop calls Handle.
+type Controller struct {
+	cfg     Config
+	md      *metadata.Client
+	session metastore.Session
+
+	ctx         *Context // nil unless active
+	ctrlVersion int64
+	deleting    map[string]bool
+	shutting    map[int32]bool
+	unclean     map[string]bool // per-topic unclean.leader.election.enable
+
+	active       atomic.Bool
+	controllerID atomic.Int32
+	enqueue      func(Event) // set by the loop: responses re-enter as events
+}
+
+// New returns an inactive controller.
+func New(cfg Config) *Controller {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.StateChange == nil {
+		cfg.StateChange = cfg.Logger
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	c := &Controller{cfg: cfg, md: metadata.New(cfg.Store)}
+	c.controllerID.Store(-1)
+	c.enqueue = func(Event) {}
+	return c
+}
+
+// IsActive reports whether this broker is the active controller. Safe from
+// any goroutine.
+func (c *Controller) IsActive() bool { return c.active.Load() }
+
+// ControllerID is the controller this broker knows of, -1 if none. Safe
+// from any goroutine.
+func (c *Controller) ControllerID() int32 { return c.controllerID.Load() }
+
+// Epoch is the active controller's epoch (0 when inactive). Loop only.
+func (c *Controller) Epoch() int32 {
+	if c.ctx == nil {
+		return 0
+	}
+	return c.ctx.epoch
+}
+
+func (c *Controller) stateChange(msg string, args ...any) {
+	epoch := int32(0)
+	if c.ctx != nil {
+		epoch = c.ctx.epoch
+	}
+	c.cfg.StateChange.Info(msg, append([]any{"controller", c.cfg.NodeID, "controller_epoch", epoch}, args...)...)
+}
+
+func (c *Controller) setController(id int32, active bool) {
+	c.controllerID.Store(id)
+	c.active.Store(active)
+	if c.cfg.OnChange != nil {
+		c.cfg.OnChange(id, active)
+	}
+}
+
+// Handle processes one event. It is the only way controller state changes.
+func (c *Controller) Handle(ctx context.Context, ev Event) {
+	var err error
+	switch e := ev.(type) {
+	case Startup:
+		c.session = e.Session
+		err = c.elect(ctx)
+	case ControllerChange:
+		err = c.onControllerChange(ctx)
+	case BrokerChange:
+		if c.ctx != nil {
+			err = c.onBrokerChange(ctx)
+		}
+	case TopicChange:
+		if c.ctx != nil {
+			err = c.onTopicChange(ctx, e.KVs)
+		}
+	case DeleteTopics:
+		if c.ctx != nil {
+			err = c.onDeleteTopics(ctx)
+		}
+	case SessionExpired:
+		c.resign("session expired")
+	case response:
+		err = c.onResponse(ctx, e)
+	case Expire:
+		c.resign("expired by the broker")
+	}
+	if errors.Is(err, metadata.ErrControllerMoved) {
+		c.resign("controller moved")
+		return
+	}
+	if err != nil {
+		c.cfg.Logger.Error("controller event failed", "event", ev.name(), "err", err)
+	}
+}
+
+// elect campaigns for /controller; the winner fails over.
+func (c *Controller) elect(ctx context.Context) error {
+	if c.session == nil {
+		return nil
+	}
+	select {
+	case <-c.session.Done():
+		return nil // a new session brings a new Startup
+	default:
+	}
+	won, ver, err := c.md.TryBecomeController(ctx, c.session, c.cfg.NodeID, c.cfg.Now())
+	if err != nil {
+		return err
+	}
+	if !won {
+		id, _, err := c.md.Controller(ctx)
+		if err != nil {
+			return err
+		}
+		c.setController(id, false)
+		return nil
+	}
+	c.ctrlVersion = ver
+	start := c.cfg.Now()
+	if err := c.onControllerFailover(ctx); err != nil {
+		c.cfg.Logger.Error("controller failover failed; giving up the controllership", "err", err)
+		c.resign("failover failed")
+		c.md.Store().Txn(ctx, []metastore.Cmp{{Key: metadata.ControllerKey, Version: ver}}, []metastore.Op{metastore.Delete(metadata.ControllerKey)})
+		return nil
+	}
+	c.cfg.Logger.Info("became controller", "epoch", c.ctx.epoch, "brokers", len(c.ctx.liveBrokers),
+		"topics", len(c.ctx.topics), "partitions", len(c.ctx.states), "took", c.cfg.Now().Sub(start))
+	return nil
+}
+
+// onControllerChange: /controller changed or vanished.
+func (c *Controller) onControllerChange(ctx context.Context) error {
+	id, found, err := c.md.Controller(ctx)
+	if err != nil {
+		return err
+	}
+	if found {
+		if c.ctx != nil && id != c.cfg.NodeID {
+			c.resign("another broker is controller")
+		}
+		c.setController(id, c.ctx != nil)
+		return nil
+	}
+	if c.ctx != nil {
+		c.resign("controller key deleted")
+	}
+	c.setController(-1, false)
+	return c.elect(ctx)
+}
+
+// resign stops acting as controller and drops its state (Kafka's
+// onControllerResignation).
+func (c *Controller) resign(why string) {
+	if c.ctx == nil {
+		return
+	}
+	c.cfg.Logger.Warn("resigning as controller", "reason", why, "epoch", c.ctx.epoch)
+	for id := range c.ctx.liveBrokers {
+		c.cfg.Sender.RemoveBroker(id)
+	}
+	c.ctx = nil
+	c.setController(-1, false)
+}
+
+// send builds and sends a batch.
+func (c *Controller) send(b *requestBatch) {
+	for _, o := range b.build(c) {
+		req, broker := o.req, o.broker
+		c.cfg.Sender.Send(broker, req, func(resp kmsg.Response, err error) {
+			c.enqueue(response{broker: broker, req: req, resp: resp, err: err})
+		})
+	}
+}
+
+func (c *Controller) onResponse(ctx context.Context, r response) error {
+	if r.err != nil {
+		c.cfg.Logger.Debug("controller request failed", "broker", r.broker, "api", kmsg.NameForKey(r.req.Key()), "err", r.err)
+		return nil
+	}
+	switch resp := r.resp.(type) {
+	case *kmsg.StopReplicaResponse:
+		return c.onStopReplicaResponse(ctx, r.broker, resp)
+	case *kmsg.LeaderAndISRResponse:
+		if resp.ErrorCode != 0 {
+			c.cfg.Logger.Warn("LeaderAndIsr refused", "broker", r.broker, "code", resp.ErrorCode)
+		}
+	case *kmsg.UpdateMetadataResponse:
+		if resp.ErrorCode != 0 {
+			c.cfg.Logger.Warn("UpdateMetadata refused", "broker", r.broker, "code", resp.ErrorCode)
+		}
+	}
+	return nil
+}
+
+func (c *Controller) uncleanAllowed(topic string) bool {
+	if v, ok := c.unclean[topic]; ok {
+		return v
+	}
+	return c.cfg.UncleanLeaderElection
+}
+
+func (c *Controller) shuttingDown(id int32) bool { return c.shutting[id] }

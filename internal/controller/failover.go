@@ -1,0 +1,314 @@
+package controller
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/samsa-kafka/samsa/internal/metadata"
+	"github.com/samsa-kafka/samsa/internal/metastore"
+)
+
+// onControllerFailover runs when this broker wins the election (Kafka's
+// onControllerFailover): bump the epoch, load the context, connect to the
+// brokers, tell them everything, then start the replica and partition state
+// machines (online replicas told their state; new and offline partitions
+// elected with the offline strategy).
+func (c *Controller) onControllerFailover(ctx context.Context) error {
+	fence, err := c.md.IncrementControllerEpoch(ctx, c.ctrlVersion)
+	if err != nil {
+		return err
+	}
+	cx := newContext()
+	cx.epoch, cx.fence = fence.Epoch, fence
+	if err := c.loadContext(ctx, cx); err != nil {
+		return err
+	}
+	c.ctx = cx
+	c.shutting = map[int32]bool{}
+	c.setController(c.cfg.NodeID, true)
+	for _, b := range cx.liveBrokers {
+		c.cfg.Sender.AddBroker(b)
+	}
+
+	b := newBatch()
+	all := cx.allPartitions()
+	b.addUpdateMetadata(cx.liveBrokerIDs(), all)
+	var online []replicaKey
+	var toElect []TP
+	for _, tp := range all {
+		for _, r := range cx.replicas(tp) {
+			k := replicaKey{tp, r}
+			switch {
+			case cx.isLive(r):
+				cx.replicaSt[k] = OnlineReplica
+				online = append(online, k)
+			case c.deleting[tp.Topic]:
+				cx.replicaSt[k] = ReplicaDeletionIneligible
+			default:
+				cx.replicaSt[k] = OfflineReplica
+			}
+		}
+		st, ok := cx.states[tp]
+		switch {
+		case !ok:
+			cx.partState[tp] = NewPartition
+		case st.State.Leader >= 0 && cx.isLive(st.State.Leader):
+			cx.partState[tp] = OnlinePartition
+		default:
+			cx.partState[tp] = OfflinePartition
+		}
+		if cx.partState[tp] != OnlinePartition && !c.deleting[tp.Topic] {
+			toElect = append(toElect, tp)
+		}
+	}
+	if err := c.changeReplicas(ctx, b, online, OnlineReplica); err != nil {
+		return err
+	}
+	if err := c.changePartitions(ctx, b, toElect, OnlinePartition, OfflineElection); err != nil {
+		return err
+	}
+	c.send(b)
+	return c.resumeDeletions(ctx)
+}
+
+// loadContext reads brokers, topics, states, configs and deletion markers.
+func (c *Controller) loadContext(ctx context.Context, cx *Context) error {
+	brokers, _, err := c.md.Brokers(ctx)
+	if err != nil {
+		return err
+	}
+	for _, b := range brokers {
+		cx.liveBrokers[b.ID] = b
+	}
+	topics, _, err := c.md.LoadTopics(ctx)
+	if err != nil {
+		return err
+	}
+	for name, t := range topics {
+		cx.topics[name] = &topicInfo{id: t.Assignment.TopicID, assignment: t.Assignment.Partitions, version: t.AssignmentVersion}
+		for p, s := range t.States {
+			cx.states[TP{Topic: name, Partition: p}] = s
+		}
+	}
+	c.unclean = map[string]bool{}
+	cfgs, _, err := c.md.Store().List(ctx, metadata.TopicConfigsPrefix)
+	if err != nil {
+		return err
+	}
+	for _, kv := range cfgs {
+		c.applyTopicConfig(kv)
+	}
+	c.deleting = map[string]bool{}
+	marks, _, err := c.md.Store().List(ctx, metadata.DeleteTopicsPrefix)
+	if err != nil {
+		return err
+	}
+	for _, kv := range marks {
+		c.deleting[kv.Key[len(metadata.DeleteTopicsPrefix):]] = true
+	}
+	return nil
+}
+
+func (c *Controller) applyTopicConfig(kv metastore.KV) {
+	topic := kv.Key[len(metadata.TopicConfigsPrefix):]
+	cfg, err := metadata.DecodeTopicConfig(kv.Value)
+	if err != nil {
+		c.cfg.Logger.Warn("bad topic config", "topic", topic, "err", err)
+		return
+	}
+	if v, ok := cfg["unclean.leader.election.enable"]; ok {
+		b, _ := strconv.ParseBool(v)
+		c.unclean[topic] = b
+	} else {
+		delete(c.unclean, topic)
+	}
+}
+
+// onBrokerChange diffs the registered brokers against the live set. A
+// broker whose registration changed epoch bounced: it counts as failed and
+// started.
+func (c *Controller) onBrokerChange(ctx context.Context) error {
+	brokers, _, err := c.md.Brokers(ctx)
+	if err != nil {
+		return err
+	}
+	current := map[int32]metadata.Broker{}
+	for _, b := range brokers {
+		current[b.ID] = b
+	}
+	var dead, started []int32
+	for id, old := range c.ctx.liveBrokers {
+		if nb, ok := current[id]; !ok || nb.Epoch != old.Epoch {
+			dead = append(dead, id)
+		}
+	}
+	for id, nb := range current {
+		if old, ok := c.ctx.liveBrokers[id]; !ok || old.Epoch != nb.Epoch {
+			started = append(started, id)
+		}
+	}
+	sortInt32s(dead)
+	sortInt32s(started)
+	for _, id := range dead {
+		delete(c.ctx.liveBrokers, id)
+		delete(c.shutting, id)
+		c.cfg.Sender.RemoveBroker(id)
+	}
+	for _, id := range started {
+		c.ctx.liveBrokers[id] = current[id]
+		c.cfg.Sender.AddBroker(current[id])
+	}
+	if len(dead) > 0 {
+		c.cfg.Logger.Info("brokers failed", "ids", dead)
+		if err := c.onBrokerFailure(ctx, dead); err != nil {
+			return err
+		}
+	}
+	if len(started) > 0 {
+		c.cfg.Logger.Info("brokers started", "ids", started)
+		return c.onBrokerStartup(ctx, started)
+	}
+	return nil
+}
+
+// onBrokerStartup: new brokers learn everything; their replicas go online;
+// partitions without a leader are elected.
+func (c *Controller) onBrokerStartup(ctx context.Context, ids []int32) error {
+	b := newBatch()
+	b.addUpdateMetadata(ids, c.ctx.allPartitions())
+	b.addUpdateMetadata(c.ctx.liveBrokerIDs(), nil)
+	var keys []replicaKey
+	for _, id := range ids {
+		for _, tp := range c.ctx.partitionsOnBroker(id) {
+			if !c.deleting[tp.Topic] {
+				keys = append(keys, replicaKey{tp, id})
+			}
+		}
+	}
+	if err := c.changeReplicas(ctx, b, keys, OnlineReplica); err != nil {
+		return err
+	}
+	if err := c.electOffline(ctx, b); err != nil {
+		return err
+	}
+	c.send(b)
+	return c.resumeDeletions(ctx)
+}
+
+// onBrokerFailure: partitions led by the dead brokers go offline and are
+// elected again; their replicas go offline (out of the ISR).
+func (c *Controller) onBrokerFailure(ctx context.Context, ids []int32) error {
+	b := newBatch()
+	deadSet := map[int32]bool{}
+	for _, id := range ids {
+		deadSet[id] = true
+	}
+	var led []TP
+	var keys, failedDeletes []replicaKey
+	for _, tp := range c.ctx.allPartitions() {
+		if c.deleting[tp.Topic] {
+			for _, r := range c.ctx.replicas(tp) {
+				if k := (replicaKey{tp, r}); deadSet[r] && c.ctx.replicaSt[k] == ReplicaDeletionStarted {
+					failedDeletes = append(failedDeletes, k)
+				}
+			}
+			continue
+		}
+		if st, ok := c.ctx.states[tp]; ok && deadSet[st.State.Leader] {
+			led = append(led, tp)
+		}
+		for _, r := range c.ctx.replicas(tp) {
+			if deadSet[r] {
+				keys = append(keys, replicaKey{tp, r})
+			}
+		}
+	}
+	if err := c.changePartitions(ctx, b, led, OfflinePartition, OfflineElection); err != nil {
+		return err
+	}
+	if err := c.electOffline(ctx, b); err != nil {
+		return err
+	}
+	if err := c.changeReplicas(ctx, b, keys, OfflineReplica); err != nil {
+		return err
+	}
+	if err := c.changeReplicas(ctx, b, failedDeletes, ReplicaDeletionIneligible); err != nil {
+		return err
+	}
+	b.addUpdateMetadata(c.ctx.liveBrokerIDs(), nil)
+	c.send(b)
+	return c.resumeDeletions(ctx)
+}
+
+// electOffline moves every New or Offline partition not being deleted to
+// Online with the offline strategy (Kafka's triggerOnlinePartitionStateChange).
+func (c *Controller) electOffline(ctx context.Context, b *requestBatch) error {
+	var tps []TP
+	for tp, s := range c.ctx.partState {
+		if (s == NewPartition || s == OfflinePartition) && !c.deleting[tp.Topic] {
+			tps = append(tps, tp)
+		}
+	}
+	sortTPs(tps)
+	return c.changePartitions(ctx, b, tps, OnlinePartition, OfflineElection)
+}
+
+// onTopicChange handles new topics and new partitions of existing topics
+// (Kafka's TopicChange and PartitionModifications): replicas and partitions
+// go New, then Online.
+func (c *Controller) onTopicChange(ctx context.Context, kvs []metastore.KV) error {
+	var fresh []TP
+	for _, kv := range kvs {
+		name, p, ok := metadata.ParseTopicsKey(kv.Key)
+		if !ok || p >= 0 || kv.Value == nil {
+			continue
+		}
+		a, err := metadata.DecodeAssignment(kv.Value)
+		if err != nil {
+			c.cfg.Logger.Warn("bad topic assignment", "topic", name, "err", err)
+			continue
+		}
+		t := c.ctx.topics[name]
+		if t == nil {
+			t = &topicInfo{id: a.TopicID, assignment: map[int32][]int32{}}
+			c.ctx.topics[name] = t
+		}
+		t.version = kv.Version
+		for _, p := range a.SortedPartitions() {
+			if _, known := t.assignment[p]; !known {
+				t.assignment[p] = a.Partitions[p]
+				fresh = append(fresh, TP{Topic: name, Partition: p})
+			}
+		}
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	b := newBatch()
+	var keys []replicaKey
+	for _, tp := range fresh {
+		for _, r := range c.ctx.replicas(tp) {
+			keys = append(keys, replicaKey{tp, r})
+		}
+	}
+	if err := c.changePartitions(ctx, b, fresh, NewPartition, OfflineElection); err != nil {
+		return err
+	}
+	if err := c.changeReplicas(ctx, b, keys, NewReplica); err != nil {
+		return err
+	}
+	if err := c.changePartitions(ctx, b, fresh, OnlinePartition, OfflineElection); err != nil {
+		return err
+	}
+	var online []replicaKey
+	for _, k := range keys {
+		if c.ctx.isLive(k.broker) {
+			online = append(online, k)
+		}
+	}
+	if err := c.changeReplicas(ctx, b, online, OnlineReplica); err != nil {
+		return err
+	}
+	c.send(b)
+	return nil
+}

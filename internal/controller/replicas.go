@@ -1,0 +1,158 @@
+package controller
+
+// Replica state machine (Kafka's ZkReplicaStateMachine).
+//
+//	NewReplica                 ← NonExistentReplica
+//	OnlineReplica              ← New, Online, Offline, DeletionIneligible
+//	OfflineReplica             ← New, Online, Offline, DeletionIneligible
+//	ReplicaDeletionStarted     ← Offline
+//	ReplicaDeletionSuccessful  ← DeletionStarted
+//	ReplicaDeletionIneligible  ← Offline, DeletionStarted
+//	NonExistentReplica         ← DeletionSuccessful
+
+import (
+	"context"
+	"slices"
+
+	"github.com/samsa-kafka/samsa/internal/metadata"
+)
+
+// ReplicaState is a replica's controller-side state.
+type ReplicaState int8
+
+const (
+	NonExistentReplica ReplicaState = iota
+	NewReplica
+	OnlineReplica
+	OfflineReplica
+	ReplicaDeletionStarted
+	ReplicaDeletionSuccessful
+	ReplicaDeletionIneligible
+)
+
+func (s ReplicaState) String() string {
+	return [...]string{"NonExistentReplica", "NewReplica", "OnlineReplica", "OfflineReplica",
+		"ReplicaDeletionStarted", "ReplicaDeletionSuccessful", "ReplicaDeletionIneligible"}[s]
+}
+
+var validReplicaPrev = map[ReplicaState][]ReplicaState{
+	NewReplica:                {NonExistentReplica},
+	OnlineReplica:             {NewReplica, OnlineReplica, OfflineReplica, ReplicaDeletionIneligible},
+	OfflineReplica:            {NewReplica, OnlineReplica, OfflineReplica, ReplicaDeletionIneligible},
+	ReplicaDeletionStarted:    {OfflineReplica},
+	ReplicaDeletionSuccessful: {ReplicaDeletionStarted},
+	ReplicaDeletionIneligible: {OfflineReplica, ReplicaDeletionStarted},
+	NonExistentReplica:        {ReplicaDeletionSuccessful},
+}
+
+// changeReplicas moves the replicas of broker `broker`... of the given
+// partitions on the given brokers to target.
+func (c *Controller) changeReplicas(ctx context.Context, b *requestBatch, keys []replicaKey, target ReplicaState) error {
+	var valid []replicaKey
+	for _, k := range keys {
+		cur := c.ctx.replicaSt[k]
+		if !slices.Contains(validReplicaPrev[target], cur) {
+			c.stateChange("invalid replica state transition", "partition", k.tp, "replica", k.broker, "from", cur, "to", target)
+			continue
+		}
+		valid = append(valid, k)
+	}
+	switch target {
+	case OnlineReplica:
+		for _, k := range valid {
+			if c.ctx.replicaSt[k] != NewReplica {
+				if _, ok := c.ctx.states[k.tp]; ok {
+					b.addLeaderAndIsr(c.ctx, []int32{k.broker}, k.tp, false)
+				}
+			}
+			c.setReplicaState(k, target)
+		}
+	case OfflineReplica:
+		for _, k := range valid {
+			b.addStopReplica([]int32{k.broker}, k.tp, false)
+		}
+		if err := c.removeFromISR(ctx, b, valid); err != nil {
+			return err
+		}
+		for _, k := range valid {
+			c.setReplicaState(k, target)
+		}
+	case ReplicaDeletionStarted:
+		for _, k := range valid {
+			b.addStopReplica([]int32{k.broker}, k.tp, true)
+			c.setReplicaState(k, target)
+		}
+	case NonExistentReplica:
+		for _, k := range valid {
+			c.setReplicaState(k, target)
+			delete(c.ctx.replicaSt, k)
+		}
+	default:
+		for _, k := range valid {
+			c.setReplicaState(k, target)
+		}
+	}
+	return nil
+}
+
+func (c *Controller) setReplicaState(k replicaKey, s ReplicaState) {
+	if prev := c.ctx.replicaSt[k]; prev != s {
+		c.stateChange("replica state changed", "partition", k.tp, "replica", k.broker, "from", prev, "to", s)
+	}
+	c.ctx.replicaSt[k] = s
+}
+
+// removeFromISR drops each replica from its partition's ISR (the leader
+// becomes -1 when it was the leader; an ISR of just that replica stays as
+// it is), with conditional writes retried on conflict, then tells the
+// remaining replicas unless the topic is being deleted.
+func (c *Controller) removeFromISR(ctx context.Context, b *requestBatch, keys []replicaKey) error {
+	pending := slices.Clone(keys)
+	for len(pending) > 0 {
+		var updates []metadata.StateUpdate
+		var upKeys []replicaKey
+		for _, k := range pending {
+			cur, ok := c.ctx.states[k.tp]
+			if !ok || (cur.State.Leader != k.broker && !slices.Contains(cur.State.ISR, k.broker)) {
+				continue
+			}
+			if cur.State.ControllerEpoch > c.ctx.epoch {
+				c.stateChange(errAborted.Error(), "partition", k.tp)
+				continue
+			}
+			next := cur.State
+			if next.Leader == k.broker {
+				next.Leader = -1
+			}
+			if !(len(next.ISR) == 1 && next.ISR[0] == k.broker) {
+				next.ISR = slices.DeleteFunc(slices.Clone(next.ISR), func(r int32) bool { return r == k.broker })
+			}
+			next.LeaderEpoch, next.PartitionEpoch, next.ControllerEpoch = next.LeaderEpoch+1, next.PartitionEpoch+1, c.ctx.epoch
+			updates = append(updates, metadata.StateUpdate{TP: k.tp, State: next, Version: cur.Version})
+			upKeys = append(upKeys, k)
+		}
+		results, err := c.md.WriteStates(ctx, c.ctx.fence, updates)
+		if err != nil {
+			return err
+		}
+		pending = pending[:0]
+		for i, u := range updates {
+			if results[i].Conflict {
+				if err := c.rereadState(ctx, u.TP); err != nil {
+					return err
+				}
+				pending = append(pending, upKeys[i])
+				continue
+			}
+			c.ctx.states[u.TP] = metadata.VersionedState{State: u.State, Version: results[i].Version}
+			if u.State.Leader < 0 {
+				c.setPartitionState(u.TP, OfflinePartition)
+			}
+			if !c.deleting[u.TP.Topic] {
+				others := slices.DeleteFunc(slices.Clone(c.ctx.replicas(u.TP)), func(r int32) bool { return r == upKeys[i].broker })
+				b.addLeaderAndIsr(c.ctx, others, u.TP, false)
+			}
+		}
+	}
+	return nil
+}

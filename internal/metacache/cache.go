@@ -1,0 +1,238 @@
+package metacache
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/api"
+)
+
+// LeaderDuringDelete is the leader of a partition whose topic is being
+// deleted (Kafka's LeaderAndIsr.LeaderDuringDelete).
+const LeaderDuringDelete = -2
+
+// unknownBrokerEpoch in a request skips the broker epoch check (a controller
+// predating KIP-380).
+const unknownBrokerEpoch = -1
+
+type topic struct {
+	id    [16]byte
+	parts map[int32]api.PartitionInfo
+	info  *api.TopicInfo // built lazily, nil after a change
+}
+
+// Cache is the broker's metadata cache.
+type Cache struct {
+	nodeID int32
+
+	mu              sync.RWMutex
+	clusterID       string
+	listener        string
+	brokerEpoch     int64
+	controllerID    int32
+	controllerEpoch int32
+	brokers         []api.BrokerInfo // sorted by id
+	topics          map[string]*topic
+	byID            map[[16]byte]string
+	configs         map[string]map[string]string
+	changed         chan struct{}
+	list            []api.TopicInfo // built lazily, valid when listOK
+	listOK          bool
+}
+
+// New returns an empty cache for broker nodeID: no controller, no brokers,
+// no topics.
+func New(nodeID int32) *Cache {
+	return &Cache{
+		nodeID: nodeID, controllerID: -1,
+		topics: map[string]*topic{}, byID: map[[16]byte]string{},
+		configs: map[string]map[string]string{}, changed: make(chan struct{}),
+	}
+}
+
+// changedLocked invalidates the topic list and wakes Changed waiters.
+func (c *Cache) changedLocked() {
+	c.list, c.listOK = nil, false
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// Changed returns a channel closed at the next change of the cache.
+func (c *Cache) Changed() <-chan struct{} {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.changed
+}
+
+// SetClusterID sets the id Metadata answers with.
+func (c *Cache) SetClusterID(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clusterID = id
+	c.changedLocked()
+}
+
+// SetListenerName picks the endpoint of each live broker clients are given
+// (the inter-broker requests carry one per listener). Empty: the first one.
+func (c *Cache) SetListenerName(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.listener = name
+}
+
+// SetBrokerEpoch records this broker's epoch (the creation revision of its
+// registration).
+func (c *Cache) SetBrokerEpoch(e int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.brokerEpoch = e
+}
+
+// BrokerEpoch returns this broker's epoch.
+func (c *Cache) BrokerEpoch() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.brokerEpoch
+}
+
+// ControllerEpoch returns the highest controller epoch accepted.
+func (c *Cache) ControllerEpoch() int32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.controllerEpoch
+}
+
+// CheckEpochs applies Kafka's checks to a controller request and returns
+// its error code, 0 when the request may be applied:
+//   - STALE_BROKER_EPOCH when brokerEpoch is older than this broker's (-1
+//     skips the check; a newer one is accepted, as Kafka does: the
+//     controller may learn the epoch before the broker does);
+//   - STALE_CONTROLLER_EPOCH when controllerEpoch is below the highest seen.
+//
+// A valid request's controller epoch and id are remembered.
+func (c *Cache) CheckEpochs(controllerID, controllerEpoch int32, brokerEpoch int64) int16 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.checkEpochsLocked(controllerID, controllerEpoch, brokerEpoch)
+}
+
+func (c *Cache) checkEpochsLocked(controllerID, controllerEpoch int32, brokerEpoch int64) int16 {
+	if brokerEpoch != unknownBrokerEpoch && brokerEpoch < c.brokerEpoch {
+		return kerr.StaleBrokerEpoch.Code
+	}
+	if controllerEpoch < c.controllerEpoch {
+		return kerr.StaleControllerEpoch.Code
+	}
+	c.controllerEpoch = controllerEpoch
+	if controllerID < 0 {
+		controllerID = -1
+	}
+	if controllerID != c.controllerID {
+		c.controllerID = controllerID
+		c.changedLocked()
+	}
+	return 0
+}
+
+// ApplyUpdateMetadata checks the request's epochs, then replaces the live
+// brokers and upserts its partition states; a partition led by -2 is
+// removed, and a topic left without partitions with it. A topic arriving
+// with a different non-zero id is a re-created topic: its old partitions are
+// dropped first. Returns the error code (0 when applied).
+func (c *Cache) ApplyUpdateMetadata(req *kmsg.UpdateMetadataRequest) int16 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if code := c.checkEpochsLocked(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch); code != 0 {
+		return code
+	}
+	c.brokers = c.liveBrokers(req.LiveBrokers)
+	for _, ts := range req.TopicStates {
+		for i := range ts.PartitionStates {
+			c.applyPartition(ts.Topic, ts.TopicID, &ts.PartitionStates[i])
+		}
+	}
+	for i := range req.PartitionStates { // v0–v4
+		ps := &req.PartitionStates[i]
+		c.applyPartition(ps.Topic, [16]byte{}, ps)
+	}
+	c.changedLocked()
+	return 0
+}
+
+func (c *Cache) applyPartition(name string, id [16]byte, ps *kmsg.UpdateMetadataRequestTopicPartition) {
+	t := c.topics[name]
+	if ps.Leader == LeaderDuringDelete {
+		if t != nil {
+			delete(t.parts, ps.Partition)
+			t.info = nil
+			if len(t.parts) == 0 {
+				c.removeTopic(name)
+			}
+		}
+		return
+	}
+	if t != nil && id != ([16]byte{}) && t.id != ([16]byte{}) && t.id != id {
+		c.removeTopic(name) // re-created under the same name
+		t = nil
+	}
+	if t == nil {
+		t = &topic{parts: map[int32]api.PartitionInfo{}}
+		c.topics[name] = t
+	}
+	if id != ([16]byte{}) && t.id != id {
+		t.id = id
+		c.byID[id] = name
+	}
+	t.parts[ps.Partition] = api.PartitionInfo{
+		ID: ps.Partition, Leader: ps.Leader, LeaderEpoch: ps.LeaderEpoch,
+		Replicas: slices.Clone(ps.Replicas), ISR: slices.Clone(ps.ISR), Offline: slices.Clone(ps.OfflineReplicas),
+	}
+	t.info = nil
+}
+
+func (c *Cache) removeTopic(name string) {
+	if t := c.topics[name]; t != nil && c.byID[t.id] == name {
+		delete(c.byID, t.id)
+	}
+	delete(c.topics, name)
+}
+
+// liveBrokers converts the request's brokers, sorted by id, with the
+// endpoint of the configured listener (brokers without it are left out).
+func (c *Cache) liveBrokers(in []kmsg.UpdateMetadataRequestLiveBroker) []api.BrokerInfo {
+	out := make([]api.BrokerInfo, 0, len(in))
+	for _, b := range in {
+		host, port, ok := b.Host, b.Port, len(b.Endpoints) == 0 && c.listener == ""
+		for _, e := range b.Endpoints {
+			if c.listener == "" || e.ListenerName == c.listener {
+				host, port, ok = e.Host, e.Port, true
+				break
+			}
+		}
+		if ok {
+			out = append(out, api.BrokerInfo{ID: b.ID, Host: host, Port: port, Rack: b.Rack})
+		}
+	}
+	slices.SortFunc(out, func(a, b api.BrokerInfo) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// SetTopicConfig records a topic's config overrides (from the store's
+// /config/topics/<topic>); nil deletes them.
+func (c *Cache) SetTopicConfig(name string, cfg map[string]string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cfg == nil {
+		delete(c.configs, name)
+	} else {
+		c.configs[name] = cfg
+	}
+	if t := c.topics[name]; t != nil {
+		t.info = nil
+	}
+	c.changedLocked()
+}

@@ -1,0 +1,128 @@
+package metacache
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/samsa-kafka/samsa/internal/api"
+)
+
+var _ api.Metadata = (*Cache)(nil)
+
+// ClusterID returns the cluster id.
+func (c *Cache) ClusterID() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.clusterID
+}
+
+// ControllerID returns the controller of the last valid request, -1 if none.
+func (c *Cache) ControllerID() int32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.controllerID
+}
+
+// Brokers returns the live brokers, sorted by id.
+func (c *Cache) Brokers() []api.BrokerInfo {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return slices.Clone(c.brokers)
+}
+
+// Deleting reports a topic under deletion; the cache does not know (the
+// controller's UpdateMetadata removes such topics), so it is always false.
+func (c *Cache) Deleting(string) bool { return false }
+
+// Partition returns one partition's state.
+func (c *Cache) Partition(name string, p int32) (api.PartitionInfo, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t := c.topics[name]
+	if t == nil {
+		return api.PartitionInfo{}, false
+	}
+	pi, ok := t.parts[p]
+	return pi, ok
+}
+
+// Topics returns every topic sorted by name. The slice is shared until the
+// next change: callers must not modify it.
+func (c *Cache) Topics() []api.TopicInfo {
+	c.mu.RLock()
+	list, ok := c.list, c.listOK
+	c.mu.RUnlock()
+	if ok {
+		return list
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.listOK {
+		names := slices.Sorted(maps.Keys(c.topics))
+		c.list = make([]api.TopicInfo, len(names))
+		for i, n := range names {
+			c.list[i] = *c.infoLocked(n, c.topics[n])
+		}
+		c.listOK = true
+	}
+	return c.list
+}
+
+// Topic returns one topic (shared: callers must not modify it).
+func (c *Cache) Topic(name string) (api.TopicInfo, bool) {
+	c.mu.RLock()
+	t := c.topics[name]
+	var info *api.TopicInfo
+	if t != nil {
+		info = t.info
+	}
+	c.mu.RUnlock()
+	if t == nil {
+		return api.TopicInfo{}, false
+	}
+	if info != nil {
+		return *info, true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t = c.topics[name]; t == nil { // removed meanwhile
+		return api.TopicInfo{}, false
+	}
+	return *c.infoLocked(name, t), true
+}
+
+// TopicByID returns the topic with that id.
+func (c *Cache) TopicByID(id [16]byte) (api.TopicInfo, bool) {
+	c.mu.RLock()
+	name, ok := c.byID[id]
+	c.mu.RUnlock()
+	if !ok {
+		return api.TopicInfo{}, false
+	}
+	t, ok := c.Topic(name)
+	if !ok || t.ID != id { // re-created meanwhile
+		return api.TopicInfo{}, false
+	}
+	return t, true
+}
+
+// infoLocked returns t's TopicInfo, building it if a change invalidated it.
+// Caller holds the write lock.
+func (c *Cache) infoLocked(name string, t *topic) *api.TopicInfo {
+	if t.info != nil {
+		return t.info
+	}
+	ids := slices.Sorted(maps.Keys(t.parts))
+	info := &api.TopicInfo{Name: name, ID: t.id, Internal: isInternal(name),
+		Configs: c.configs[name], Partitions: make([]api.PartitionInfo, len(ids))}
+	for i, id := range ids {
+		info.Partitions[i] = t.parts[id]
+	}
+	t.info = info
+	return info
+}
+
+// isInternal names Kafka's internal topics.
+func isInternal(name string) bool {
+	return name == "__consumer_offsets" || name == "__transaction_state"
+}

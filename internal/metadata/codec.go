@@ -1,0 +1,188 @@
+package metadata
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Broker is a /brokers/ids/<id> document (Kafka's version 5 layout).
+type Broker struct {
+	ID        int32             `json:"-"`
+	Epoch     int64             `json:"-"` // creation revision of the key
+	Host      string            `json:"host"`
+	Port      int32             `json:"port"`
+	Endpoints []string          `json:"endpoints"`
+	Protocols map[string]string `json:"listener_security_protocol_map"`
+	Rack      *string           `json:"rack,omitempty"`
+	JMXPort   int               `json:"jmx_port"`
+	Timestamp string            `json:"timestamp"`
+	Version   int               `json:"version"`
+}
+
+// NewBroker describes a broker reachable at host:port on a PLAINTEXT listener.
+func NewBroker(id int32, host string, port int32, rack string, now time.Time) Broker {
+	b := Broker{ID: id, Host: host, Port: port, JMXPort: -1, Version: 5,
+		Endpoints: []string{"PLAINTEXT://" + net.JoinHostPort(host, strconv.Itoa(int(port)))},
+		Protocols: map[string]string{"PLAINTEXT": "PLAINTEXT"},
+		Timestamp: strconv.FormatInt(now.UnixMilli(), 10)}
+	if rack != "" {
+		b.Rack = &rack
+	}
+	return b
+}
+
+// ControllerRecord is the /controller document.
+type ControllerRecord struct {
+	Version   int    `json:"version"`
+	BrokerID  int32  `json:"brokerid"`
+	Timestamp string `json:"timestamp"`
+}
+
+// Assignment is a /brokers/topics/<topic> document: the topic id and each
+// partition's replica list (Kafka's version 3 layout).
+type Assignment struct {
+	Version          int                `json:"version"`
+	TopicID          TopicID            `json:"topic_id"`
+	Partitions       map[int32][]int32  `json:"-"`
+	AddingReplicas   map[int32][]int32  `json:"-"`
+	RemovingReplicas map[int32][]int32  `json:"-"`
+	RawPartitions    map[string][]int32 `json:"partitions"`
+	RawAdding        map[string][]int32 `json:"adding_replicas"`
+	RawRemoving      map[string][]int32 `json:"removing_replicas"`
+}
+
+// TopicID is a 16-byte topic id, stored as Kafka does (base64url, no padding).
+type TopicID [16]byte
+
+func (id TopicID) String() string { return base64.RawURLEncoding.EncodeToString(id[:]) }
+
+// MarshalJSON writes the Kafka string form.
+func (id TopicID) MarshalJSON() ([]byte, error) { return json.Marshal(id.String()) }
+
+// UnmarshalJSON reads the Kafka string form.
+func (id *TopicID) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
+	if err != nil || len(raw) != 16 {
+		return fmt.Errorf("metadata: bad topic id %q", s)
+	}
+	copy(id[:], raw)
+	return nil
+}
+
+func toRaw(m map[int32][]int32) map[string][]int32 {
+	out := make(map[string][]int32, len(m))
+	for p, r := range m {
+		out[strconv.Itoa(int(p))] = r
+	}
+	return out
+}
+
+func fromRaw(m map[string][]int32) (map[int32][]int32, error) {
+	out := make(map[int32][]int32, len(m))
+	for k, r := range m {
+		p, err := strconv.ParseInt(k, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("metadata: bad partition %q", k)
+		}
+		out[int32(p)] = r
+	}
+	return out, nil
+}
+
+// EncodeAssignment writes an assignment document.
+func EncodeAssignment(a Assignment) []byte {
+	a.Version = 3
+	a.RawPartitions, a.RawAdding, a.RawRemoving = toRaw(a.Partitions), toRaw(a.AddingReplicas), toRaw(a.RemovingReplicas)
+	b, _ := json.Marshal(a)
+	return b
+}
+
+// DecodeAssignment reads an assignment document.
+func DecodeAssignment(b []byte) (Assignment, error) {
+	var a Assignment
+	if err := json.Unmarshal(b, &a); err != nil {
+		return a, fmt.Errorf("metadata: assignment: %w", err)
+	}
+	var err error
+	if a.Partitions, err = fromRaw(a.RawPartitions); err != nil {
+		return a, err
+	}
+	if a.AddingReplicas, err = fromRaw(a.RawAdding); err != nil {
+		return a, err
+	}
+	a.RemovingReplicas, err = fromRaw(a.RawRemoving)
+	a.RawPartitions, a.RawAdding, a.RawRemoving = nil, nil, nil
+	return a, err
+}
+
+// SortedPartitions lists an assignment's partition ids in order.
+func (a Assignment) SortedPartitions() []int32 {
+	ps := make([]int32, 0, len(a.Partitions))
+	for p := range a.Partitions {
+		ps = append(ps, p)
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
+	return ps
+}
+
+// LeaderAndIsr is a partition state document. PartitionEpoch counts the
+// writes to the state (ZooKeeper's zkVersion, which Kafka sends as the
+// partition epoch).
+type LeaderAndIsr struct {
+	Leader          int32   `json:"leader"`
+	LeaderEpoch     int32   `json:"leader_epoch"`
+	ISR             []int32 `json:"isr"`
+	ControllerEpoch int32   `json:"controller_epoch"`
+	PartitionEpoch  int32   `json:"partition_epoch"`
+	Version         int     `json:"version"`
+}
+
+// EncodeState writes a partition state document.
+func EncodeState(s LeaderAndIsr) []byte {
+	s.Version = 1
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// DecodeState reads a partition state document.
+func DecodeState(b []byte) (LeaderAndIsr, error) {
+	var s LeaderAndIsr
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("metadata: partition state: %w", err)
+	}
+	return s, nil
+}
+
+// TopicConfig is a /config/topics/<topic> document.
+type TopicConfig struct {
+	Version int               `json:"version"`
+	Config  map[string]string `json:"config"`
+}
+
+// EncodeTopicConfig writes a topic config document.
+func EncodeTopicConfig(cfg map[string]string) []byte {
+	if cfg == nil {
+		cfg = map[string]string{}
+	}
+	b, _ := json.Marshal(TopicConfig{Version: 1, Config: cfg})
+	return b
+}
+
+// DecodeTopicConfig reads a topic config document.
+func DecodeTopicConfig(b []byte) (map[string]string, error) {
+	var c TopicConfig
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("metadata: topic config: %w", err)
+	}
+	return c.Config, nil
+}

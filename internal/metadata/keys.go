@@ -1,0 +1,72 @@
+package metadata
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Key names, mirroring Kafka's znodes.
+const (
+	ControllerKey      = "/controller"
+	ControllerEpochKey = "/controller_epoch"
+	ClusterIDKey       = "/cluster/id"
+	BrokerIDsPrefix    = "/brokers/ids/"
+	TopicsPrefix       = "/brokers/topics/"
+	DeleteTopicsPrefix = "/admin/delete_topics/"
+	ReassignKey        = "/admin/reassign_partitions"
+	TopicConfigsPrefix = "/config/topics/"
+)
+
+// BrokerKey is /brokers/ids/<id>.
+func BrokerKey(id int32) string { return BrokerIDsPrefix + strconv.Itoa(int(id)) }
+
+// TopicKey is /brokers/topics/<topic>.
+func TopicKey(topic string) string { return TopicsPrefix + topic }
+
+// PartitionStateKey is /brokers/topics/<topic>/partitions/<p>/state.
+func PartitionStateKey(topic string, p int32) string {
+	return fmt.Sprintf("%s%s/partitions/%d/state", TopicsPrefix, topic, p)
+}
+
+// DeleteTopicKey is /admin/delete_topics/<topic>.
+func DeleteTopicKey(topic string) string { return DeleteTopicsPrefix + topic }
+
+// TopicConfigKey is /config/topics/<topic>.
+func TopicConfigKey(topic string) string { return TopicConfigsPrefix + topic }
+
+// ParseTopicsKey splits a key under TopicsPrefix: a topic key gives
+// (topic, -1, true); a partition state key gives (topic, p, true).
+func ParseTopicsKey(key string) (topic string, partition int32, ok bool) {
+	rest, found := strings.CutPrefix(key, TopicsPrefix)
+	if !found || rest == "" {
+		return "", 0, false
+	}
+	topic, tail, hasTail := strings.Cut(rest, "/")
+	if !hasTail {
+		return topic, -1, true
+	}
+	ps, found := strings.CutPrefix(tail, "partitions/")
+	if !found {
+		return "", 0, false
+	}
+	ps, found = strings.CutSuffix(ps, "/state")
+	if !found {
+		return "", 0, false
+	}
+	p, err := strconv.ParseInt(ps, 10, 32)
+	if err != nil || p < 0 {
+		return "", 0, false
+	}
+	return topic, int32(p), true
+}
+
+// ParseBrokerKey gives the id of a /brokers/ids/<id> key.
+func ParseBrokerKey(key string) (int32, bool) {
+	rest, found := strings.CutPrefix(key, BrokerIDsPrefix)
+	if !found {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(rest, 10, 32)
+	return int32(id), err == nil && id >= 0
+}
