@@ -135,7 +135,7 @@ func (c *Controller) Handle(ctx context.Context, ev Event) {
 		c.resign("controller moved")
 		return
 	}
-	if err != nil {
+	if err != nil && ctx.Err() == nil {
 		c.cfg.Logger.Error("controller event failed", "event", ev.name(), "err", err)
 	}
 }
@@ -165,7 +165,9 @@ func (c *Controller) elect(ctx context.Context) error {
 	c.ctrlVersion = ver
 	start := c.cfg.Now()
 	if err := c.onControllerFailover(ctx); err != nil {
-		c.cfg.Logger.Error("controller failover failed; giving up the controllership", "err", err)
+		if ctx.Err() == nil {
+			c.cfg.Logger.Error("controller failover failed; giving up the controllership", "err", err)
+		}
 		c.resign("failover failed")
 		c.md.Store().Txn(ctx, []metastore.Cmp{{Key: metadata.ControllerKey, Version: ver}}, []metastore.Op{metastore.Delete(metadata.ControllerKey)})
 		return nil

@@ -1,0 +1,259 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-kafka/samsa/internal/metadata"
+	"github.com/samsa-kafka/samsa/internal/metastore"
+	"github.com/samsa-kafka/samsa/internal/metastore/etcdstore"
+)
+
+const sessionTimeoutMs = 3000
+
+// storeProc is a coordination store process: `samsa store` or Debian's etcd.
+type storeProc struct {
+	cmd      *exec.Cmd
+	endpoint string
+	done     chan struct{}
+}
+
+func startStore(t *testing.T, kind string) *storeProc {
+	t.Helper()
+	client, peer := freePort(t), freePort(t)
+	dir := t.TempDir()
+	curl, purl := fmt.Sprintf("http://127.0.0.1:%d", client), fmt.Sprintf("http://127.0.0.1:%d", peer)
+	var cmd *exec.Cmd
+	switch kind {
+	case "samsa-store":
+		cmd = exec.Command(samsaBin, "store", "--data-dir", dir, "--listen-client-urls", curl, "--listen-peer-urls", purl)
+	case "debian-etcd":
+		path, err := exec.LookPath("etcd")
+		if err != nil {
+			if os.Getenv("SAMSA_REQUIRE_ETCD") != "" {
+				t.Fatal("Debian's etcd is required but not installed")
+			}
+			t.Skip("etcd not installed")
+		}
+		cmd = exec.Command(path, "--data-dir", dir, "--listen-client-urls", curl, "--advertise-client-urls", curl,
+			"--listen-peer-urls", purl, "--initial-advertise-peer-urls", purl, "--initial-cluster", "default="+purl)
+	}
+	cmd.Stderr, cmd.Stdout = &strings.Builder{}, &strings.Builder{}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sp := &storeProc{cmd: cmd, endpoint: fmt.Sprintf("127.0.0.1:%d", client), done: make(chan struct{})}
+	go func() { cmd.Wait(); close(sp.done) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-sp.done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+		}
+	})
+	return sp
+}
+
+// cluster is three `samsa server` processes on one store.
+type cluster struct {
+	t       *testing.T
+	connect string
+	procs   map[int32]*proc
+	ports   map[int32]int
+	dirs    map[int32]string
+}
+
+func startCluster(t *testing.T, storeEndpoint string) *cluster {
+	c := &cluster{t: t, connect: storeEndpoint + "/samsa-test", procs: map[int32]*proc{}, ports: map[int32]int{}, dirs: map[int32]string{}}
+	for id := int32(0); id < 3; id++ {
+		c.ports[id] = freePort(t)
+		c.dirs[id] = t.TempDir()
+		c.start(id)
+	}
+	return c
+}
+
+func (c *cluster) start(id int32) {
+	c.procs[id] = startServer(c.t, c.dirs[id], c.ports[id],
+		fmt.Sprintf("broker.id=%d", id),
+		"metadata.store.connect="+c.connect,
+		fmt.Sprintf("metadata.store.session.timeout.ms=%d", sessionTimeoutMs))
+}
+
+func (c *cluster) addrs(except int32) []string {
+	var out []string
+	for id, p := range c.procs {
+		if id != except {
+			out = append(out, p.addr)
+		}
+	}
+	return out
+}
+
+// view asks broker `via` for the brokers and controller it knows.
+func view(ctx context.Context, addr string) (brokers int, controller int32, err error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return 0, -1, err
+	}
+	defer cl.Close()
+	m, err := kadm.NewClient(cl).BrokerMetadata(ctx)
+	if err != nil {
+		return 0, -1, err
+	}
+	return len(m.Brokers), m.Controller, nil
+}
+
+// waitView polls broker addr until cond holds.
+func (c *cluster) waitView(addr string, what string, cond func(brokers int, controller int32) bool) int32 {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for {
+		rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
+		n, ctrl, err := view(rctx, addr)
+		rcancel()
+		if err == nil && cond(n, ctrl) {
+			return ctrl
+		}
+		if ctx.Err() != nil {
+			c.t.Fatalf("%s: never happened (last: %d brokers, controller %d, %v)", what, n, ctrl, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (c *cluster) createTopic(addrs []string, name string, rf int16) {
+	c.t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		res, err := kadm.NewClient(cl).CreateTopic(ctx, 3, rf, nil, name)
+		if err == nil && res.Err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			c.t.Fatalf("create %s: %v %v", name, err, res.Err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func testControllerFailover(t *testing.T, storeKind string) {
+	st := startStore(t, storeKind)
+	c := startCluster(t, st.endpoint)
+	ctrl := c.waitView(c.procs[0].addr, "3 brokers and a controller", func(n int, ctrl int32) bool { return n == 3 && ctrl >= 0 })
+	c.createTopic(c.addrs(-1), "before", 3)
+
+	killed := time.Now()
+	c.procs[ctrl].kill()
+	survivor := c.procs[(ctrl+1)%3].addr
+	next := c.waitView(survivor, "a new controller", func(n int, nc int32) bool { return nc >= 0 && nc != ctrl })
+	took := time.Since(killed)
+	t.Logf("%s: controller %d SIGKILLed; broker %d is controller after %v (session timeout %dms)", storeKind, ctrl, next, took, sessionTimeoutMs)
+	if limit := time.Duration(sessionTimeoutMs)*time.Millisecond + time.Second; took > limit {
+		t.Errorf("failover took %v, more than the session timeout + 1s (%v)", took, limit)
+	}
+	c.createTopic(c.addrs(ctrl), "after", 2) // two brokers are left
+
+	// The killed broker comes back as an ordinary broker.
+	c.start(ctrl)
+	c.waitView(c.procs[ctrl].addr, "the restarted broker rejoining", func(n int, nc int32) bool { return n == 3 && nc == next })
+}
+
+// TestControllerFailoverSamsaStore: `samsa store` + 3 `samsa server`.
+func TestControllerFailoverSamsaStore(t *testing.T) { testControllerFailover(t, "samsa-store") }
+
+// TestControllerFailoverDebianEtcd: the same against Debian's etcd 3.4, the
+// external-cluster path.
+func TestControllerFailoverDebianEtcd(t *testing.T) { testControllerFailover(t, "debian-etcd") }
+
+// TestStoppedControllerIsFenced SIGSTOPs the controller past its session, lets
+// another take over and create a topic, then SIGCONTs it: the stale
+// controller's store writes never land (every change after the takeover
+// carries the new epoch) and it rejoins as a normal broker.
+func TestStoppedControllerIsFenced(t *testing.T) {
+	st := startStore(t, "samsa-store")
+	c := startCluster(t, st.endpoint)
+	old := c.waitView(c.procs[0].addr, "3 brokers and a controller", func(n int, ctrl int32) bool { return n == 3 && ctrl >= 0 })
+	c.createTopic(c.addrs(-1), "before", 3)
+
+	store, err := etcdstore.Connect([]string{st.endpoint}, "/samsa-test", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, stopRev, err := store.List(ctx, metadata.ControllerEpochKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	history := store.WatchPrefix(ctx, "/", stopRev+1)
+
+	c.procs[old].cmd.Process.Signal(syscall.SIGSTOP)
+	survivor := c.procs[(old+1)%3].addr
+	next := c.waitView(survivor, "a new controller", func(n int, nc int32) bool { return nc >= 0 && nc != old })
+	// Work the stale controller would act on when it wakes.
+	c.createTopic(c.addrs(old), "while-stopped", 2)
+	c.procs[old].cmd.Process.Signal(syscall.SIGCONT)
+	c.waitView(c.procs[old].addr, "the stopped broker rejoining", func(n int, nc int32) bool { return n == 3 && nc == next })
+	// One more change so that the history below reaches past the rejoin.
+	c.createTopic(c.addrs(-1), "after", 3)
+
+	epochs := map[string]bool{}
+	deadline := time.After(20 * time.Second)
+	sawAfter := false
+	for !sawAfter {
+		select {
+		case resp := <-history:
+			if resp.Err != nil {
+				t.Fatal(resp.Err)
+			}
+			for _, ev := range resp.Events {
+				checkEvent(t, ev, old, epochs)
+				if topic, p, ok := metadata.ParseTopicsKey(ev.KV.Key); ok && topic == "after" && p >= 0 {
+					sawAfter = true
+				}
+			}
+		case <-deadline:
+			t.Fatal("store history did not reach the last topic")
+		}
+	}
+	if len(epochs) != 1 {
+		t.Fatalf("partition states written under controller epochs %v, want only the new one", epochs)
+	}
+}
+
+// checkEvent fails on any store change the stale controller could have made.
+func checkEvent(t *testing.T, ev metastore.Event, old int32, epochs map[string]bool) {
+	t.Helper()
+	switch {
+	case ev.KV.Key == metadata.ControllerKey && ev.Type == metastore.EventPut:
+		if id, _ := metadata.DecodeController(ev.KV.Value); id == old {
+			t.Fatalf("the stale controller %d wrote /controller again", old)
+		}
+	case strings.HasSuffix(ev.KV.Key, "/state") && ev.Type == metastore.EventPut:
+		s, err := metadata.DecodeState(ev.KV.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		epochs[fmt.Sprint(s.ControllerEpoch)] = true
+	}
+}
+
