@@ -256,4 +256,3 @@ func checkEvent(t *testing.T, ev metastore.Event, old int32, epochs map[string]b
 		epochs[fmt.Sprint(s.ControllerEpoch)] = true
 	}
 }
-

@@ -13,6 +13,7 @@ Usage:
   samsa server --config server.properties [--override key=value ...]
   samsa store [--data-dir DIR] [--listen-client-urls URL] [--initial-cluster ...]
   samsa dev [--dir ./samsa-data] [--brokers 3] [--port 9092]
+  samsa topics --bootstrap-server HOST:PORT --create|--delete|--list|--describe|--alter ...
   samsa version
 
 Run 'samsa <command> --help' for a command's flags.
@@ -33,6 +34,8 @@ func main() {
 		err = runDev(args)
 	case "store":
 		err = runStore(args)
+	case "topics":
+		err = runTopics(args)
 	case "version", "--version":
 		fmt.Println("samsa", version)
 	case "help", "-h", "--help":

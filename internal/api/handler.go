@@ -140,6 +140,8 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.stopReplica(ctx, r), nil
 	case *kmsg.UpdateMetadataRequest:
 		return h.updateMetadata(ctx, r), nil
+	case *kmsg.CreatePartitionsRequest:
+		return h.createPartitions(ctx, r), nil
 	}
 	return nil, fmt.Errorf("api: no handler for key %d", req.Key())
 }

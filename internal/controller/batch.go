@@ -29,6 +29,7 @@ type lairEntry struct {
 
 type requestBatch struct {
 	lair      map[int32]map[TP]lairEntry
+	umAllLive bool // UpdateMetadata goes to every live broker
 	umBrokers map[int32]bool
 	umParts   map[TP]bool
 	umDeleted map[TP]bool
@@ -43,7 +44,7 @@ func newBatch() *requestBatch {
 }
 
 func (b *requestBatch) empty() bool {
-	return len(b.lair) == 0 && len(b.umBrokers) == 0 && len(b.stop) == 0
+	return len(b.lair) == 0 && len(b.umBrokers) == 0 && !b.umAllLive && len(b.stop) == 0
 }
 
 // addLeaderAndIsr queues tp's state to brokers, and (as Kafka does) its
@@ -62,7 +63,8 @@ func (b *requestBatch) addLeaderAndIsr(ctx *Context, brokers []int32, tp TP, isN
 		e.isNew = e.isNew || isNew
 		m[tp] = e
 	}
-	b.addUpdateMetadata(ctx.liveBrokerIDs(), []TP{tp})
+	b.umAllLive = true
+	b.umParts[tp] = true
 }
 
 // addUpdateMetadata queues partitions' metadata (none: only the live
@@ -109,10 +111,19 @@ func (b *requestBatch) build(c *Controller) []outgoing {
 	for _, id := range sortedIDs(b.lair) {
 		out = append(out, outgoing{id, c.leaderAndIsrRequest(id, b.lair[id])})
 	}
+	if b.umAllLive {
+		for id := range ctx.liveBrokers {
+			b.umBrokers[id] = true
+		}
+	}
 	if len(b.umBrokers) > 0 {
+		// One body for every broker; only the broker epoch differs.
+		shared := c.updateMetadataRequest(b.umParts, b.umDeleted)
 		for _, id := range sortedIDs(b.umBrokers) {
 			if ctx.isLive(id) {
-				out = append(out, outgoing{id, c.updateMetadataRequest(id, b.umParts, b.umDeleted)})
+				req := *shared
+				req.BrokerEpoch = ctx.liveBrokers[id].Epoch
+				out = append(out, outgoing{id, &req})
 			}
 		}
 	}
@@ -178,11 +189,11 @@ func (c *Controller) leaderAndIsrRequest(broker int32, parts map[TP]lairEntry) *
 	return req
 }
 
-func (c *Controller) updateMetadataRequest(broker int32, parts, deleted map[TP]bool) *kmsg.UpdateMetadataRequest {
+func (c *Controller) updateMetadataRequest(parts, deleted map[TP]bool) *kmsg.UpdateMetadataRequest {
 	ctx := c.ctx
 	req := kmsg.NewPtrUpdateMetadataRequest()
 	req.Version = updateMetadataVersion
-	req.ControllerID, req.ControllerEpoch, req.BrokerEpoch = c.cfg.NodeID, ctx.epoch, ctx.liveBrokers[broker].Epoch
+	req.ControllerID, req.ControllerEpoch = c.cfg.NodeID, ctx.epoch
 	for _, id := range ctx.liveBrokerIDs() {
 		b := ctx.liveBrokers[id]
 		lb := kmsg.NewUpdateMetadataRequestLiveBroker()

@@ -21,7 +21,8 @@ type topicInfo struct {
 type Context struct {
 	epoch       int32
 	fence       metadata.Fence
-	liveBrokers map[int32]metadata.Broker
+	liveBrokers map[int32]metadata.Broker // brokers the controller has acted on
+	registered  map[int32]metadata.Broker // /brokers/ids as last seen
 	topics      map[string]*topicInfo
 	states      map[TP]metadata.VersionedState
 	partState   map[TP]PartitionState
@@ -36,6 +37,7 @@ type replicaKey struct {
 func newContext() *Context {
 	return &Context{
 		liveBrokers: map[int32]metadata.Broker{},
+		registered:  map[int32]metadata.Broker{},
 		topics:      map[string]*topicInfo{},
 		states:      map[TP]metadata.VersionedState{},
 		partState:   map[TP]PartitionState{},
@@ -50,6 +52,14 @@ func (c *Context) replicas(tp TP) []int32 {
 		return t.assignment[tp.Partition]
 	}
 	return nil
+}
+
+func (c *Context) registeredList() []metadata.Broker {
+	out := make([]metadata.Broker, 0, len(c.registered))
+	for _, b := range c.registered {
+		out = append(out, b)
+	}
+	return out
 }
 
 func (c *Context) liveBrokerIDs() []int32 {

@@ -45,13 +45,21 @@ type Controller struct {
 
 	ctx         *Context // nil unless active
 	ctrlVersion int64
-	deleting    map[string]bool
-	shutting    map[int32]bool
-	unclean     map[string]bool // per-topic unclean.leader.election.enable
+	// Hot standby: the warm context kept from store changes while inactive,
+	// the revision it reflects, and the revision of an election won but
+	// not yet acted on (0: none).
+	warm            *Context
+	warmRev         int64
+	pendingFailover int64
+	deleting        map[string]bool
+	shutting        map[int32]bool
+	unclean         map[string]bool // per-topic unclean.leader.election.enable
 
-	active       atomic.Bool
-	controllerID atomic.Int32
-	enqueue      func(Event) // set by the loop: responses re-enter as events
+	mirroring     bool         // the loop feeds store changes
+	warmFailovers atomic.Int64 // failovers served from the warm context
+	active        atomic.Bool
+	controllerID  atomic.Int32
+	enqueue       func(Event) // set by the loop: responses re-enter as events
 }
 
 // New returns an inactive controller.
@@ -65,7 +73,7 @@ func New(cfg Config) *Controller {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	c := &Controller{cfg: cfg, md: metadata.New(cfg.Store)}
+	c := &Controller{cfg: cfg, md: metadata.New(cfg.Store), deleting: map[string]bool{}, unclean: map[string]bool{}}
 	c.controllerID.Store(-1)
 	c.enqueue = func(Event) {}
 	return c
@@ -128,6 +136,8 @@ func (c *Controller) Handle(ctx context.Context, ev Event) {
 		c.resign("session expired")
 	case response:
 		err = c.onResponse(ctx, e)
+	case storeChange:
+		err = c.onStoreChange(ctx, e)
 	case Expire:
 		c.resign("expired by the broker")
 	}
@@ -163,6 +173,23 @@ func (c *Controller) elect(ctx context.Context) error {
 		return nil
 	}
 	c.ctrlVersion = ver
+	if c.warm != nil {
+		// Fail over once the warm copy has caught up with our own write.
+		c.pendingFailover = ver
+		if c.warmRev >= ver {
+			return c.failover(ctx)
+		}
+		return nil
+	}
+	return c.failover(ctx)
+}
+
+// failover becomes the active controller, from the warm context when there
+// is one.
+func (c *Controller) failover(ctx context.Context) error {
+	ver := c.ctrlVersion
+	c.pendingFailover = 0
+	warm := c.warm != nil
 	start := c.cfg.Now()
 	if err := c.onControllerFailover(ctx); err != nil {
 		if ctx.Err() == nil {
@@ -172,7 +199,10 @@ func (c *Controller) elect(ctx context.Context) error {
 		c.md.Store().Txn(ctx, []metastore.Cmp{{Key: metadata.ControllerKey, Version: ver}}, []metastore.Op{metastore.Delete(metadata.ControllerKey)})
 		return nil
 	}
-	c.cfg.Logger.Info("became controller", "epoch", c.ctx.epoch, "brokers", len(c.ctx.liveBrokers),
+	if warm {
+		c.warmFailovers.Add(1)
+	}
+	c.cfg.Logger.Info("became controller", "epoch", c.ctx.epoch, "warm", warm, "brokers", len(c.ctx.liveBrokers),
 		"topics", len(c.ctx.topics), "partitions", len(c.ctx.states), "took", c.cfg.Now().Sub(start))
 	return nil
 }
@@ -206,6 +236,11 @@ func (c *Controller) resign(why string) {
 	c.cfg.Logger.Warn("resigning as controller", "reason", why, "epoch", c.ctx.epoch)
 	for id := range c.ctx.liveBrokers {
 		c.cfg.Sender.RemoveBroker(id)
+	}
+	if c.warm != nil || c.mirroring {
+		// What the active context holds stays warm for the next election.
+		c.warm, c.warmRev = c.ctx, 0
+		c.warm.liveBrokers = c.warm.registered
 	}
 	c.ctx = nil
 	c.setController(-1, false)

@@ -18,11 +18,20 @@ func (c *Controller) onControllerFailover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cx := newContext()
-	cx.epoch, cx.fence = fence.Epoch, fence
-	if err := c.loadContext(ctx, cx); err != nil {
-		return err
+	cx := c.warm
+	if cx == nil {
+		cx = newContext()
+		if err := c.loadContext(ctx, cx); err != nil {
+			return err
+		}
 	}
+	cx.epoch, cx.fence = fence.Epoch, fence
+	cx.liveBrokers = map[int32]metadata.Broker{}
+	for id, b := range cx.registered {
+		cx.liveBrokers[id] = b
+	}
+	cx.partState, cx.replicaSt = map[TP]PartitionState{}, map[replicaKey]ReplicaState{}
+	c.warm = nil
 	c.ctx = cx
 	c.shutting = map[int32]bool{}
 	c.setController(c.cfg.NodeID, true)
@@ -78,7 +87,7 @@ func (c *Controller) loadContext(ctx context.Context, cx *Context) error {
 		return err
 	}
 	for _, b := range brokers {
-		cx.liveBrokers[b.ID] = b
+		cx.registered[b.ID] = b
 	}
 	topics, _, err := c.md.LoadTopics(ctx)
 	if err != nil {
@@ -132,6 +141,14 @@ func (c *Controller) onBrokerChange(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	for _, b := range brokers {
+		c.ctx.registered[b.ID] = b
+	}
+	return c.brokersChanged(ctx, brokers)
+}
+
+// brokersChanged acts on the registered brokers.
+func (c *Controller) brokersChanged(ctx context.Context, brokers []metadata.Broker) error {
 	current := map[int32]metadata.Broker{}
 	for _, b := range brokers {
 		current[b.ID] = b

@@ -176,3 +176,10 @@ func byKind(ss []sent) map[int32]map[string]int {
 	}
 	return m
 }
+
+// sentSoFar returns what was sent, keeping it.
+func (s *recSender) sentSoFar() []sent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]sent(nil), s.sent...)
+}

@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/samsa-kafka/samsa/internal/metadata"
 	"github.com/samsa-kafka/samsa/internal/metastore"
 )
 
@@ -43,10 +42,8 @@ func (l *Loop) Enqueue(ev Event) {
 // the controller resigns.
 func (l *Loop) Run(ctx context.Context) {
 	var wg sync.WaitGroup
-	l.watch(ctx, &wg, metadata.ControllerKey, false, func([]metastore.Event) Event { return ControllerChange{} })
-	l.watch(ctx, &wg, metadata.BrokerIDsPrefix, true, func([]metastore.Event) Event { return BrokerChange{} })
-	l.watch(ctx, &wg, metadata.TopicsPrefix, true, topicChange)
-	l.watch(ctx, &wg, metadata.DeleteTopicsPrefix, true, func([]metastore.Event) Event { return DeleteTopics{} })
+	l.c.mirroring = true
+	l.follow(ctx, &wg)
 	defer wg.Wait()
 	for {
 		select {
@@ -73,29 +70,15 @@ func (l *Loop) Run(ctx context.Context) {
 	}
 }
 
-// topicChange keeps only topic-level assignment writes.
-func topicChange(evs []metastore.Event) Event {
-	var kvs []metastore.KV
-	for _, e := range evs {
-		if _, p, ok := metadata.ParseTopicsKey(e.KV.Key); ok && p < 0 && e.Type == metastore.EventPut {
-			kvs = append(kvs, e.KV)
-		}
-	}
-	if len(kvs) == 0 {
-		return nil
-	}
-	return TopicChange{KVs: kvs}
-}
-
-// watch follows key (or prefix) from the current revision and turns each
-// batch of changes into an event. A broken watch (compaction) restarts from
-// a fresh read, enqueuing a resync.
-func (l *Loop) watch(ctx context.Context, wg *sync.WaitGroup, key string, prefix bool, conv func([]metastore.Event) Event) {
+// follow reads the whole store once, then watches every change after it,
+// feeding both to the loop. A broken watch (compaction) starts over with a
+// fresh read.
+func (l *Loop) follow(ctx context.Context, wg *sync.WaitGroup) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		for ctx.Err() == nil {
-			kvs, rev, err := l.store.List(ctx, key)
+			kvs, rev, err := l.store.List(ctx, "/")
 			if err != nil {
 				select {
 				case <-ctx.Done():
@@ -103,29 +86,13 @@ func (l *Loop) watch(ctx context.Context, wg *sync.WaitGroup, key string, prefix
 				}
 				continue
 			}
-			var ch <-chan metastore.WatchResponse
-			if prefix {
-				ch = l.store.WatchPrefix(ctx, key, rev+1)
-			} else {
-				ch = l.store.WatchKey(ctx, key, rev+1)
-			}
-			if prefix && key == metadata.TopicsPrefix {
-				// Topics created while no watch ran are picked up here.
-				evs := make([]metastore.Event, len(kvs))
-				for i, kv := range kvs {
-					evs[i] = metastore.Event{Type: metastore.EventPut, KV: kv}
-				}
-				if ev := conv(evs); ev != nil {
-					l.Enqueue(ev)
-				}
-			}
+			ch := l.store.WatchPrefix(ctx, "/", rev+1)
+			l.Enqueue(storeChange{snapshot: true, kvs: kvs, revision: rev})
 			for resp := range ch {
 				if resp.Err != nil {
 					break
 				}
-				if ev := conv(resp.Events); ev != nil {
-					l.Enqueue(ev)
-				}
+				l.Enqueue(storeChange{events: resp.Events, revision: resp.Revision})
 			}
 		}
 	}()

@@ -10,15 +10,16 @@ type VersionRange struct{ Min, Max int16 }
 // Produce and Fetch start at the first versions that carry record batch v2
 // (Kafka 4.0 dropped the older ones too).
 var Supported = map[int16]VersionRange{
-	int16(kmsg.Produce):         {3, 11},
-	int16(kmsg.Fetch):           {4, 16},
-	int16(kmsg.ListOffsets):     {1, 8},
-	int16(kmsg.Metadata):        {0, 12},
-	int16(kmsg.ApiVersions):     {0, 3},
-	int16(kmsg.CreateTopics):    {0, 7},
-	int16(kmsg.DeleteTopics):    {0, 6},
-	int16(kmsg.DescribeConfigs): {0, 4},
-	int16(kmsg.DescribeCluster): {0, 1},
+	int16(kmsg.Produce):          {3, 11},
+	int16(kmsg.Fetch):            {4, 16},
+	int16(kmsg.ListOffsets):      {1, 8},
+	int16(kmsg.Metadata):         {0, 12},
+	int16(kmsg.ApiVersions):      {0, 3},
+	int16(kmsg.CreateTopics):     {0, 7},
+	int16(kmsg.DeleteTopics):     {0, 6},
+	int16(kmsg.DescribeConfigs):  {0, 4},
+	int16(kmsg.DescribeCluster):  {0, 1},
+	int16(kmsg.CreatePartitions): {0, 3},
 	// Inter-broker, from the controller (which sends LeaderAndIsr v5,
 	// UpdateMetadata v7, StopReplica v3: topic ids and broker epochs).
 	int16(kmsg.LeaderAndISR):   {5, 5},

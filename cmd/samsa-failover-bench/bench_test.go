@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/metadata"
+	"github.com/samsa-kafka/samsa/internal/metastore/memstore"
+	"github.com/samsa-kafka/samsa/internal/wire"
+)
+
+func TestLayoutLoadsEveryPartitionOnline(t *testing.T) {
+	for _, tc := range []struct{ partitions, perTopic, rf, brokers, topics int }{
+		{10, 4, 3, 3, 3},
+		{1000, 1000, 3, 3, 1},
+		{7, 10, 1, 2, 1},
+	} {
+		l := layout{partitions: tc.partitions, perTopic: tc.perTopic, rf: tc.rf, brokers: tc.brokers}
+		s := memstore.New()
+		if err := load(context.Background(), s, l, 3); err != nil {
+			t.Fatal(err)
+		}
+		topics, _, err := metadata.New(s).LoadTopics(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(topics) != tc.topics {
+			t.Fatalf("%+v: %d topics, want %d", tc, len(topics), tc.topics)
+		}
+		n := 0
+		for name, ts := range topics {
+			for p, replicas := range ts.Assignment.Partitions {
+				st, ok := ts.States[p]
+				if !ok || len(replicas) != tc.rf || st.State.Leader != replicas[0] || len(st.State.ISR) != tc.rf || st.State.ControllerEpoch != 1 {
+					t.Fatalf("%s-%d: replicas %v state %+v (found %v)", name, p, replicas, st.State, ok)
+				}
+				for _, r := range replicas {
+					if r < 1 || int(r) > tc.brokers {
+						t.Fatalf("%s-%d: replica %d outside 1..%d", name, p, r, tc.brokers)
+					}
+				}
+				n++
+			}
+		}
+		if n != tc.partitions {
+			t.Fatalf("%+v: %d partitions, want %d", tc, n, tc.partitions)
+		}
+	}
+}
+
+func TestLoadStopsOnStoreError(t *testing.T) {
+	s := memstore.New()
+	s.Close()
+	err := load(context.Background(), s, layout{partitions: 50, perTopic: 5, rf: 1, brokers: 1}, 4)
+	if err == nil {
+		t.Fatal("load into a closed store succeeded")
+	}
+}
+
+func TestStandInRecordsFirstUpdateMetadataPerEpoch(t *testing.T) {
+	notify := make(chan struct{}, 1)
+	s := &standIn{id: 1, firstUM: map[int32]umArrival{}, notify: notify}
+	um := func(epoch int32, parts int) {
+		req := kmsg.NewPtrUpdateMetadataRequest()
+		req.ControllerEpoch = epoch
+		ts := kmsg.NewUpdateMetadataRequestTopicState()
+		ts.PartitionStates = make([]kmsg.UpdateMetadataRequestTopicPartition, parts)
+		req.TopicStates = append(req.TopicStates, ts)
+		resp, err := s.Handle(context.Background(), nil, wire.RequestHeader{Key: int16(kmsg.UpdateMetadata), Version: 7}, req)
+		if err != nil || resp.(*kmsg.UpdateMetadataResponse).ErrorCode != 0 {
+			t.Fatalf("UpdateMetadata: %v %v", resp, err)
+		}
+	}
+	um(1, 5)
+	um(1, 0) // a later, empty one of the same epoch does not count
+	if a, ok := s.arrival(1); !ok || a.partitions != 5 {
+		t.Fatalf("epoch 1: %+v %v", a, ok)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := waitUM(ctx, notify, []*standIn{s}, 2); err == nil {
+		t.Fatal("waitUM returned for an epoch never sent")
+	}
+	um(2, 3)
+	a, err := waitUM(context.Background(), notify, []*standIn{s}, 2)
+	if err != nil || a.partitions != 3 {
+		t.Fatalf("epoch 2: %+v %v", a, err)
+	}
+	if _, err := s.Handle(context.Background(), nil, wire.RequestHeader{Key: int16(kmsg.Produce)}, kmsg.NewPtrProduceRequest()); err == nil {
+		t.Fatal("a Produce request was served")
+	}
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/samsa-kafka/samsa/internal/metadata"
+	"github.com/samsa-kafka/samsa/internal/metastore"
+)
+
+// layout is the cluster the loader writes: topics of perTopic partitions
+// (the last one may be shorter), replicas spread round-robin over brokers
+// 1..brokers, leader = first replica, ISR = all replicas.
+type layout struct {
+	partitions int
+	perTopic   int
+	rf         int
+	brokers    int
+}
+
+func (l layout) topics() int { return (l.partitions + l.perTopic - 1) / l.perTopic }
+
+func topicName(i int) string { return fmt.Sprintf("bench-%05d", i) }
+
+// topicOps are the writes for topic i: its assignment and one state per
+// partition, as a cluster where every partition is online would have them.
+func (l layout) topicOps(i int) []metastore.Op {
+	n := min(l.perTopic, l.partitions-i*l.perTopic)
+	name := topicName(i)
+	a := metadata.Assignment{TopicID: metadata.TopicID(uuid.New()), Partitions: make(map[int32][]int32, n)}
+	ops := make([]metastore.Op, 0, n+1)
+	for p := range n {
+		replicas := make([]int32, l.rf)
+		for r := range replicas {
+			replicas[r] = int32((i+p+r)%l.brokers) + 1
+		}
+		a.Partitions[int32(p)] = replicas
+		st := metadata.LeaderAndIsr{Leader: replicas[0], ISR: replicas, ControllerEpoch: 1}
+		ops = append(ops, metastore.Put(metadata.PartitionStateKey(name, int32(p)), metadata.EncodeState(st)))
+	}
+	// The assignment goes last, so a topic is never visible without its
+	// states (the controller would elect them as new partitions).
+	return append(ops, metastore.Put(metadata.TopicKey(name), metadata.EncodeAssignment(a)))
+}
+
+// load writes the layout with writers concurrent writers, each sending
+// transactions of at most MaxTxnOps operations.
+func load(ctx context.Context, s metastore.Store, l layout, writers int) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	go func() {
+		defer close(next)
+		for i := range l.topics() {
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	var once sync.Once
+	var firstErr error
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := writeOps(ctx, s, l.topicOps(i)); err != nil {
+					once.Do(func() { firstErr = err; cancel() })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+func writeOps(ctx context.Context, s metastore.Store, ops []metastore.Op) error {
+	per := s.MaxTxnOps()
+	for start := 0; start < len(ops); start += per {
+		res, err := s.Txn(ctx, nil, ops[start:min(start+per, len(ops))])
+		if err != nil {
+			return fmt.Errorf("load: %w", err)
+		}
+		if !res.Succeeded {
+			return fmt.Errorf("load: unconditional transaction failed")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+// Command samsa-failover-bench measures controller failover time against
+// the number of partitions in the store (issue 3's benchmark).
+//
+//	go run ./cmd/samsa-failover-bench -partitions 10000,100000,1000000 -rf 3 -brokers 3
+//
+// For each partition count it starts a fresh embedded etcd, loads topics
+// of -per-topic partitions (assignment plus one leader/ISR state per
+// partition, every partition online) straight through the store API, starts
+// -brokers stand-in brokers — Kafka listeners that answer the controller's
+// inter-broker requests (LeaderAndIsr, UpdateMetadata, StopReplica) with
+// empty successes and host no logs — and two controller candidates (nodes 1
+// and 2, sharing the stand-ins' sessions as a real broker's controller
+// shares its broker session). Once one is controller and every stand-in has
+// its UpdateMetadata (the cold start), it kills the active controller
+// (stops its event loop and sender, as SIGKILL would), ends its session
+// and measures from that session end until every live stand-in has the new controller's
+// UpdateMetadata (epoch 2). With the shared session the old controller's
+// broker dies too, so the failover includes electing new leaders for the
+// partitions it led, as a real controller crash does; -shared-session=false
+// gives the controllers sessions of their own (pure controller failover).
+//
+// Everything runs in this process on loopback: etcd, stand-ins and
+// controllers share the machine's cores.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+type options struct {
+	rf, brokers, perTopic, writers int
+	sessionTimeout                 time.Duration
+	settle, wait, loadTimeout      time.Duration
+	sharedSession                  bool
+	cpuProfile                     string
+	multi                          bool // several counts: profile file per count
+	etcdLog                        *slog.Logger
+}
+
+func main() {
+	var o options
+	parts := flag.String("partitions", "10000,100000", "partition counts to run, comma-separated")
+	flag.IntVar(&o.rf, "rf", 3, "replication factor")
+	flag.IntVar(&o.brokers, "brokers", 3, "stand-in brokers (at least 2: nodes 1 and 2 are the controller candidates)")
+	flag.IntVar(&o.perTopic, "per-topic", 1000, "partitions per topic")
+	flag.IntVar(&o.writers, "writers", 8, "concurrent loaders")
+	flag.DurationVar(&o.sessionTimeout, "session-timeout", 6*time.Second, "store session TTL (metadata.store.session.timeout.ms)")
+	flag.DurationVar(&o.settle, "settle", 3*time.Second, "pause between the cold start and the failover (lets a standby warm up)")
+	flag.DurationVar(&o.wait, "wait", 5*time.Minute, "bound on each wait for the controller")
+	flag.DurationVar(&o.loadTimeout, "load-timeout", 30*time.Minute, "bound on loading the store")
+	flag.BoolVar(&o.sharedSession, "shared-session", true, "controllers campaign with their stand-in's session (the old controller's broker dies with it)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the failover phase here (suffixed .<partitions> when several counts run)")
+	verbose := flag.Bool("v", false, "log controller and store info")
+	flag.Parse()
+
+	counts, err := parseCounts(*parts)
+	if err == nil {
+		err = o.check()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "samsa-failover-bench:", err)
+		os.Exit(2)
+	}
+	o.multi = len(counts) > 1
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	o.etcdLog = slog.New(slog.DiscardHandler) // its shutdown is noisy
+	if *verbose {
+		o.etcdLog = log
+	}
+
+	fmt.Printf("controller failover: rf=%d, %d brokers, %d partitions per topic, session timeout %v, shared session %v\n",
+		o.rf, o.brokers, o.perTopic, o.sessionTimeout, o.sharedSession)
+	fmt.Println("failover: the active controller's loop and sender are stopped (as by SIGKILL), then its store session is closed (lease revoked)")
+	fmt.Println("brokers are stand-ins: they answer inter-broker requests (ApiVersions, LeaderAndIsr, UpdateMetadata, StopReplica) without hosting logs")
+	var results []result
+	for _, n := range counts {
+		fmt.Printf("%d partitions:\n", n)
+		res, err := runRound(o, n, log)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "samsa-failover-bench: %d partitions: %v\n", n, err)
+			os.Exit(1)
+		}
+		results = append(results, res)
+	}
+	printTable(results)
+}
+
+func (o options) check() error {
+	switch {
+	case o.brokers < 2:
+		return fmt.Errorf("-brokers %d: need at least 2", o.brokers)
+	case o.rf < 1 || o.rf > o.brokers:
+		return fmt.Errorf("-rf %d: want 1..%d", o.rf, o.brokers)
+	case o.perTopic < 1 || o.writers < 1:
+		return fmt.Errorf("-per-topic and -writers must be positive")
+	}
+	return nil
+}
+
+func parseCounts(s string) ([]int, error) {
+	var counts []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad -partitions %q", s)
+		}
+		counts = append(counts, n)
+	}
+	return counts, nil
+}
+
+func printTable(rs []result) {
+	fmt.Println()
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "partitions\ttopics\tstore keys\tload\tcold start\tnew controller active\tfailover (UpdateMetadata everywhere)\t")
+	for _, r := range rs {
+		fmt.Fprintf(w, "%d\t%d\t%d\t%v\t%v\t%v\t%v\t\n", r.partitions, r.topics, r.keys, ms(r.load), ms(r.cold), ms(r.active), ms(r.failover))
+	}
+	w.Flush()
+	fmt.Println("cold start: first Startup → UpdateMetadata (epoch 1) at every stand-in; failover: old controller's session end → UpdateMetadata (epoch 2) at every live stand-in")
+}
+
+func ms(d time.Duration) time.Duration { return d.Round(time.Millisecond) }

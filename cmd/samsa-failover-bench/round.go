@@ -1,0 +1,321 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/samsa-kafka/samsa/internal/controller"
+	"github.com/samsa-kafka/samsa/internal/metadata"
+	"github.com/samsa-kafka/samsa/internal/metastore"
+	"github.com/samsa-kafka/samsa/internal/metastore/embedetcd"
+	"github.com/samsa-kafka/samsa/internal/metastore/etcdstore"
+)
+
+// result is one row of the table.
+type result struct {
+	partitions, topics int
+	load               time.Duration
+	cold               time.Duration // Startup → UpdateMetadata epoch 1 at every stand-in
+	revoke             time.Duration // the old controller's session.Close call
+	active             time.Duration // session end → new controller active (context loaded)
+	failover           time.Duration // session end → UpdateMetadata at every live stand-in
+	umPartitions       int
+	keys               int64
+}
+
+// round is one partition count, from an empty store to a measured failover.
+// Everything it starts it stops before returning.
+type round struct {
+	o      options
+	lay    layout
+	log    *slog.Logger
+	dir    string
+	srv    *embedetcd.Server
+	stores []metastore.Store // per stand-in, index id-1
+	sess   []metastore.Session
+	ctrl   []*candidate
+	stand  []*standIn
+	notify chan struct{}
+
+	mu       sync.Mutex
+	activeAt map[int32]time.Time // node id → when it last became active
+}
+
+// candidate is a controller with its loop and sender.
+type candidate struct {
+	id   int32
+	c    *controller.Controller
+	cm   *controller.ChannelManager
+	sess metastore.Session // the session it campaigns with
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+func runRound(o options, n int, log *slog.Logger) (res result, err error) {
+	r := &round{o: o, log: log, notify: make(chan struct{}, 1), activeAt: map[int32]time.Time{},
+		lay: layout{partitions: n, perTopic: o.perTopic, rf: o.rf, brokers: o.brokers}}
+	defer r.shutdown()
+	res.partitions, res.topics = n, r.lay.topics()
+	if err := r.startStore(); err != nil {
+		return res, err
+	}
+	if res.load, err = r.load(); err != nil {
+		return res, err
+	}
+	fmt.Printf("  loaded %d partitions in %d topics in %v\n", n, res.topics, res.load.Round(time.Millisecond))
+	if err := r.startBrokers(); err != nil {
+		return res, err
+	}
+	if res.cold, err = r.coldStart(); err != nil {
+		return res, err
+	}
+	fmt.Printf("  cold start: UpdateMetadata (epoch 1) at all %d stand-ins %v after Startup\n", len(r.stand), res.cold.Round(time.Millisecond))
+	time.Sleep(o.settle)
+	if err := r.failover(&res); err != nil {
+		return res, err
+	}
+	res.keys, err = r.countKeys()
+	return res, err
+}
+
+func (r *round) startStore() error {
+	dir, err := os.MkdirTemp("", "samsa-failover-bench-")
+	if err != nil {
+		return err
+	}
+	r.dir = dir
+	r.srv, err = embedetcd.StartLocal(filepath.Join(dir, "etcd"), r.o.etcdLog)
+	return err
+}
+
+func (r *round) connect() (metastore.Store, error) {
+	return etcdstore.ConnectLogger(r.srv.Endpoints(), "", 10*time.Second, r.log)
+}
+
+func (r *round) load() (time.Duration, error) {
+	s, err := r.connect()
+	if err != nil {
+		return 0, err
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), r.o.loadTimeout)
+	defer cancel()
+	start := time.Now()
+	err = load(ctx, s, r.lay, r.o.writers)
+	return time.Since(start), err
+}
+
+// startBrokers starts the stand-ins and registers each with its own store
+// client and session.
+func (r *round) startBrokers() error {
+	ctx, cancel := context.WithTimeout(context.Background(), r.o.wait)
+	defer cancel()
+	for id := int32(1); id <= int32(r.o.brokers); id++ {
+		s, err := r.connect()
+		if err != nil {
+			return err
+		}
+		r.stores = append(r.stores, s)
+		sess, err := s.NewSession(ctx, r.o.sessionTimeout)
+		if err != nil {
+			return err
+		}
+		r.sess = append(r.sess, sess)
+		si, err := startStandIn(id, r.notify)
+		if err != nil {
+			return err
+		}
+		r.stand = append(r.stand, si)
+		b := metadata.NewBroker(id, "127.0.0.1", si.port(), "", time.Now())
+		if _, err := metadata.New(s).RegisterBroker(ctx, sess, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// coldStart starts the candidates (nodes 1 and 2) and waits for the first
+// controller's UpdateMetadata at every stand-in.
+func (r *round) coldStart() (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), r.o.wait)
+	defer cancel()
+	start := time.Now()
+	for id := int32(1); id <= 2; id++ {
+		if err := r.startCandidate(ctx, id); err != nil {
+			return 0, err
+		}
+	}
+	last, err := waitUM(ctx, r.notify, r.stand, 1)
+	if err != nil {
+		return 0, err
+	}
+	if last.partitions != r.lay.partitions {
+		return 0, fmt.Errorf("cold start: UpdateMetadata carried %d partitions, want %d", last.partitions, r.lay.partitions)
+	}
+	return last.at.Sub(start), nil
+}
+
+func (r *round) startCandidate(ctx context.Context, id int32) error {
+	store := r.stores[id-1]
+	sess := r.sess[id-1]
+	if !r.o.sharedSession {
+		var err error
+		if sess, err = store.NewSession(ctx, r.o.sessionTimeout); err != nil {
+			return err
+		}
+	}
+	cm := controller.NewChannelManager(r.log, 30*time.Second)
+	c := controller.New(controller.Config{NodeID: id, Store: store, Sender: cm, Logger: r.log,
+		OnChange: func(_ int32, active bool) {
+			if active {
+				r.mu.Lock()
+				r.activeAt[id] = time.Now()
+				r.mu.Unlock()
+			}
+		}})
+	loop := controller.NewLoop(c)
+	lctx, stop := context.WithCancel(context.Background())
+	cd := &candidate{id: id, c: c, cm: cm, sess: sess, stop: stop, done: make(chan struct{})}
+	r.ctrl = append(r.ctrl, cd)
+	go func() {
+		defer close(cd.done)
+		loop.Run(lctx)
+	}()
+	loop.Enqueue(controller.Startup{Session: sess})
+	return nil
+}
+
+// kill stops the candidate's loop and sender (idempotent).
+func (cd *candidate) kill() {
+	cd.stop()
+	<-cd.done
+	cd.cm.Close()
+}
+
+func (r *round) activeCandidate() *candidate {
+	for _, cd := range r.ctrl {
+		if cd.c.IsActive() {
+			return cd
+		}
+	}
+	return nil
+}
+
+// failover kills the active controller (stops its loop and sender, as
+// SIGKILL would), ends its session and waits for the new
+// controller's UpdateMetadata at every live stand-in.
+func (r *round) failover(res *result) error {
+	old := r.activeCandidate()
+	if old == nil {
+		return fmt.Errorf("failover: no active controller after the cold start")
+	}
+	live := r.stand
+	if r.o.sharedSession { // the old controller's broker dies with it
+		live = nil
+		for _, s := range r.stand {
+			if s.id != old.id {
+				live = append(live, s)
+			}
+		}
+	}
+	stopProfile, err := r.startProfile()
+	if err != nil {
+		return err
+	}
+	old.kill() // a crashed process: its loop and sender gone before its session ends
+	t0 := time.Now()
+	err = old.sess.Close()
+	res.revoke = time.Since(t0)
+	if err != nil {
+		stopProfile()
+		return fmt.Errorf("failover: end the old controller's session: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.o.wait)
+	defer cancel()
+	last, err := waitUM(ctx, r.notify, live, 2)
+	stopProfile()
+	if err != nil {
+		return err
+	}
+	res.failover, res.umPartitions = last.at.Sub(t0), last.partitions
+	if nc := r.activeCandidate(); nc != nil {
+		r.mu.Lock()
+		res.active = r.activeAt[nc.id].Sub(t0)
+		r.mu.Unlock()
+		fmt.Printf("  failover: node %d → node %d; new controller active %v, UpdateMetadata (epoch 2, %d partitions) at %d live stand-ins %v after the session end (revoke call %v)\n",
+			old.id, nc.id, res.active.Round(time.Millisecond), last.partitions, len(live),
+			res.failover.Round(time.Millisecond), res.revoke.Round(time.Millisecond))
+	}
+	return nil
+}
+
+func (r *round) startProfile() (stop func(), err error) {
+	if r.o.cpuProfile == "" {
+		return func() {}, nil
+	}
+	path := r.o.cpuProfile
+	if r.o.multi {
+		path = fmt.Sprintf("%s.%d", path, r.lay.partitions)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		fmt.Printf("  CPU profile of the failover: %s\n", path)
+	}, nil
+}
+
+func (r *round) countKeys() (int64, error) {
+	es, ok := r.stores[0].(*etcdstore.Store)
+	if !ok {
+		return -1, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.o.wait)
+	defer cancel()
+	resp, err := es.Client().Get(ctx, "/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, err
+	}
+	return resp.Count, nil
+}
+
+// shutdown stops, in order: controller loops, their senders, sessions,
+// stand-ins, store clients, the embedded server; then removes the data.
+func (r *round) shutdown() {
+	for _, cd := range r.ctrl {
+		cd.kill()
+		if !r.o.sharedSession {
+			cd.sess.Close()
+		}
+	}
+	for _, s := range r.sess {
+		s.Close()
+	}
+	for _, s := range r.stand {
+		s.close()
+	}
+	for _, s := range r.stores {
+		s.Close()
+	}
+	if r.srv != nil {
+		r.srv.Close()
+	}
+	if r.dir != "" {
+		os.RemoveAll(r.dir)
+	}
+}

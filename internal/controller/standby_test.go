@@ -1,0 +1,92 @@
+package controller
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/metadata"
+)
+
+// eventually polls cond (bounded), failing with what after the deadline.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+	}
+}
+
+// With real loops following the store, the standby takes over from its warm
+// context (no reload) and tells every live broker the whole state.
+func TestHotStandbyFailover(t *testing.T) {
+	cl := newCluster(t, 1, 2, 3)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	for _, id := range cl.ids() {
+		n := cl.nodes[id]
+		l := NewLoop(n.c)
+		go func() { l.Run(ctx); done <- struct{}{} }()
+		l.Enqueue(Startup{Session: n.sess})
+	}
+	defer func() {
+		cancel()
+		for range cl.ids() {
+			<-done
+		}
+	}()
+	eventually(t, "one active controller", func() bool { return len(cl.active()) == 1 })
+	first := cl.active()[0]
+	if err := metadata.New(cl.store).CreateTopic(ctx, "warm", metadata.Assignment{Partitions: map[int32][]int32{0: {3, 2, 1}, 1: {2, 1, 3}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "leaders for the new topic", func() bool {
+		kvs, _, _ := cl.store.List(ctx, "/brokers/topics/warm/partitions/")
+		return len(kvs) == 2
+	})
+	for _, id := range cl.ids() {
+		cl.nodes[id].sender.take()
+	}
+	cl.store.ExpireSession(cl.nodes[first].sess.ID())
+	var next int32 = -1
+	eventually(t, "a new active controller", func() bool {
+		for _, id := range cl.ids() {
+			if id != first && cl.nodes[id].c.IsActive() {
+				next = id
+				return true
+			}
+		}
+		return false
+	})
+	nc := cl.nodes[next].c
+	if nc.warmFailovers.Load() != 1 {
+		t.Fatal("the new controller reloaded the store instead of using its warm context")
+	}
+	eventually(t, "UpdateMetadata with both partitions to both live brokers", func() bool {
+		got := map[int32]int{}
+		for _, s := range cl.nodes[next].sender.sentSoFar() {
+			if um, ok := s.req.(*kmsg.UpdateMetadataRequest); ok && um.ControllerEpoch == 2 {
+				for _, ts := range um.TopicStates {
+					got[s.broker] += len(ts.PartitionStates)
+				}
+			}
+		}
+		for _, id := range cl.ids() {
+			if id != first && got[id] < 2 {
+				return false
+			}
+		}
+		return true
+	})
+	// Partition 0 was led by... its leader is still a live broker or was
+	// moved off the dead one; either way every leader is live.
+	for p := range int32(2) {
+		if s := cl.state("warm", p); s.Leader == first || s.Leader < 0 {
+			t.Fatalf("partition %d led by %d after %d died", p, s.Leader, first)
+		}
+	}
+}
