@@ -61,7 +61,7 @@ func TestLoadStopsOnStoreError(t *testing.T) {
 
 func TestStandInRecordsFirstUpdateMetadataPerEpoch(t *testing.T) {
 	notify := make(chan struct{}, 1)
-	s := &standIn{id: 1, firstUM: map[int32]umArrival{}, notify: notify}
+	s := &standIn{id: 1, want: 5, firstUM: map[int32]umArrival{}, fullUM: map[int32]umArrival{}, notify: notify}
 	um := func(epoch int32, parts int) {
 		req := kmsg.NewPtrUpdateMetadataRequest()
 		req.ControllerEpoch = epoch
@@ -73,20 +73,27 @@ func TestStandInRecordsFirstUpdateMetadataPerEpoch(t *testing.T) {
 			t.Fatalf("UpdateMetadata: %v %v", resp, err)
 		}
 	}
+	um(1, 0) // the first of an epoch: live brokers only
 	um(1, 5)
 	um(1, 0) // a later, empty one of the same epoch does not count
-	if a, ok := s.arrival(1); !ok || a.partitions != 5 {
-		t.Fatalf("epoch 1: %+v %v", a, ok)
+	if a, ok := s.arrival(1, false); !ok || a.partitions != 0 {
+		t.Fatalf("epoch 1 first: %+v %v", a, ok)
+	}
+	if a, ok := s.arrival(1, true); !ok || a.partitions != 5 {
+		t.Fatalf("epoch 1 full: %+v %v", a, ok)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := waitUM(ctx, notify, []*standIn{s}, 2); err == nil {
+	if _, err := waitUM(ctx, notify, []*standIn{s}, 2, false); err == nil {
 		t.Fatal("waitUM returned for an epoch never sent")
 	}
 	um(2, 3)
-	a, err := waitUM(context.Background(), notify, []*standIn{s}, 2)
+	a, err := waitUM(context.Background(), notify, []*standIn{s}, 2, false)
 	if err != nil || a.partitions != 3 {
 		t.Fatalf("epoch 2: %+v %v", a, err)
+	}
+	if _, ok := s.arrival(2, true); ok {
+		t.Fatal("an UpdateMetadata with 3 of 5 partitions counted as complete")
 	}
 	if _, err := s.Handle(context.Background(), nil, wire.RequestHeader{Key: int16(kmsg.Produce)}, kmsg.NewPtrProduceRequest()); err == nil {
 		t.Fatal("a Produce request was served")

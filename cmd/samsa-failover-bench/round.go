@@ -26,7 +26,8 @@ type result struct {
 	cold               time.Duration // Startup → UpdateMetadata epoch 1 at every stand-in
 	revoke             time.Duration // the old controller's session.Close call
 	active             time.Duration // session end → new controller active (context loaded)
-	failover           time.Duration // session end → UpdateMetadata at every live stand-in
+	firstUM            time.Duration // session end → the new controller's first UpdateMetadata at every live stand-in
+	failover           time.Duration // session end → UpdateMetadata with every partition at every live stand-in
 	umPartitions       int
 	keys               int64
 }
@@ -133,6 +134,7 @@ func (r *round) startBrokers() error {
 		if err != nil {
 			return err
 		}
+		si.want = r.lay.partitions
 		r.stand = append(r.stand, si)
 		b := metadata.NewBroker(id, "127.0.0.1", si.port(), "", time.Now())
 		if _, err := metadata.New(s).RegisterBroker(ctx, sess, b); err != nil {
@@ -153,7 +155,7 @@ func (r *round) coldStart() (time.Duration, error) {
 			return 0, err
 		}
 	}
-	last, err := waitUM(ctx, r.notify, r.stand, 1)
+	last, err := waitUM(ctx, r.notify, r.stand, 1, true)
 	if err != nil {
 		return 0, err
 	}
@@ -240,18 +242,24 @@ func (r *round) failover(res *result) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), r.o.wait)
 	defer cancel()
-	last, err := waitUM(ctx, r.notify, live, 2)
+	first, err := waitUM(ctx, r.notify, live, 2, false)
+	if err != nil {
+		stopProfile()
+		return err
+	}
+	last, err := waitUM(ctx, r.notify, live, 2, true)
 	stopProfile()
 	if err != nil {
 		return err
 	}
+	res.firstUM = first.at.Sub(t0)
 	res.failover, res.umPartitions = last.at.Sub(t0), last.partitions
 	if nc := r.activeCandidate(); nc != nil {
 		r.mu.Lock()
 		res.active = r.activeAt[nc.id].Sub(t0)
 		r.mu.Unlock()
-		fmt.Printf("  failover: node %d → node %d; new controller active %v, UpdateMetadata (epoch 2, %d partitions) at %d live stand-ins %v after the session end (revoke call %v)\n",
-			old.id, nc.id, res.active.Round(time.Millisecond), last.partitions, len(live),
+		fmt.Printf("  failover: node %d → node %d; new controller active %v; its first UpdateMetadata (epoch 2) at %d live stand-ins %v, every partition (%d) %v after the session end (revoke call %v)\n",
+			old.id, nc.id, res.active.Round(time.Millisecond), len(live), res.firstUM.Round(time.Millisecond), last.partitions,
 			res.failover.Round(time.Millisecond), res.revoke.Round(time.Millisecond))
 	}
 	return nil

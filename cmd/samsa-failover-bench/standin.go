@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -16,14 +18,20 @@ import (
 // standIn is a broker that answers the controller's inter-broker requests
 // (ApiVersions, LeaderAndIsr, UpdateMetadata, StopReplica) with empty
 // successes and hosts no logs. It records, per controller epoch, when the
-// first UpdateMetadata of that epoch arrived and how many partitions it
-// carried. Its server's goroutines end with close.
+// first UpdateMetadata of that epoch arrived — stamped when its last byte
+// was read, before decoding, so that the figure is the controller's "sent"
+// and not this stand-in's parsing — and how many partitions it carried.
+// Its goroutines end with close.
 type standIn struct {
-	id  int32
-	srv *server.Server
+	id int32
+	ln net.Listener
+	wg sync.WaitGroup
 
 	mu      sync.Mutex
+	conns   map[net.Conn]bool
+	want    int                 // partitions in the cluster
 	firstUM map[int32]umArrival // controller epoch → first UpdateMetadata
+	fullUM  map[int32]umArrival // controller epoch → first one carrying every partition
 	notify  chan<- struct{}     // signalled (non-blocking) on every arrival
 }
 
@@ -33,45 +41,111 @@ type umArrival struct {
 }
 
 func startStandIn(id int32, notify chan<- struct{}) (*standIn, error) {
-	s := &standIn{id: id, firstUM: map[int32]umArrival{}, notify: notify}
-	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Handler: s})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("stand-in %d: %w", id, err)
 	}
-	s.srv = srv
-	go srv.Serve()
+	s := &standIn{id: id, ln: ln, conns: map[net.Conn]bool{}, firstUM: map[int32]umArrival{}, fullUM: map[int32]umArrival{}, notify: notify}
+	s.wg.Add(1)
+	go s.accept()
 	return s, nil
 }
 
-func (s *standIn) port() int32 { return int32(s.srv.Addr().(*net.TCPAddr).Port) }
+func (s *standIn) port() int32 { return int32(s.ln.Addr().(*net.TCPAddr).Port) }
 
-func (s *standIn) close() { s.srv.Close() }
+func (s *standIn) close() {
+	s.ln.Close()
+	s.mu.Lock()
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
 
-// Handle implements server.Handler.
+func (s *standIn) accept() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		s.conns[c] = true
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go s.serve(c)
+	}
+}
+
+// serve answers one connection's requests in order.
+func (s *standIn) serve(c net.Conn) {
+	defer s.wg.Done()
+	defer c.Close()
+	r := bufio.NewReaderSize(c, 1<<20)
+	for {
+		frame, err := wire.ReadFrame(r, 1<<30)
+		if err != nil {
+			return
+		}
+		at := time.Now()
+		hdr, req, err := wire.ParseRequest(frame)
+		if errors.Is(err, wire.ErrUnsupportedVersion) && hdr.Key == int16(kmsg.ApiVersions) {
+			// As Kafka: a v0 body with UNSUPPORTED_VERSION; the client retries lower.
+			hdr.Version = 0
+			if _, err := c.Write(wire.AppendResponse(nil, hdr, wire.ApiVersionsResponse(0, 35))); err != nil {
+				return
+			}
+			continue
+		}
+		if err != nil {
+			return
+		}
+		resp, err := s.respond(hdr, req, at)
+		if err != nil {
+			return
+		}
+		if _, err := c.Write(wire.AppendResponse(nil, hdr, resp)); err != nil {
+			return
+		}
+	}
+}
+
+// Handle answers one request as the stand-in does (tests).
 func (s *standIn) Handle(_ context.Context, _ *server.Conn, hdr wire.RequestHeader, req kmsg.Request) (kmsg.Response, error) {
+	return s.respond(hdr, req, time.Now())
+}
+
+func (s *standIn) respond(hdr wire.RequestHeader, req kmsg.Request, at time.Time) (kmsg.Response, error) {
+	var resp kmsg.Response
 	switch r := req.(type) {
 	case *kmsg.ApiVersionsRequest:
 		return wire.ApiVersionsResponse(hdr.Version, 0), nil
 	case *kmsg.LeaderAndISRRequest:
-		return kmsg.NewPtrLeaderAndISRResponse(), nil
+		resp = kmsg.NewPtrLeaderAndISRResponse()
 	case *kmsg.StopReplicaRequest:
-		return kmsg.NewPtrStopReplicaResponse(), nil
+		resp = kmsg.NewPtrStopReplicaResponse()
 	case *kmsg.UpdateMetadataRequest:
-		s.recordUM(r)
-		return kmsg.NewPtrUpdateMetadataResponse(), nil
+		s.recordUM(r, at)
+		resp = kmsg.NewPtrUpdateMetadataResponse()
+	default:
+		return nil, fmt.Errorf("stand-in %d: %s not served", s.id, kmsg.NameForKey(hdr.Key))
 	}
-	return nil, fmt.Errorf("stand-in %d: %s not served", s.id, kmsg.NameForKey(hdr.Key))
+	resp.SetVersion(hdr.Version)
+	return resp, nil
 }
 
-func (s *standIn) recordUM(r *kmsg.UpdateMetadataRequest) {
-	now := time.Now()
+func (s *standIn) recordUM(r *kmsg.UpdateMetadataRequest, at time.Time) {
 	n := 0
 	for _, t := range r.TopicStates {
 		n += len(t.PartitionStates)
 	}
 	s.mu.Lock()
 	if _, seen := s.firstUM[r.ControllerEpoch]; !seen {
-		s.firstUM[r.ControllerEpoch] = umArrival{at: now, partitions: n}
+		s.firstUM[r.ControllerEpoch] = umArrival{at: at, partitions: n}
+	}
+	if _, seen := s.fullUM[r.ControllerEpoch]; !seen && n >= s.want {
+		s.fullUM[r.ControllerEpoch] = umArrival{at: at, partitions: n}
 	}
 	s.mu.Unlock()
 	select {
@@ -80,22 +154,27 @@ func (s *standIn) recordUM(r *kmsg.UpdateMetadataRequest) {
 	}
 }
 
-// arrival reports the first UpdateMetadata of epoch, if any.
-func (s *standIn) arrival(epoch int32) (umArrival, bool) {
+// arrival reports the first UpdateMetadata of epoch (full: the first one
+// carrying every partition), if any.
+func (s *standIn) arrival(epoch int32, full bool) (umArrival, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, ok := s.firstUM[epoch]
+	m := s.firstUM
+	if full {
+		m = s.fullUM
+	}
+	a, ok := m[epoch]
 	return a, ok
 }
 
 // waitUM waits until every stand-in of ids got an UpdateMetadata of epoch
 // and returns the latest of those arrivals.
-func waitUM(ctx context.Context, notify <-chan struct{}, standIns []*standIn, epoch int32) (umArrival, error) {
+func waitUM(ctx context.Context, notify <-chan struct{}, standIns []*standIn, epoch int32, full bool) (umArrival, error) {
 	for {
 		var last umArrival
 		all := true
 		for _, s := range standIns {
-			a, ok := s.arrival(epoch)
+			a, ok := s.arrival(epoch, full)
 			if !ok {
 				all = false
 				break

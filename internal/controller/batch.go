@@ -117,8 +117,14 @@ func (b *requestBatch) build(c *Controller) []outgoing {
 		}
 	}
 	if len(b.umBrokers) > 0 {
-		// One body for every broker; only the broker epoch differs.
-		shared := c.updateMetadataRequest(b.umParts, b.umDeleted)
+		// One body for every broker; only the broker epoch differs. A
+		// batch covering every partition takes the ready-made body.
+		var shared *kmsg.UpdateMetadataRequest
+		if len(b.umDeleted) == 0 && len(b.umParts) > 0 && len(b.umParts) == len(ctx.states) {
+			shared = c.fullUpdateMetadata()
+		} else {
+			shared = c.updateMetadataRequest(b.umParts, b.umDeleted)
+		}
 		for _, id := range sortedIDs(b.umBrokers) {
 			if ctx.isLive(id) {
 				req := *shared
@@ -279,4 +285,11 @@ func (c *Controller) stopReplicaRequest(broker int32, parts map[TP]bool) *kmsg.S
 		req.Topics[i].PartitionStates = append(req.Topics[i].PartitionStates, ps)
 	}
 	return req
+}
+
+// dropMetadata forgets the batch's UpdateMetadata (already sent whole).
+func (b *requestBatch) dropMetadata() {
+	b.umAllLive = false
+	clear(b.umBrokers)
+	clear(b.umParts)
 }

@@ -27,6 +27,7 @@ type Context struct {
 	states      map[TP]metadata.VersionedState
 	partState   map[TP]PartitionState
 	replicaSt   map[replicaKey]ReplicaState
+	um          map[string]*umTopic // UpdateMetadata bodies per topic
 }
 
 type replicaKey struct {
@@ -42,6 +43,7 @@ func newContext() *Context {
 		states:      map[TP]metadata.VersionedState{},
 		partState:   map[TP]PartitionState{},
 		replicaSt:   map[replicaKey]ReplicaState{},
+		um:          map[string]*umTopic{},
 	}
 }
 

@@ -249,10 +249,26 @@ func (c *Controller) resign(why string) {
 // send builds and sends a batch.
 func (c *Controller) send(b *requestBatch) {
 	for _, o := range b.build(c) {
-		req, broker := o.req, o.broker
-		c.cfg.Sender.Send(broker, req, func(resp kmsg.Response, err error) {
-			c.enqueue(response{broker: broker, req: req, resp: resp, err: err})
-		})
+		c.sendRequest(o.broker, o.req)
+	}
+}
+
+func (c *Controller) sendRequest(broker int32, req kmsg.Request) {
+	c.cfg.Sender.Send(broker, req, func(resp kmsg.Response, err error) {
+		c.enqueue(response{broker: broker, req: req, resp: resp, err: err})
+	})
+}
+
+// sendFullMetadata sends brokers an UpdateMetadata with every partition.
+func (c *Controller) sendFullMetadata(brokers []int32) {
+	if len(brokers) == 0 {
+		return
+	}
+	full := c.fullUpdateMetadata()
+	for _, id := range brokers {
+		req := *full
+		req.BrokerEpoch = c.ctx.liveBrokers[id].Epoch
+		c.sendRequest(id, &req)
 	}
 }
 

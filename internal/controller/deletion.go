@@ -144,7 +144,7 @@ func (c *Controller) completeDeletion(ctx context.Context, b *requestBatch, topi
 	for _, tp := range c.ctx.partitionsOf(topic) {
 		ops = append(ops, metastore.Delete(metadata.PartitionStateKey(tp.Topic, tp.Partition)))
 		delete(c.ctx.partState, tp)
-		delete(c.ctx.states, tp)
+		c.ctx.delState(tp)
 	}
 	// The assignment goes after the states and the marker last, so that a
 	// crash in between leaves a topic a new controller resumes deleting.
@@ -153,7 +153,7 @@ func (c *Controller) completeDeletion(ctx context.Context, b *requestBatch, topi
 	if err := c.md.FencedWrite(ctx, c.ctx.fence, ops); err != nil {
 		return err
 	}
-	delete(c.ctx.topics, topic)
+	c.ctx.delTopic(topic)
 	delete(c.deleting, topic)
 	delete(c.unclean, topic)
 	c.cfg.Logger.Info("topic deleted", "topic", topic)

@@ -39,9 +39,18 @@ func (c *Controller) onControllerFailover(ctx context.Context) error {
 		c.cfg.Sender.AddBroker(b)
 	}
 
+	// As Kafka: first an UpdateMetadata with the live brokers and the new
+	// controller (brokers keep the partition metadata they have), so that
+	// they can act on what follows. Then every partition's metadata, from
+	// the ready-made body; the replica state machine's batch below would
+	// repeat it (Kafka's replicaStateMachine.startup does), so its
+	// UpdateMetadata is dropped and only its LeaderAndIsr go out.
+	lb := newBatch()
+	lb.addUpdateMetadata(cx.liveBrokerIDs(), nil)
+	c.send(lb)
+	c.sendFullMetadata(cx.liveBrokerIDs())
 	b := newBatch()
 	all := cx.allPartitions()
-	b.addUpdateMetadata(cx.liveBrokerIDs(), all)
 	var online []replicaKey
 	var toElect []TP
 	for _, tp := range all {
@@ -73,6 +82,9 @@ func (c *Controller) onControllerFailover(ctx context.Context) error {
 	if err := c.changeReplicas(ctx, b, online, OnlineReplica); err != nil {
 		return err
 	}
+	b.dropMetadata()
+	c.send(b)
+	b = newBatch()
 	if err := c.changePartitions(ctx, b, toElect, OnlinePartition, OfflineElection); err != nil {
 		return err
 	}
@@ -94,9 +106,9 @@ func (c *Controller) loadContext(ctx context.Context, cx *Context) error {
 		return err
 	}
 	for name, t := range topics {
-		cx.topics[name] = &topicInfo{id: t.Assignment.TopicID, assignment: t.Assignment.Partitions, version: t.AssignmentVersion}
+		cx.setTopic(name, &topicInfo{id: t.Assignment.TopicID, assignment: t.Assignment.Partitions, version: t.AssignmentVersion})
 		for p, s := range t.States {
-			cx.states[TP{Topic: name, Partition: p}] = s
+			cx.setState(TP{Topic: name, Partition: p}, s)
 		}
 	}
 	c.unclean = map[string]bool{}
@@ -192,8 +204,8 @@ func (c *Controller) brokersChanged(ctx context.Context, brokers []metadata.Brok
 // partitions without a leader are elected.
 func (c *Controller) onBrokerStartup(ctx context.Context, ids []int32) error {
 	b := newBatch()
-	b.addUpdateMetadata(ids, c.ctx.allPartitions())
 	b.addUpdateMetadata(c.ctx.liveBrokerIDs(), nil)
+	c.sendFullMetadata(ids)
 	var keys []replicaKey
 	for _, id := range ids {
 		for _, tp := range c.ctx.partitionsOnBroker(id) {
@@ -288,7 +300,7 @@ func (c *Controller) onTopicChange(ctx context.Context, kvs []metastore.KV) erro
 		t := c.ctx.topics[name]
 		if t == nil {
 			t = &topicInfo{id: a.TopicID, assignment: map[int32][]int32{}}
-			c.ctx.topics[name] = t
+			c.ctx.setTopic(name, t)
 		}
 		t.version = kv.Version
 		for _, p := range a.SortedPartitions() {
@@ -297,6 +309,7 @@ func (c *Controller) onTopicChange(ctx context.Context, kvs []metastore.KV) erro
 				fresh = append(fresh, TP{Topic: name, Partition: p})
 			}
 		}
+		c.ctx.refreshReplicas(name)
 	}
 	if len(fresh) == 0 {
 		return nil

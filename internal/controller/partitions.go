@@ -76,7 +76,7 @@ func (c *Controller) changePartitions(ctx context.Context, b *requestBatch, tps 
 		for _, tp := range valid {
 			c.setPartitionState(tp, target)
 			delete(c.ctx.partState, tp)
-			delete(c.ctx.states, tp)
+			c.ctx.delState(tp)
 		}
 	case OnlinePartition:
 		var fresh, elect []TP
@@ -128,7 +128,7 @@ func (c *Controller) initializeLeaders(ctx context.Context, b *requestBatch, tps
 			c.stateChange("partition state already exists; not initialized", "partition", u.TP)
 			continue
 		}
-		c.ctx.states[u.TP] = metadata.VersionedState{State: u.State, Version: results[i].Version}
+		c.ctx.setState(u.TP, metadata.VersionedState{State: u.State, Version: results[i].Version})
 		c.setPartitionState(u.TP, OnlinePartition)
 		b.addLeaderAndIsr(c.ctx, u.State.ISR, u.TP, true)
 	}
@@ -166,7 +166,7 @@ func (c *Controller) electLeaders(ctx context.Context, b *requestBatch, tps []TP
 				tps = append(tps, u.TP)
 				continue
 			}
-			c.ctx.states[u.TP] = metadata.VersionedState{State: u.State, Version: results[i].Version}
+			c.ctx.setState(u.TP, metadata.VersionedState{State: u.State, Version: results[i].Version})
 			c.setPartitionState(u.TP, OnlinePartition)
 			c.stateChange("elected leader", "partition", u.TP, "leader", u.State.Leader,
 				"leader_epoch", u.State.LeaderEpoch, "isr", u.State.ISR, "strategy", strategy)
@@ -228,6 +228,6 @@ func (c *Controller) rereadState(ctx context.Context, tp TP) error {
 	if err != nil {
 		return err
 	}
-	c.ctx.states[tp] = metadata.VersionedState{State: s, Version: kv.Version}
+	c.ctx.setState(tp, metadata.VersionedState{State: s, Version: kv.Version})
 	return nil
 }

@@ -144,7 +144,7 @@ func (c *Controller) removeFromISR(ctx context.Context, b *requestBatch, keys []
 				pending = append(pending, upKeys[i])
 				continue
 			}
-			c.ctx.states[u.TP] = metadata.VersionedState{State: u.State, Version: results[i].Version}
+			c.ctx.setState(u.TP, metadata.VersionedState{State: u.State, Version: results[i].Version})
 			if u.State.Leader < 0 {
 				c.setPartitionState(u.TP, OfflinePartition)
 			}

@@ -140,7 +140,7 @@ func (c *Controller) applyTopicsEvent(cx *Context, ev metastore.Event) *metastor
 			return nil // an echo of something newer we already hold
 		}
 		if ev.Type == metastore.EventDelete {
-			delete(cx.states, tp)
+			cx.delState(tp)
 			return nil
 		}
 		s, err := metadata.DecodeState(ev.KV.Value)
@@ -148,7 +148,7 @@ func (c *Controller) applyTopicsEvent(cx *Context, ev metastore.Event) *metastor
 			c.cfg.Logger.Warn("bad partition state", "key", ev.KV.Key, "err", err)
 			return nil
 		}
-		cx.states[tp] = metadata.VersionedState{State: s, Version: ev.KV.Version}
+		cx.setState(tp, metadata.VersionedState{State: s, Version: ev.KV.Version})
 		return nil
 	}
 	if c.ctx != nil {
@@ -159,7 +159,7 @@ func (c *Controller) applyTopicsEvent(cx *Context, ev metastore.Event) *metastor
 		return nil
 	}
 	if ev.Type == metastore.EventDelete {
-		delete(cx.topics, topic)
+		cx.delTopic(topic)
 		return nil
 	}
 	a, err := metadata.DecodeAssignment(ev.KV.Value)
@@ -167,6 +167,6 @@ func (c *Controller) applyTopicsEvent(cx *Context, ev metastore.Event) *metastor
 		c.cfg.Logger.Warn("bad topic assignment", "topic", topic, "err", err)
 		return nil
 	}
-	cx.topics[topic] = &topicInfo{id: a.TopicID, assignment: a.Partitions, version: ev.KV.Version}
+	cx.setTopic(topic, &topicInfo{id: a.TopicID, assignment: a.Partitions, version: ev.KV.Version})
 	return nil
 }

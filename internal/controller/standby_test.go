@@ -90,3 +90,35 @@ func TestHotStandbyFailover(t *testing.T) {
 		}
 	}
 }
+
+// Five brokers campaign at once with real loops: exactly one controller at
+// a time, and each failover raises the epoch.
+func TestConcurrentCampaignsElectOne(t *testing.T) {
+	cl := newCluster(t, 1, 2, 3, 4, 5)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var running []chan struct{}
+	for _, id := range cl.ids() {
+		n := cl.nodes[id]
+		l := NewLoop(n.c)
+		done := make(chan struct{})
+		running = append(running, done)
+		go func() { l.Run(ctx); close(done) }()
+		l.Enqueue(Startup{Session: n.sess})
+	}
+	defer func() {
+		cancel()
+		for _, d := range running {
+			<-d
+		}
+	}()
+	prev := int32(0)
+	for round := 0; round < 4; round++ {
+		eventually(t, "exactly one active controller", func() bool { return len(cl.active()) == 1 && cl.epoch() > prev })
+		if a := cl.active(); len(a) != 1 {
+			t.Fatalf("round %d: active %v", round, a)
+		}
+		prev = cl.epoch()
+		cl.kill(cl.active()[0])
+	}
+}
