@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -206,6 +207,16 @@ func TestStoppedControllerIsFenced(t *testing.T) {
 	}
 	history := store.WatchPrefix(ctx, "/", stopRev+1)
 
+	var oldEpoch int32
+	if kv, found, err := store.Get(ctx, metadata.ControllerEpochKey); err != nil || !found {
+		t.Fatalf("controller epoch: %v", err)
+	} else {
+		fmt.Sscan(string(kv.Value), &oldEpoch)
+	}
+	logStart := map[int32]int{}
+	for id, p := range c.procs {
+		logStart[id] = len(p.stderr.String())
+	}
 	c.procs[old].cmd.Process.Signal(syscall.SIGSTOP)
 	survivor := c.procs[(old+1)%3].addr
 	next := c.waitView(survivor, "a new controller", func(n int, nc int32) bool { return nc >= 0 && nc != old })
@@ -237,6 +248,22 @@ func TestStoppedControllerIsFenced(t *testing.T) {
 	}
 	if len(epochs) != 1 {
 		t.Fatalf("partition states written under controller epochs %v, want only the new one", epochs)
+	}
+	// No broker applied a request of the stalled controller after it stalled
+	// (before the stall they did: the pattern is checked to match then).
+	stale := regexp.MustCompile(fmt.Sprintf(`msg="applied LeaderAndIsr".* controller=%d controller_epoch=%d `, old, oldEpoch))
+	before := 0
+	for id, p := range c.procs {
+		log := p.stderr.String()
+		if stale.MatchString(log[:logStart[id]]) {
+			before++
+		}
+		if stale.MatchString(log[logStart[id]:]) {
+			t.Fatalf("broker %d applied a LeaderAndIsr of the stalled controller after the stall", id)
+		}
+	}
+	if before == 0 {
+		t.Fatal("no broker log shows the old controller's LeaderAndIsr even before the stall: the check cannot work")
 	}
 }
 

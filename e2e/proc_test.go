@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -47,8 +48,26 @@ type proc struct {
 	t      testing.TB
 	cmd    *exec.Cmd
 	addr   string
-	stderr *bytes.Buffer
+	stderr *logBuffer
 	done   chan struct{}
+}
+
+// logBuffer collects a process's log while tests read it.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // startServer writes a server.properties and runs `samsa server` on it.
@@ -64,7 +83,7 @@ func startServer(t testing.TB, dataDir string, port int, extra ...string) *proc 
 	if err := os.WriteFile(cfg, []byte(strings.Join(props, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{t: t, addr: fmt.Sprintf("127.0.0.1:%d", port), stderr: &bytes.Buffer{}, done: make(chan struct{})}
+	p := &proc{t: t, addr: fmt.Sprintf("127.0.0.1:%d", port), stderr: &logBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(samsaBin, "server", "--config", cfg)
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
