@@ -192,6 +192,10 @@ func (h *Handler) readPartition(sp *sessPart, limit int32, minOne bool, r *fetch
 		r.err = h.missingPartitionCode(sp.key.topic, sp.key.partition)
 		return
 	}
+	if !p.IsLeader() {
+		r.err = kerr.NotLeaderForPartition.Code
+		return
+	}
 	if code := leaderEpochCode(sp.leaderEpoch, p.LeaderEpoch()); code != 0 {
 		r.err = code
 		return

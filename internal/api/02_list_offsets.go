@@ -39,6 +39,10 @@ func (h *Handler) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartit
 		sp.ErrorCode = h.missingPartitionCode(topic, rp.Partition)
 		return
 	}
+	if !p.IsLeader() {
+		sp.ErrorCode = kerr.NotLeaderForPartition.Code
+		return
+	}
 	if code := leaderEpochCode(rp.CurrentLeaderEpoch, p.LeaderEpoch()); code != 0 {
 		sp.ErrorCode = code
 		return

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -14,6 +15,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/config"
+	"github.com/samsa-kafka/samsa/internal/metastore/embedetcd"
+	"github.com/samsa-kafka/samsa/internal/metastore/etcdstore"
+	"github.com/samsa-kafka/samsa/internal/record/recordtest"
+	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 // testLogger writes the broker's log lines to t.Log.
@@ -124,4 +129,86 @@ func rawRequest(t testing.TB, addr string, req kmsg.Request) kmsg.Response {
 		t.Fatal(err)
 	}
 	return resp
+}
+
+// startCluster runs n brokers (ids 0..n-1) in this process on one embedded
+// etcd, as `samsa dev` does, and waits until every broker sees them all.
+func startCluster(t testing.TB, n int, props map[string]string) []*Broker {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv, err := embedetcd.StartLocal(t.TempDir(), logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := etcdstore.Connect(srv.Endpoints(), "", 10*time.Second)
+	if err != nil {
+		srv.Close()
+		t.Fatal(err)
+	}
+	var brokers []*Broker
+	t.Cleanup(func() {
+		for _, b := range brokers {
+			b.Close()
+		}
+		store.Close()
+		srv.Close()
+	})
+	for id := range n {
+		base := map[string]string{
+			"broker.id":                  strconv.Itoa(id),
+			"listeners":                  "PLAINTEXT://127.0.0.1:0",
+			"log.dirs":                   t.TempDir(),
+			"default.replication.factor": strconv.Itoa(min(n, 3)),
+		}
+		for k, v := range props {
+			base[k] = v
+		}
+		cfg, _, err := config.Load(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Start(cfg, Options{Logger: logger, Store: store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		brokers = append(brokers, b)
+	}
+	// Raw Metadata requests: kadm answers from the client's metadata cache.
+	for _, b := range brokers {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			req := kmsg.NewPtrMetadataRequest()
+			req.Version = 9
+			m := rawRequest(t, b.Addr().String(), req).(*kmsg.MetadataResponse)
+			if len(m.Brokers) == n && m.ControllerID >= 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("broker %d never saw the cluster: %d brokers, controller %d", b.NodeID(), len(m.Brokers), m.ControllerID)
+			}
+		}
+	}
+	return brokers
+}
+
+// controllerOf returns the active controller among brokers.
+func controllerOf(t testing.TB, brokers []*Broker) *Broker {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for _, b := range brokers {
+			if b.IsController() {
+				return b
+			}
+		}
+	}
+	t.Fatal("no controller")
+	return nil
+}
+
+func tpOf(topic string, p int32) storage.TopicPartition {
+	return storage.TopicPartition{Topic: topic, Partition: p}
+}
+
+// recordBatch is one valid batch of string values.
+func recordBatch(values ...string) []byte {
+	return recordtest.Values(time.Now().UnixMilli(), values...)
 }
