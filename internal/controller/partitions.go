@@ -160,6 +160,7 @@ func (c *Controller) electLeaders(ctx context.Context, b *requestBatch, tps []TP
 		tps = tps[:0]
 		for i, u := range updates {
 			if results[i].Conflict {
+				c.stateChange("partition state version conflict; re-reading", "partition", u.TP, "version", u.Version)
 				if err := c.rereadState(ctx, u.TP); err != nil {
 					return err
 				}

@@ -1,0 +1,290 @@
+package controller
+
+// Scenario scripts in testdata/*.txt (cockroachdb/datadriven, as etcd-io/raft
+// uses): each command drives the cluster harness one step and prints what
+// the active controller did — state-change log lines, partition states in
+// the store, requests sent per broker. Rewrite the expectations with
+// `go test ./internal/controller -run TestScenarios -rewrite`.
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/metadata"
+	"github.com/samsa-kafka/samsa/internal/metastore"
+)
+
+func TestScenarios(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		var sc *scenario
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			if sc == nil {
+				sc = &scenario{cluster: newCluster(t)}
+			}
+			sc.t = t
+			return sc.run(d)
+		})
+	})
+}
+
+type scenario struct {
+	*cluster
+	t       *testing.T
+	log     bytes.Buffer // state-change log of every controller
+	pending []sent       // StopReplica(delete) requests not answered yet, with their sender in broker
+	senders []int32      // who sent pending[i]
+}
+
+func (s *scenario) run(d *datadriven.TestData) string {
+	s.log.Reset()
+	var out strings.Builder
+	switch d.Cmd {
+	case "start": // start ids=(1,2,3): register and campaign
+		var ids []int
+		d.ScanArgs(s.t, "ids", &ids)
+		for _, id := range ids {
+			n := s.start(int32(id))
+			n.c.cfg.StateChange = slog.New(slog.NewTextHandler(&s.log, &slog.HandlerOptions{ReplaceAttr: dropTime}))
+			n.c.Handle(s.ctx, Startup{Session: n.sess})
+		}
+		s.broadcast(BrokerChange{})
+	case "create-topic": // create-topic name=t, input "p: r1 r2 r3" lines
+		var name string
+		d.ScanArgs(s.t, "name", &name)
+		s.createTopic(name, parseAssignment(s.t, d.Input))
+		for _, id := range s.ids() { // only the active controller acts; the others ignore it
+			if len(s.nodes[id].sender.sentSoFar()) > 0 && !s.nodes[id].c.IsActive() {
+				fmt.Fprintf(&out, "inactive controller %d sent requests\n", id)
+			}
+		}
+	case "kill": // kill id=n: its session ends
+		var id int
+		d.ScanArgs(s.t, "id", &id)
+		s.kill(int32(id))
+		s.broadcast(ControllerChange{})
+		s.broadcast(BrokerChange{})
+	case "restart": // restart id=n: registers again
+		var id int
+		d.ScanArgs(s.t, "id", &id)
+		n := s.start(int32(id))
+		n.c.cfg.StateChange = slog.New(slog.NewTextHandler(&s.log, &slog.HandlerOptions{ReplaceAttr: dropTime}))
+		n.c.Handle(s.ctx, Startup{Session: n.sess})
+		s.broadcast(BrokerChange{})
+	case "delete-topic":
+		var name string
+		d.ScanArgs(s.t, "name", &name)
+		s.markForDeletion(name)
+	case "answer-stop-replicas": // the brokers answer every StopReplica(delete) sent so far, successfully
+		fmt.Fprintf(&out, "answered %d\n", s.answerPending())
+	case "transition": // transition partition=t-0 to=NonExistentPartition: ask the state machine directly
+		var part, to string
+		d.ScanArgs(s.t, "partition", &part)
+		d.ScanArgs(s.t, "to", &to)
+		tp := parseTP(s.t, part)
+		c := s.nodes[s.activeID()].c
+		b := newBatch()
+		target := map[string]PartitionState{"NewPartition": NewPartition, "OnlinePartition": OnlinePartition,
+			"OfflinePartition": OfflinePartition, "NonExistentPartition": NonExistentPartition}[to]
+		if err := c.changePartitions(s.ctx, b, []TP{tp}, target, OfflineElection); err != nil {
+			fmt.Fprintf(&out, "error: %v\n", err)
+		}
+		c.send(b)
+	case "bump-state": // bump-state partition=t-0: someone else rewrites the state (a version conflict ahead)
+		var part string
+		d.ScanArgs(s.t, "partition", &part)
+		tp := parseTP(s.t, part)
+		kv, _, _ := s.store.Get(s.ctx, metadata.PartitionStateKey(tp.Topic, tp.Partition))
+		s.store.Txn(s.ctx, nil, []metastore.Op{metastore.Put(kv.Key, kv.Value)})
+	case "stall": // stall id=n: its session expires but it does not notice; another takes over
+		var id int
+		d.ScanArgs(s.t, "id", &id)
+		s.store.ExpireSession(s.nodes[int32(id)].sess.ID())
+		for _, other := range s.ids() {
+			if other != int32(id) {
+				s.handle(other, ControllerChange{})
+				s.handle(other, BrokerChange{})
+			}
+		}
+	case "wake": // wake id=n: the stalled controller handles a topic change it missed
+		var id int
+		d.ScanArgs(s.t, "id", &id)
+		before := s.store.Revision()
+		kvs, _, _ := s.store.List(s.ctx, metadata.TopicsPrefix)
+		var topics []metastore.KV
+		for _, kv := range kvs {
+			if _, p, ok := metadata.ParseTopicsKey(kv.Key); ok && p < 0 {
+				topics = append(topics, kv)
+			}
+		}
+		n := s.nodes[int32(id)]
+		n.c.Handle(s.ctx, TopicChange{KVs: topics})
+		fmt.Fprintf(&out, "active=%v store writes=%d\n", n.c.IsActive(), s.store.Revision()-before)
+		s.nodes[int32(id)].sender.take()
+	case "states":
+		var topic string
+		d.ScanArgs(s.t, "topic", &topic)
+		out.WriteString(s.states(topic))
+		return out.String()
+	case "controller": // who holds /controller, the epoch, and who believes to be active
+		id, _, _ := metadata.New(s.store).Controller(s.ctx)
+		fmt.Fprintf(&out, "controller=%d epoch=%d believed active by %v\n", id, s.epoch(), s.active())
+		return out.String()
+	default:
+		s.t.Fatalf("unknown command %q", d.Cmd)
+	}
+	out.WriteString(s.stateChanges())
+	out.WriteString(s.sentSummary())
+	return out.String()
+}
+
+// answerPending answers the pending StopReplica(delete) requests to the
+// controllers that sent them (answers to a dead controller are lost).
+func (s *scenario) answerPending() int {
+	pending, senders := s.pending, s.senders
+	s.pending, s.senders = nil, nil
+	count := 0
+	for i, sr := range pending {
+		n := s.nodes[senders[i]]
+		if n == nil {
+			continue
+		}
+		req := sr.req.(*kmsg.StopReplicaRequest)
+		resp := req.ResponseKind().(*kmsg.StopReplicaResponse)
+		for _, t := range req.Topics {
+			for _, p := range t.PartitionStates {
+				if p.Delete {
+					rp := kmsg.NewStopReplicaResponsePartition()
+					rp.Topic, rp.Partition = t.Topic, p.Partition
+					resp.Partitions = append(resp.Partitions, rp)
+					count++
+				}
+			}
+		}
+		n.c.Handle(s.ctx, response{broker: sr.broker, req: req, resp: resp})
+	}
+	return count
+}
+
+func dropTime(_ []string, a slog.Attr) slog.Attr {
+	if a.Key == slog.TimeKey || a.Key == slog.LevelKey {
+		return slog.Attr{}
+	}
+	return a
+}
+
+func (s *scenario) activeID() int32 {
+	if a := s.active(); len(a) == 1 {
+		return a[0]
+	}
+	s.t.Fatalf("active controllers: %v", s.active())
+	return -1
+}
+
+// stateChanges prints the state-change log lines of this step.
+func (s *scenario) stateChanges() string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimSpace(s.log.String()), "\n") {
+		if l != "" {
+			b.WriteString("log: " + l + "\n")
+		}
+	}
+	return b.String()
+}
+
+// sentSummary prints, per broker, the requests every controller sent in
+// this step.
+func (s *scenario) sentSummary() string {
+	var lines []string
+	for _, id := range s.ids() {
+		for _, sr := range s.nodes[id].sender.take() {
+			lines = append(lines, fmt.Sprintf("sent %d→%d %s", id, sr.broker, describe(sr.req)))
+			if _, ok := sr.req.(*kmsg.StopReplicaRequest); ok {
+				s.pending, s.senders = append(s.pending, sr), append(s.senders, id)
+			}
+		}
+	}
+	return strings.Join(lines, "\n") + map[bool]string{true: "\n", false: ""}[len(lines) > 0]
+}
+
+func describe(req kmsg.Request) string {
+	var parts []string
+	switch r := req.(type) {
+	case *kmsg.LeaderAndISRRequest:
+		for _, t := range r.TopicStates {
+			for _, p := range t.PartitionStates {
+				parts = append(parts, fmt.Sprintf("%s-%d:l%d/e%d/isr%v", t.Topic, p.Partition, p.Leader, p.LeaderEpoch, p.ISR))
+			}
+		}
+		return fmt.Sprintf("LeaderAndIsr(epoch %d) %s", r.ControllerEpoch, strings.Join(parts, " "))
+	case *kmsg.UpdateMetadataRequest:
+		n, del := 0, 0
+		for _, t := range r.TopicStates {
+			for _, p := range t.PartitionStates {
+				if p.Leader == leaderDuringDelete {
+					del++
+				} else {
+					n++
+				}
+			}
+		}
+		return fmt.Sprintf("UpdateMetadata(epoch %d) brokers=%d partitions=%d deleted=%d", r.ControllerEpoch, len(r.LiveBrokers), n, del)
+	case *kmsg.StopReplicaRequest:
+		for _, t := range r.Topics {
+			for _, p := range t.PartitionStates {
+				parts = append(parts, fmt.Sprintf("%s-%d:delete=%v", t.Topic, p.Partition, p.Delete))
+			}
+		}
+		return fmt.Sprintf("StopReplica(epoch %d) %s", r.ControllerEpoch, strings.Join(parts, " "))
+	}
+	return kmsg.NameForKey(req.Key())
+}
+
+func (s *scenario) states(topic string) string {
+	kvs, _, _ := s.store.List(s.ctx, metadata.TopicsPrefix+topic+"/partitions/")
+	var lines []string
+	for _, kv := range kvs {
+		_, p, _ := metadata.ParseTopicsKey(kv.Key)
+		st, _ := metadata.DecodeState(kv.Value)
+		lines = append(lines, fmt.Sprintf("%s-%d leader=%d leader_epoch=%d isr=%v controller_epoch=%d partition_epoch=%d",
+			topic, p, st.Leader, st.LeaderEpoch, st.ISR, st.ControllerEpoch, st.PartitionEpoch))
+	}
+	sort.Strings(lines)
+	if len(lines) == 0 {
+		return "no states\n"
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func parseAssignment(t *testing.T, input string) map[int32][]int32 {
+	out := map[int32][]int32{}
+	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
+		p, rs, ok := strings.Cut(line, ":")
+		if !ok {
+			t.Fatalf("bad assignment line %q", line)
+		}
+		pid, _ := strconv.Atoi(strings.TrimSpace(p))
+		for _, f := range strings.Fields(rs) {
+			r, _ := strconv.Atoi(f)
+			out[int32(pid)] = append(out[int32(pid)], int32(r))
+		}
+	}
+	return out
+}
+
+func parseTP(t *testing.T, s string) TP {
+	i := strings.LastIndex(s, "-")
+	p, err := strconv.Atoi(s[i+1:])
+	if i < 0 || err != nil {
+		t.Fatalf("bad partition %q", s)
+	}
+	return TP{Topic: s[:i], Partition: int32(p)}
+}
+
