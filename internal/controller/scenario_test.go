@@ -287,4 +287,3 @@ func parseTP(t *testing.T, s string) TP {
 	}
 	return TP{Topic: s[:i], Partition: int32(p)}
 }
-
