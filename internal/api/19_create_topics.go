@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -32,21 +33,30 @@ func (h *Handler) createTopics(ctx context.Context, req *kmsg.CreateTopicsReques
 	for _, rt := range req.Topics {
 		seen[rt.Topic]++
 	}
-	for _, rt := range req.Topics {
-		st := kmsg.NewCreateTopicsResponseTopic()
-		st.Topic = rt.Topic
-		st.NumPartitions, st.ReplicationFactor = -1, -1
-		var err error
-		if seen[rt.Topic] > 1 {
-			err = fmt.Errorf("%w: topic %q appears more than once in the request", kerr.InvalidRequest, rt.Topic)
-		} else {
-			err = h.createTopic(ctx, rt, req.ValidateOnly, &st)
-		}
-		if err != nil {
-			st.ErrorCode, st.ErrorMessage = errorCode(err), errorMessage(err)
-		}
-		resp.Topics = append(resp.Topics, st)
+	// Topics are created together and the answer waits for all of them,
+	// not one after the other.
+	resp.Topics = make([]kmsg.CreateTopicsResponseTopic, len(req.Topics))
+	var wg sync.WaitGroup
+	for i, rt := range req.Topics {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := kmsg.NewCreateTopicsResponseTopic()
+			st.Topic = rt.Topic
+			st.NumPartitions, st.ReplicationFactor = -1, -1
+			var err error
+			if seen[rt.Topic] > 1 {
+				err = fmt.Errorf("%w: topic %q appears more than once in the request", kerr.InvalidRequest, rt.Topic)
+			} else {
+				err = h.createTopic(ctx, rt, req.ValidateOnly, &st)
+			}
+			if err != nil {
+				st.ErrorCode, st.ErrorMessage = errorCode(err), errorMessage(err)
+			}
+			resp.Topics[i] = st
+		}()
 	}
+	wg.Wait()
 	return resp
 }
 

@@ -11,6 +11,7 @@ package api
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -38,12 +39,21 @@ func (h *Handler) deleteTopics(ctx context.Context, req *kmsg.DeleteTopicsReques
 			targets = append(targets, target{name: &n})
 		}
 	}
-	for _, tg := range targets {
-		st := kmsg.NewDeleteTopicsResponseTopic()
-		st.Topic, st.TopicID = tg.name, tg.id
-		st.ErrorCode = h.deleteOne(ctx, req.Version, tg.name, tg.id, &st)
-		resp.Topics = append(resp.Topics, st)
+	// Every topic is queued at once and the answer waits for all of them
+	// (Kafka's DelayedDeleteTopics), not one after the other.
+	resp.Topics = make([]kmsg.DeleteTopicsResponseTopic, len(targets))
+	var wg sync.WaitGroup
+	for i, tg := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := kmsg.NewDeleteTopicsResponseTopic()
+			st.Topic, st.TopicID = tg.name, tg.id
+			st.ErrorCode = h.deleteOne(ctx, req.Version, tg.name, tg.id, &st)
+			resp.Topics[i] = st
+		}()
 	}
+	wg.Wait()
 	return resp
 }
 

@@ -74,6 +74,9 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 			"broker_epoch", req.BrokerEpoch, "err", kerr.ErrorForCode(resp.ErrorCode))
 	}
 	cfgs := map[string]topicCfg{}
+	if resp.ErrorCode == 0 {
+		c.createLogs(ctx, req, cfgs)
+	}
 	var leaders, followers int
 	for _, ts := range leaderAndIsrTopics(req) {
 		rt := kmsg.NewLeaderAndISRResponseTopic()
@@ -106,6 +109,32 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 			"leaders", leaders, "followers", followers)
 	}
 	return resp
+}
+
+// createLogs creates the logs of every partition this request makes this
+// broker host for the first time, in one storage batch; failures are left
+// to the per-partition pass, which reports them.
+func (c *controlPlane) createLogs(ctx context.Context, req *kmsg.LeaderAndISRRequest, cfgs map[string]topicCfg) {
+	var reqs []storage.CreateRequest
+	for _, ts := range leaderAndIsrTopics(req) {
+		for _, ps := range ts.PartitionStates {
+			tp := storage.TopicPartition{Topic: ts.Topic, Partition: ps.Partition}
+			if !slices.Contains(ps.Replicas, c.nodeID) || c.replicas.Get(tp) != nil {
+				continue
+			}
+			tc, ok := cfgs[ts.Topic]
+			if !ok {
+				tc = c.resolveConfig(ctx, ts.Topic)
+				cfgs[ts.Topic] = tc
+			}
+			if tc.err == nil {
+				reqs = append(reqs, storage.CreateRequest{TopicPartition: tp, TopicID: ts.TopicID, Config: tc.cfg.Log})
+			}
+		}
+	}
+	if err := c.replicas.CreateLogs(reqs); err != nil {
+		c.log.Warn("batch log creation failed; creating one by one", "partitions", len(reqs), "err", err)
+	}
 }
 
 // leaderAndIsrTopics returns the request's partitions grouped by topic
@@ -196,15 +225,33 @@ func (c *controlPlane) StopReplica(_ context.Context, req *kmsg.StopReplicaReque
 		c.log.Warn("ignoring StopReplica", "controller", req.ControllerID, "controller_epoch", req.ControllerEpoch,
 			"broker_epoch", req.BrokerEpoch, "err", kerr.ErrorForCode(resp.ErrorCode))
 	}
+	// Fencing is checked per partition; the partitions that pass are
+	// stopped in two batches (delete or not), so that the logs of a whole
+	// deletion are renamed with one directory fsync.
+	batches := map[bool][]storage.TopicPartition{}
+	index := map[storage.TopicPartition]int{}
 	for _, t := range req.Topics {
 		for _, ps := range stopReplicaStates(req, &t) {
+			tp := storage.TopicPartition{Topic: t.Topic, Partition: ps.Partition}
 			code := resp.ErrorCode
 			if code == 0 {
-				code = c.stop(storage.TopicPartition{Topic: t.Topic, Partition: ps.Partition}, ps.LeaderEpoch, ps.Delete, req.ControllerEpoch)
+				code = c.checkStop(tp, ps.LeaderEpoch, req.ControllerEpoch)
+			}
+			if code == 0 {
+				batches[ps.Delete] = append(batches[ps.Delete], tp)
 			}
 			rp := kmsg.NewStopReplicaResponsePartition()
 			rp.Topic, rp.Partition, rp.ErrorCode = t.Topic, ps.Partition, code
+			index[tp] = len(resp.Partitions)
 			resp.Partitions = append(resp.Partitions, rp)
+		}
+	}
+	for del, tps := range batches {
+		if err := c.replicas.RemoveMany(tps, del); err != nil {
+			c.log.Error("stopping replicas failed", "partitions", len(tps), "delete", del, "err", err)
+			for _, tp := range tps {
+				resp.Partitions[index[tp]].ErrorCode = kerr.KafkaStorageError.Code
+			}
 		}
 	}
 	return resp
@@ -226,17 +273,14 @@ func stopReplicaStates(req *kmsg.StopReplicaRequest, t *kmsg.StopReplicaRequestT
 }
 
 // stop removes one partition and returns its error code.
-func (c *controlPlane) stop(tp storage.TopicPartition, epoch int32, del bool, ctrlEpoch int32) int16 {
-	log := c.log.With("partition", tp.String(), "controller_epoch", ctrlEpoch, "leader_epoch", epoch, "delete", del)
+// checkStop fences a StopReplica for one partition by leader epoch (-2,
+// deletion, and -1, unknown, always pass).
+func (c *controlPlane) checkStop(tp storage.TopicPartition, epoch int32, ctrlEpoch int32) int16 {
 	if p := c.replicas.Get(tp); p != nil && epoch != epochDuringDelete && epoch != noEpoch && epoch < p.LeaderEpoch() {
-		log.Warn("ignoring StopReplica: leader epoch is older than ours", "ours", p.LeaderEpoch())
+		c.log.Warn("ignoring StopReplica: leader epoch is older than ours", "partition", tp.String(),
+			"controller_epoch", ctrlEpoch, "leader_epoch", epoch, "ours", p.LeaderEpoch())
 		return kerr.FencedLeaderEpoch.Code
 	}
-	if err := c.replicas.Remove(tp, del); err != nil {
-		log.Error("stopping replica failed", "err", err)
-		return kerr.KafkaStorageError.Code
-	}
-	log.Debug("stopped replica")
 	return 0
 }
 

@@ -57,17 +57,28 @@ func (m *Manager) Ensure(tp storage.TopicPartition, topicID [16]byte, cfg Config
 // Remove stops hosting tp; with deleteLog its directory is renamed for
 // deletion. Waiting fetches are woken so they notice.
 func (m *Manager) Remove(tp storage.TopicPartition, deleteLog bool) error {
+	return m.RemoveMany([]storage.TopicPartition{tp}, deleteLog)
+}
+
+// RemoveMany is Remove for many partitions, their logs deleted in one
+// storage batch.
+func (m *Manager) RemoveMany(tps []storage.TopicPartition, deleteLog bool) error {
+	var gone []*Partition
 	m.mu.Lock()
-	p := m.parts[tp]
-	delete(m.parts, tp)
+	for _, tp := range tps {
+		if p := m.parts[tp]; p != nil {
+			gone = append(gone, p)
+			delete(m.parts, tp)
+		}
+	}
 	m.mu.Unlock()
-	if p != nil {
+	for _, p := range gone {
 		p.wakeAll()
 	}
-	if deleteLog && m.logs.Get(tp) != nil {
-		return m.logs.Delete(tp)
+	if !deleteLog {
+		return nil
 	}
-	return nil
+	return m.logs.DeleteMany(tps)
 }
 
 // Become applies a controller decision to tp (Kafka's becomeLeaderOrFollower
@@ -113,4 +124,21 @@ func (m *Manager) hostLocked(tp storage.TopicPartition, topicID [16]byte, cfg Co
 		topicID = l.TopicID()
 	}
 	return newPartition(tp, topicID, l, cfg), nil
+}
+
+// CreateLogs creates, in one batch, the logs of partitions about to be
+// hosted (the storage layer makes the whole batch durable at once). Logs
+// that exist are left alone.
+func (m *Manager) CreateLogs(reqs []storage.CreateRequest) error {
+	var missing []storage.CreateRequest
+	for _, r := range reqs {
+		if m.logs.Get(r.TopicPartition) == nil {
+			missing = append(missing, r)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	_, err := m.logs.CreateMany(missing)
+	return err
 }

@@ -204,7 +204,49 @@ func (m *Manager) Create(tp TopicPartition, topicID [16]byte, cfg LogConfig) (*L
 // <topic>-<partition>.<uuid>-delete and schedules its removal after
 // FileDeleteDelay.
 func (m *Manager) Delete(tp TopicPartition) error {
+	return m.DeleteMany([]TopicPartition{tp})
+}
+
+// DeleteMany is Delete for many partitions: every directory is renamed,
+// then each touched log dir is fsynced once (a rename is durable once its
+// parent directory is synced), so a StopReplica for thousands of
+// partitions costs one fsync per log dir, not one per partition.
+func (m *Manager) DeleteMany(tps []TopicPartition) error {
+	var errs []error
+	touched := map[*logDir]bool{}
+	for _, tp := range tps {
+		l := m.detach(tp)
+		if l == nil {
+			continue
+		}
+		if err := l.close(); err != nil {
+			m.log.Warn("storage: flush on delete", "partition", tp, "err", err)
+		}
+		id := uuid.New()
+		dst := fmt.Sprintf("%s.%s-delete", l.dir, hex.EncodeToString(id[:]))
+		if err := os.Rename(l.dir, dst); err != nil {
+			errs = append(errs, fmt.Errorf("storage: rename for delete: %w", err))
+			continue
+		}
+		touched[l.dirs] = true
+		m.mu.Lock()
+		m.deletes = append(m.deletes, pendingDelete{dst, m.now().Add(m.cfg.FileDeleteDelay)})
+		m.mu.Unlock()
+	}
+	for d := range touched {
+		if err := syncDir(d.path); err != nil {
+			errs = append(errs, err)
+		}
+		d.markDirty()
+	}
+	return errors.Join(errs...)
+}
+
+// detach removes tp from the manager (after any CreateMany writing it) and
+// returns its log, nil if absent.
+func (m *Manager) detach(tp TopicPartition) *Log {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	for m.creating[tp] != nil {
 		c := m.creating[tp]
 		m.mu.Unlock()
@@ -212,30 +254,12 @@ func (m *Manager) Delete(tp TopicPartition) error {
 		m.mu.Lock()
 	}
 	l, ok := m.logs[tp]
-	if ok {
-		delete(m.logs, tp)
-		l.dirs.count--
-	}
-	m.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	if err := l.close(); err != nil {
-		m.log.Warn("storage: flush on delete", "partition", tp, "err", err)
-	}
-	id := uuid.New()
-	dst := fmt.Sprintf("%s.%s-delete", l.dir, hex.EncodeToString(id[:]))
-	if err := os.Rename(l.dir, dst); err != nil {
-		return fmt.Errorf("storage: rename for delete: %w", err)
-	}
-	if err := syncDir(l.dirs.path); err != nil {
-		return err
-	}
-	l.dirs.markDirty()
-	m.mu.Lock()
-	m.deletes = append(m.deletes, pendingDelete{dst, m.now().Add(m.cfg.FileDeleteDelay)})
-	m.mu.Unlock()
-	return nil
+	delete(m.logs, tp)
+	l.dirs.count--
+	return l
 }
 
 // RunOnce runs one pass of retention, time-based flush, due directory

@@ -1,0 +1,124 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// createTopicsConcurrently creates topics prefix-0..n-1 with parts
+// partitions each (RF 3), in requests of batch topics, conc at a time.
+func createTopicsConcurrently(b *testing.B, adm *kadm.Client, prefix string, n, parts, batch, conc int) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, conc)
+	var mu sync.Mutex
+	var firstErr error
+	for start := 0; start < n; start += batch {
+		var names []string
+		for i := start; i < min(start+batch, n); i++ {
+			names = append(names, fmt.Sprintf("%s-%d", prefix, i))
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			res, err := adm.CreateTopics(ctx, int32(parts), 3, nil, names...)
+			if err == nil {
+				err = res.Error()
+			}
+			if err != nil {
+				mu.Lock()
+				firstErr = err
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		b.Fatal(firstErr)
+	}
+}
+
+func loadAvg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+// BenchmarkCreate100kPartitions: 100 topics × 1000 partitions, RF 3, on 3
+// brokers in this process (real logs on disk, one embedded etcd), through
+// CreateTopics; a topic counts when its leaders are in the metadata.
+//
+//	go test ./internal/broker -run '^$' -bench Create100k -benchtime 1x
+func BenchmarkCreate100kPartitions(b *testing.B) {
+	for range b.N {
+		brokers := startCluster(b, 3, nil)
+		adm := kadm.NewClient(newClient(b, controllerOf(b, brokers)))
+		start := time.Now()
+		createTopicsConcurrently(b, adm, "bench", 100, 1000, 5, 4)
+		took := time.Since(start)
+		b.ReportMetric(100_000/took.Seconds(), "partitions/s")
+		b.Logf("created 100000 partitions (300000 replicas) in %v; load average %s", took.Round(time.Millisecond), loadAvg())
+	}
+}
+
+// BenchmarkDelete1000Topics: 1000 topics × 10 partitions (RF 3) deleted
+// with DeleteTopics, timed from the request to every partition directory
+// on every broker renamed for deletion.
+//
+//	go test ./internal/broker -run '^$' -bench Delete1000 -benchtime 1x
+func BenchmarkDelete1000Topics(b *testing.B) {
+	for range b.N {
+		brokers := startCluster(b, 3, map[string]string{"log.segment.delete.delay.ms": "600000"})
+		adm := kadm.NewClient(newClient(b, controllerOf(b, brokers)))
+		createTopicsConcurrently(b, adm, "del", 1000, 10, 50, 4)
+		var names []string
+		for i := range 1000 {
+			names = append(names, fmt.Sprintf("del-%d", i))
+		}
+		adm.SetTimeoutMillis(60_000)
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		res, err := adm.DeleteTopics(ctx, names...)
+		cancel()
+		if err == nil {
+			err = res.Error()
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		answered := time.Since(start)
+		for {
+			left := 0
+			for _, br := range brokers {
+				for _, d := range br.cfg.LogDirs {
+					m, _ := filepath.Glob(filepath.Join(d, "del-*"))
+					for _, p := range m {
+						if !strings.HasSuffix(p, "-delete") {
+							left++
+						}
+					}
+				}
+			}
+			if left == 0 {
+				break
+			}
+			if time.Since(start) > 5*time.Minute {
+				b.Fatalf("%d partition dirs never renamed", left)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		took := time.Since(start)
+		b.ReportMetric(took.Seconds(), "s/1000-topic-delete")
+		b.Logf("deleted 1000 topics × 10 partitions (30000 replicas): response after %v, all dirs renamed after %v; load average %s",
+			answered.Round(time.Millisecond), took.Round(time.Millisecond), loadAvg())
+	}
+}
