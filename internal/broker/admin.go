@@ -69,20 +69,43 @@ func (a *clusterAdmin) plan(ct api.CreateTopic) (api.TopicInfo, map[int32][]int3
 	info := api.TopicInfo{Name: ct.Name, ID: uuid.New(), Configs: ct.Configs}
 	assignment := ct.Assignment
 	if assignment == nil {
-		var ids []int32
-		for _, b := range a.cache.Brokers() {
-			ids = append(ids, b.ID)
-		}
 		var err error
-		assignment, err = metadata.AssignReplicas(ids, int(ct.NumPartitions), int(ct.ReplicationFactor), 0, -1, -1, nil)
-		if err != nil {
-			return info, nil, fmt.Errorf("%w: %v", kerr.InvalidReplicationFactor, err)
+		if assignment, err = a.assign(int(ct.NumPartitions), int(ct.ReplicationFactor)); err != nil {
+			return info, nil, err
 		}
 	}
 	for p := range int32(len(assignment)) {
 		info.Partitions = append(info.Partitions, api.PartitionInfo{ID: p, Leader: -1, Replicas: assignment[p]})
 	}
 	return info, assignment, nil
+}
+
+// assign places replicas on the live brokers the Kafka way: rack-aware
+// when every broker has broker.rack, rack-unaware when none has; a mix is
+// refused, as Kafka's default (enforced) rack-aware mode does.
+func (a *clusterAdmin) assign(partitions, rf int) (map[int32][]int32, error) {
+	var ids []int32
+	racks := map[int32]string{}
+	for _, b := range a.cache.Brokers() {
+		ids = append(ids, b.ID)
+		if b.Rack != nil {
+			racks[b.ID] = *b.Rack
+		}
+	}
+	var out map[int32][]int32
+	var err error
+	switch len(racks) {
+	case 0:
+		out, err = metadata.AssignReplicas(ids, partitions, rf, 0, -1, -1, nil)
+	case len(ids):
+		out, err = metadata.AssignReplicasRackAware(racks, partitions, rf, 0, -1, -1, nil)
+	default:
+		return nil, fmt.Errorf("%w: %v", kerr.InvalidReplicaAssignment, metadata.ErrMixedRacks)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", kerr.InvalidReplicationFactor, err)
+	}
+	return out, nil
 }
 
 func (a *clusterAdmin) write(ctx context.Context, ct api.CreateTopic, info api.TopicInfo, assignment map[int32][]int32) error {

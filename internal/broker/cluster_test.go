@@ -90,3 +90,26 @@ func TestReplicatedTopicLeadersAndFollowers(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// With broker.rack set, an RF=2 topic on brokers in two racks puts each
+// partition's replicas on both racks.
+func TestRackAwareCreateTopic(t *testing.T) {
+	brokers := startClusterRacks(t, []string{"r1", "r1", "r2", "r2"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := newClient(t, controllerOf(t, brokers))
+	res, err := kadm.NewClient(cl).CreateTopic(ctx, 12, 2, nil, "racked")
+	if err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	rackOf := map[int32]string{0: "r1", 1: "r1", 2: "r2", 3: "r2"}
+	td, err := kadm.NewClient(newClient(t, brokers[0])).ListTopics(ctx, "racked")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range td["racked"].Partitions {
+		if len(p.Replicas) != 2 || rackOf[p.Replicas[0]] == rackOf[p.Replicas[1]] {
+			t.Fatalf("partition %d replicas %v not spread over racks", p.Partition, p.Replicas)
+		}
+	}
+}

@@ -135,6 +135,18 @@ func rawRequest(t testing.TB, addr string, req kmsg.Request) kmsg.Response {
 // etcd, as `samsa dev` does, and waits until every broker sees them all.
 func startCluster(t testing.TB, n int, props map[string]string) []*Broker {
 	t.Helper()
+	return startClusterWith(t, n, props, nil)
+}
+
+// startClusterRacks starts one broker per entry of racks, with that
+// broker.rack.
+func startClusterRacks(t testing.TB, racks []string) []*Broker {
+	t.Helper()
+	return startClusterWith(t, len(racks), nil, racks)
+}
+
+func startClusterWith(t testing.TB, n int, props map[string]string, racks []string) []*Broker {
+	t.Helper()
 	logger := slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := embedetcd.StartLocal(t.TempDir(), logger)
 	if err != nil {
@@ -162,6 +174,9 @@ func startCluster(t testing.TB, n int, props map[string]string) []*Broker {
 		}
 		for k, v := range props {
 			base[k] = v
+		}
+		if racks != nil {
+			base["broker.rack"] = racks[id]
 		}
 		cfg, _, err := config.Load(base)
 		if err != nil {
