@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -36,7 +37,7 @@ func (a *clusterAdmin) CreateTopic(ctx context.Context, ct api.CreateTopic, vali
 	if err := a.write(ctx, ct, info, assignment); err != nil {
 		return info, err
 	}
-	err = a.waitFor(ctx, func() bool {
+	err = a.waitFor(ctx, fmt.Sprintf("topic %q created, leaders not yet elected", ct.Name), func() bool {
 		t, ok := a.cache.Topic(ct.Name)
 		if !ok || t.ID != info.ID || len(t.Partitions) != int(ct.NumPartitions) {
 			return false
@@ -49,7 +50,7 @@ func (a *clusterAdmin) CreateTopic(ctx context.Context, ct api.CreateTopic, vali
 		return true
 	})
 	if err != nil {
-		return info, fmt.Errorf("%w: topic %q created, leaders not yet elected", kerr.RequestTimedOut, ct.Name)
+		return info, err
 	}
 	t, _ := a.cache.Topic(ct.Name)
 	return t, nil
@@ -124,28 +125,32 @@ func (a *clusterAdmin) DeleteTopic(ctx context.Context, name string) error {
 	if err := a.md.MarkTopicForDeletion(ctx, name); err != nil {
 		return err
 	}
-	err := a.waitFor(ctx, func() bool {
+	return a.waitFor(ctx, fmt.Sprintf("deletion of %q is still in progress", name), func() bool {
 		t, ok := a.cache.Topic(name)
 		return !ok || t.ID != before.ID
 	})
-	if err != nil {
-		return fmt.Errorf("%w: deletion of %q is still in progress", kerr.RequestTimedOut, name)
-	}
-	return nil
 }
 
-// waitFor re-checks cond at every metadata change until it holds or ctx
-// ends.
-func (a *clusterAdmin) waitFor(ctx context.Context, cond func() bool) error {
+// waitFor re-checks cond at every metadata change until it holds; when ctx
+// ends first it is REQUEST_TIMED_OUT (what says what was still pending). A
+// resignation meanwhile ends the wait with NOT_CONTROLLER, as Kafka answers
+// a controller's pending requests.
+func (a *clusterAdmin) waitFor(ctx context.Context, what string, cond func() bool) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		ch := a.cache.Changed()
 		if cond() {
 			return nil
 		}
+		if !a.ctrl.IsActive() {
+			return kerr.NotController
+		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("%w: %s", kerr.RequestTimedOut, what)
 		case <-ch:
+		case <-tick.C:
 		}
 	}
 }

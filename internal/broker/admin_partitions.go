@@ -64,11 +64,8 @@ func (a *clusterAdmin) AddPartitions(ctx context.Context, topic string, total in
 	if api.NoWait(ctx) {
 		return nil
 	}
-	err := a.waitFor(ctx, func() bool { return hasLeaders(a.cache, topic, id, total) })
-	if err != nil {
-		return fmt.Errorf("%w: partitions of %q added, leaders not yet elected", kerr.RequestTimedOut, topic)
-	}
-	return nil
+	return a.waitFor(ctx, fmt.Sprintf("partitions of %q added, leaders not yet elected", topic),
+		func() bool { return hasLeaders(a.cache, topic, id, total) })
 }
 
 // readAssignment reads the topic's assignment document and its version;
