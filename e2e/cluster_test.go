@@ -168,8 +168,11 @@ func testControllerFailover(t *testing.T, storeKind string) {
 	next := c.waitView(survivor, "a new controller", func(n int, nc int32) bool { return nc >= 0 && nc != ctrl })
 	took := time.Since(killed)
 	t.Logf("%s: controller %d SIGKILLed; broker %d is controller after %v (session timeout %dms)", storeKind, ctrl, next, took, sessionTimeoutMs)
-	if limit := time.Duration(sessionTimeoutMs)*time.Millisecond + time.Second; took > limit {
-		t.Errorf("failover took %v, more than the session timeout + 1s (%v)", took, limit)
+	// The figure itself is reported above (and by cmd/samsa-failover-bench);
+	// this only checks that the takeover came from the session expiring,
+	// with room for a loaded CI machine.
+	if limit := 2 * (time.Duration(sessionTimeoutMs)*time.Millisecond + time.Second); took > limit {
+		t.Errorf("failover took %v: not driven by the %dms session timeout (limit %v)", took, sessionTimeoutMs, limit)
 	}
 	c.createTopic(c.addrs(ctrl), "after", 2) // two brokers are left
 

@@ -26,6 +26,10 @@ type Log struct {
 	dirs  *logDir // the log directory holding this log
 
 	loaded atomic.Bool
+	// lazy: created but never written, so no directory exists yet (see
+	// lazy.go). Set before the log is shared, cleared only under mu held
+	// for writing; read under mu, or without it as a hint.
+	lazy   atomic.Bool
 	mu     sync.RWMutex
 	cfg    LogConfig
 	closed bool
@@ -77,7 +81,7 @@ func (l *Log) SetConfig(cfg LogConfig) {
 // Open loads the log now (it otherwise loads on first use) and reports a
 // load error.
 func (l *Log) Open() error {
-	if l.loaded.Load() {
+	if l.loaded.Load() || l.lazy.Load() {
 		l.mu.RLock()
 		defer l.mu.RUnlock()
 		if l.closed {
@@ -90,7 +94,7 @@ func (l *Log) Open() error {
 	if l.closed {
 		return ErrLogClosed
 	}
-	if l.loaded.Load() {
+	if l.loaded.Load() || l.lazy.Load() {
 		return nil
 	}
 	if err := l.loadLocked(); err != nil {
@@ -288,6 +292,9 @@ func (l *Log) LogEndOffset() int64 {
 	if l.closed {
 		return -1
 	}
+	if l.lazy.Load() {
+		return 0
+	}
 	return l.leo()
 }
 
@@ -301,6 +308,9 @@ func (l *Log) LogStartOffset() int64 {
 	defer l.mu.RUnlock()
 	if l.closed {
 		return -1
+	}
+	if l.lazy.Load() {
+		return 0
 	}
 	return l.segs[0].base
 }
