@@ -108,6 +108,10 @@ func TestDeleteRecreate(t *testing.T) {
 	if o, _ := ends.Lookup("again", 0); o.Offset != 0 {
 		t.Fatalf("re-created topic has old data: end offset %d", o.Offset)
 	}
+	// Written, the re-created partition has a directory of its own again.
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "again", Partition: 0, Value: []byte("new")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
 	b.Close()
 	if _, err := os.Stat(filepath.Join(dir, "again-0", "partition.metadata")); err != nil {
 		t.Fatal(err)

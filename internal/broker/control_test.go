@@ -237,6 +237,7 @@ func TestControlStopReplica(t *testing.T) {
 			if got := laiCodes(f.LeaderAndIsr(ctx, leaderAndIsr(1, testBrokerEpoch, lai{"a", topicA, 0, testNode, 3, []int32{1}}))); !slices.Equal(got, []int16{0, 0}) {
 				t.Fatalf("LeaderAndIsr: %v", got)
 			}
+			writeOne(t, f, tp) // a partition's directory exists once it holds data
 			resp := f.StopReplica(ctx, tt.req)
 			if resp.ErrorCode != tt.wantTop || len(resp.Partitions) != 1 || resp.Partitions[0].ErrorCode != tt.wantCode ||
 				resp.Partitions[0].Topic != "a" {
@@ -258,6 +259,7 @@ func TestControlStopReplicaDeletesUnhostedLog(t *testing.T) {
 	f := newControlFixture(t)
 	ctx := context.Background()
 	f.LeaderAndIsr(ctx, leaderAndIsr(1, testBrokerEpoch, lai{"a", topicA, 0, testNode, 0, []int32{1}}))
+	writeOne(t, f, storage.TopicPartition{Topic: "a", Partition: 0})
 	f.StopReplica(ctx, stopReplica(1, testBrokerEpoch, "a", 0, 0, false))
 	if live, _ := partitionDirs(t, f.dir); !live {
 		t.Fatal("log gone after StopReplica without delete")
@@ -326,6 +328,7 @@ func TestControlOlderVersions(t *testing.T) {
 	if len(resp.Topics) != 0 || len(resp.Partitions) != 1 || resp.Partitions[0].Topic != "a" || resp.Partitions[0].ErrorCode != 0 {
 		t.Fatalf("v4 response %+v", resp)
 	}
+	writeOne(t, f, storage.TopicPartition{Topic: "a", Partition: 0})
 	sr := kmsg.NewPtrStopReplicaRequest()
 	sr.Version, sr.ControllerEpoch, sr.BrokerEpoch, sr.DeletePartitions = 1, 1, testBrokerEpoch, true
 	st := kmsg.NewStopReplicaRequestTopic()
@@ -352,4 +355,23 @@ func TestControlBadInput(t *testing.T) {
 	}
 	f.StopReplica(ctx, stopReplica(1, testBrokerEpoch, "", -5, 0, true))
 	f.UpdateMetadata(ctx, kmsg.NewPtrUpdateMetadataRequest())
+}
+
+// writeOne appends one record to a hosted leader partition, so that its log
+// exists on disk (an empty partition has no directory until its first
+// write).
+func writeOne(t *testing.T, f *controlFixture, tp storage.TopicPartition) {
+	t.Helper()
+	p := f.replicas.Get(tp)
+	if p == nil {
+		t.Fatalf("%s not hosted", tp)
+	}
+	batch := recordBatch("x")
+	hdrs, err := record.Validate(batch, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.AppendAsLeader(batch, hdrs, time.Now()); err != nil {
+		t.Fatal(err)
+	}
 }

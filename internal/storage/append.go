@@ -25,7 +25,7 @@ func (l *Log) Append(records []byte, hdrs []record.Header, now time.Time) (Appen
 	if err := checkLayout(records, hdrs); err != nil {
 		return AppendInfo{}, err
 	}
-	if err := l.lockLoaded(); err != nil {
+	if err := l.lockForAppend(); err != nil {
 		return AppendInfo{}, err
 	}
 	defer l.mu.Unlock()
@@ -63,7 +63,7 @@ func (l *Log) AppendAsFollower(records []byte, hdrs []record.Header) (AppendInfo
 	if err := checkLayout(records, hdrs); err != nil {
 		return AppendInfo{}, err
 	}
-	if err := l.lockLoaded(); err != nil {
+	if err := l.lockForAppend(); err != nil {
 		return AppendInfo{}, err
 	}
 	defer l.mu.Unlock()

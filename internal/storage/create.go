@@ -1,11 +1,8 @@
 package storage
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sync"
 )
 
 // CreateRequest names one partition log to create (or to reconfigure, if it
@@ -16,39 +13,23 @@ type CreateRequest struct {
 	Config         LogConfig
 }
 
-// createWorkers bounds the goroutines CreateMany uses for its file system
-// calls; they all end before CreateMany returns.
-const createWorkers = 8
-
-// syncfsMinBatch is the batch size from which CreateMany makes its files
-// durable with one syncfs(2) per log dir instead of an fsync per file and
-// per partition directory. Below it, the cost of writing back whatever else
-// is dirty on the file system is not worth it. A variable for benchmarks.
-var syncfsMinBatch = 64
-
-// newPartition is one partition directory CreateMany writes.
+// newPartition is one partition CreateMany registers.
 type newPartition struct {
 	tp  TopicPartition
 	d   *logDir
 	id  [16]byte
 	cfg LogConfig
-	// made: this call created the directory (removed again on failure).
-	made bool
 }
 
 // CreateMany is Create for many partitions at once, and returns their logs
-// in the order of reqs. New partitions get their directory and
-// partition.metadata written by a few goroutines in parallel, then one
-// durability barrier for the whole batch (syncfs, or fsync of every file and
-// partition directory in parallel, then each touched log dir once), so that
-// creating 100k partitions costs a few fsyncs instead of 300k. When it
-// returns nil, every directory and partition.metadata is durable.
+// in the order of reqs. New partitions are registered lazy (see lazy.go):
+// nothing is written, so creating 100k partitions costs an lstat each (to
+// refuse a directory the manager does not know) and no inode, no fsync.
+// Their directories appear, durable, on their first append.
 //
-// On error no new partition of the batch is registered and their
-// directories are removed (best effort); existing ones keep the new config.
-// Partitions being created by a concurrent call are waited for. Other logs
-// stay usable while the files are written: the manager lock is not held
-// during I/O.
+// On error no new partition of the batch is registered; existing ones keep
+// the new config. Partitions being created by a concurrent call are waited
+// for. The manager lock is not held during the lstats.
 func (m *Manager) CreateMany(reqs []CreateRequest) ([]*Log, error) {
 	for _, r := range reqs {
 		if !validTopic(r.TopicPartition.Topic) || r.TopicPartition.Partition < 0 {
@@ -69,7 +50,7 @@ func (m *Manager) CreateMany(reqs []CreateRequest) ([]*Log, error) {
 	if len(fresh) == 0 {
 		return out, nil
 	}
-	err = writePartitions(fresh)
+	err = checkAbsent(fresh)
 	m.register(fresh, done, err == nil)
 	if err != nil {
 		return nil, err
@@ -135,16 +116,9 @@ func (m *Manager) leastLoadedDir() *logDir {
 	return d
 }
 
-// register ends a creation: the new logs are added if ok, else their
-// directories are removed and their claims dropped.
+// register ends a creation: the new logs are added, lazy, if ok, else their
+// claims are dropped.
 func (m *Manager) register(fresh []newPartition, done chan struct{}, ok bool) {
-	if !ok {
-		for _, p := range fresh {
-			if p.made {
-				os.RemoveAll(filepath.Join(p.d.path, p.tp.dirName()))
-			}
-		}
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, p := range fresh {
@@ -157,15 +131,16 @@ func (m *Manager) register(fresh []newPartition, done chan struct{}, ok bool) {
 		l.needRecovery = false
 		l.recoveryPoint = 0
 		l.topicID, l.idKnown = p.id, true
+		l.lazy.Store(true)
 		m.logs[p.tp] = l
-		p.d.markDirty()
 	}
 	close(done)
 }
 
 // repairMetadata rewrites the partition.metadata of an existing log that
-// has none readable. That happens only to a partition whose creation was cut
-// by a crash (before CreateMany returned), so it is checked only in log dirs
+// has none readable. That happens only to a partition whose
+// materialization (its first append, lazy.go) was cut by a crash, or one
+// made by an older version whose creation was, so it is checked only in log dirs
 // that were not shut down cleanly: its owner re-creating it completes it.
 func (m *Manager) repairMetadata(l *Log, id [16]byte) {
 	if l.dirs.clean {
@@ -185,128 +160,4 @@ func (m *Manager) repairMetadata(l *Log, id [16]byte) {
 		return
 	}
 	l.topicID, l.idKnown = id, true
-}
-
-// writePartitions creates the directories and partition.metadata files of
-// fresh and makes them durable.
-func writePartitions(fresh []newPartition) error {
-	parents := map[*logDir]*os.File{}
-	defer func() {
-		for _, f := range parents {
-			f.Close()
-		}
-	}()
-	for _, p := range fresh {
-		if parents[p.d] != nil {
-			continue
-		}
-		// Opened before the writes, so that syncfs reports their errors.
-		f, err := os.Open(p.d.path)
-		if err != nil {
-			return fmt.Errorf("storage: open log dir: %w", err)
-		}
-		parents[p.d] = f
-	}
-	err := parallel(len(fresh), func(i int) error { return writePartition(&fresh[i]) })
-	if err != nil {
-		return err
-	}
-	if fsyncDisabled.Load() {
-		return nil
-	}
-	if len(fresh) >= syncfsMinBatch {
-		if err := syncfsAll(parents); !errors.Is(err, errNoSyncfs) {
-			return err
-		}
-	}
-	err = parallel(len(fresh), func(i int) error {
-		dir := filepath.Join(fresh[i].d.path, fresh[i].tp.dirName())
-		return errors.Join(syncPath(filepath.Join(dir, partitionMetadataFile)), syncDir(dir))
-	})
-	if err != nil {
-		return err
-	}
-	for _, f := range parents {
-		if err := fsync(f); err != nil {
-			return fmt.Errorf("storage: fsync dir: %w", err)
-		}
-	}
-	return nil
-}
-
-// writePartition creates one partition directory with its
-// partition.metadata; a directory already there that the manager does not
-// know is an error, left alone. The directory is new, so the file is written in
-// place: a crash before the batch's barrier may leave it torn, which
-// repairMetadata mends when the owner creates the partition again.
-func writePartition(p *newPartition) error {
-	dir := filepath.Join(p.d.path, p.tp.dirName())
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return fmt.Errorf("storage: create partition dir: %w", err)
-	}
-	p.made = true
-	err := os.WriteFile(filepath.Join(dir, partitionMetadataFile), encodePartitionMetadata(p.id), 0o644)
-	if err != nil {
-		return fmt.Errorf("storage: write %s: %w", partitionMetadataFile, err)
-	}
-	return nil
-}
-
-// syncPath fsyncs the file at path.
-func syncPath(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("storage: fsync: %w", err)
-	}
-	defer f.Close()
-	if err := fsync(f); err != nil {
-		return fmt.Errorf("storage: fsync: %w", err)
-	}
-	return nil
-}
-
-func syncfsAll(dirs map[*logDir]*os.File) error {
-	for _, f := range dirs {
-		if err := syncfs(f); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// parallel runs fn(0..n-1) on up to createWorkers goroutines and returns
-// the first error; the goroutines have ended when it returns.
-func parallel(n int, fn func(int) error) error {
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		next  int
-	)
-	take := func() (int, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if first != nil || next >= n {
-			return 0, false
-		}
-		next++
-		return next - 1, true
-	}
-	for range min(n, createWorkers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i, ok := take(); ok; i, ok = take() {
-				if err := fn(i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return first
 }

@@ -29,14 +29,18 @@
 //     the max timestamp of its first batch (re-read from the file after a
 //     restart), else the .log mtime; while this process appends to it, the
 //     wall-clock time since its first append counts too.
-//   - Create and CreateMany return only once the partition directories and
-//     partition.metadata files are durable; CreateMany shares one barrier
-//     (syncfs per log dir, or parallel fsyncs) across its batch.
-//   - A log always has at least one segment; the last one is active.
+//   - Creation is lazy (lazy.go): Create and CreateMany register logs in
+//     memory and write nothing. Such a log answers as an empty log at offset
+//     0 with its topic id; its first Append or AppendAsFollower makes its
+//     directory, partition.metadata and first segment durable, then appends.
+//     Retention, flushes, checkpoints and Close skip lazy logs, Delete only
+//     forgets them, and after a restart they are absent: the broker
+//     re-creates every partition it hosts from LeaderAndIsr.
+//   - A loaded log always has at least one segment; the last one is active.
+//     A lazy log has none.
 //   - Lock order: Log.mu, then segment.mu, then fdCache.mu.
 //
 // Goroutines: none, except Manager.Run, which the caller starts and stops
-// through its context, and CreateMany's few workers (createWorkers), which
-// end before it returns. Everything else runs on the caller's goroutine;
+// through its context. Everything else runs on the caller's goroutine;
 // RunOnce(now) is the deterministic unit that tests drive.
 package storage

@@ -188,10 +188,9 @@ func (m *Manager) Get(tp TopicPartition) *Log {
 	return m.logs[tp]
 }
 
-// Create returns the partition's log, creating its directory (in the log
-// dir holding the fewest partitions) and partition.metadata if absent, both
-// durable when it returns. An existing log gets cfg. For many partitions use
-// CreateMany, which shares the fsyncs.
+// Create returns the partition's log, registering a lazy one (see lazy.go:
+// no directory until its first append, in the log dir holding the fewest
+// partitions) if absent. An existing log gets cfg.
 func (m *Manager) Create(tp TopicPartition, topicID [16]byte, cfg LogConfig) (*Log, error) {
 	logs, err := m.CreateMany([]CreateRequest{{TopicPartition: tp, TopicID: topicID, Config: cfg}})
 	if err != nil {
@@ -202,7 +201,7 @@ func (m *Manager) Create(tp TopicPartition, topicID [16]byte, cfg LogConfig) (*L
 
 // Delete closes the log, renames its directory to
 // <topic>-<partition>.<uuid>-delete and schedules its removal after
-// FileDeleteDelay.
+// FileDeleteDelay. A lazy log has no directory: it is only forgotten.
 func (m *Manager) Delete(tp TopicPartition) error {
 	return m.DeleteMany([]TopicPartition{tp})
 }
@@ -221,6 +220,9 @@ func (m *Manager) DeleteMany(tps []TopicPartition) error {
 		}
 		if err := l.close(); err != nil {
 			m.log.Warn("storage: flush on delete", "partition", tp, "err", err)
+		}
+		if l.lazy.Load() { // closed: no append can materialize it now
+			continue // nothing on disk
 		}
 		id := uuid.New()
 		dst := fmt.Sprintf("%s.%s-delete", l.dir, hex.EncodeToString(id[:]))
@@ -263,7 +265,8 @@ func (m *Manager) detach(tp TopicPartition) *Log {
 }
 
 // RunOnce runs one pass of retention, time-based flush, due directory
-// deletions and recovery checkpoints, at time now. A log not loaded yet is
+// deletions and recovery checkpoints, at time now. Lazy logs are skipped
+// (retentionDue says no, they hold nothing to flush). A log not loaded yet is
 // loaded only if a look at its files (retentionDue) shows segments to
 // delete, so a pass over 100k idle partitions costs a few system calls each
 // and opens no segment.
@@ -343,16 +346,20 @@ func (m *Manager) removeDue(now time.Time) {
 }
 
 // checkpoint writes recovery-point-offset-checkpoint of dirty dirs (all if
-// force).
+// force). Lazy logs are left out.
 func (m *Manager) checkpoint(force bool) error {
 	byDir := make(map[*logDir]map[TopicPartition]int64)
 	for _, l := range m.snapshot() {
+		l.mu.RLock()
+		rp, lazy := l.recoveryPoint, l.lazy.Load()
+		l.mu.RUnlock()
+		if lazy {
+			continue // not on disk: absent after a restart
+		}
 		if byDir[l.dirs] == nil {
 			byDir[l.dirs] = map[TopicPartition]int64{}
 		}
-		l.mu.RLock()
-		byDir[l.dirs][l.tp] = l.recoveryPoint
-		l.mu.RUnlock()
+		byDir[l.dirs][l.tp] = rp
 	}
 	var errs []error
 	for _, d := range m.dirs {
@@ -368,7 +375,8 @@ func (m *Manager) checkpoint(force bool) error {
 }
 
 // Close flushes and closes every log, writes the recovery checkpoints and
-// the clean-shutdown marker, and releases the directory locks. A dir keeps
+// the clean-shutdown marker, and releases the directory locks. Lazy logs
+// leave nothing behind: the broker creates them again after a restart. A dir keeps
 // no marker while it holds a log that still awaits recovery from an earlier
 // unclean shutdown (never opened since), so that recovery is not skipped.
 func (m *Manager) Close() error {

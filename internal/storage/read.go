@@ -28,6 +28,9 @@ func (l *Log) Read(offset, maxOffset int64, maxBytes int32, minOneBatch bool) (R
 		return ReadResult{}, err
 	}
 	defer l.mu.RUnlock()
+	if l.lazy.Load() {
+		return lazyRead(offset)
+	}
 	res := ReadResult{LogEndOffset: l.leo(), LogStartOffset: l.segs[0].base}
 	if offset < res.LogStartOffset || offset > res.LogEndOffset {
 		return res, fmt.Errorf("%w: %d not in [%d, %d]", ErrOffsetOutOfRange, offset, res.LogStartOffset, res.LogEndOffset)
@@ -129,7 +132,7 @@ func (l *Log) OffsetForTimestamp(ts int64) (offset, timestamp int64, found bool,
 		return -1, -1, false, err
 	}
 	defer l.mu.RUnlock()
-	for _, s := range l.segs {
+	for _, s := range l.segs { // none if lazy
 		segMax, _, err := s.timestamps()
 		if err != nil {
 			return -1, -1, false, err
@@ -187,7 +190,7 @@ func (l *Log) MaxTimestamp() (timestamp, offset int64, err error) {
 		return -1, -1, err
 	}
 	defer l.mu.RUnlock()
-	var best *segment
+	var best *segment // stays nil if lazy
 	bestTS, bestOff := int64(-1), int64(-1)
 	for _, s := range l.segs {
 		ts, off, err := s.timestamps()

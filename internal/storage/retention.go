@@ -18,6 +18,9 @@ func (l *Log) enforceRetention(now time.Time) error {
 		return err
 	}
 	defer l.mu.Unlock()
+	if l.lazy.Load() {
+		return nil
+	}
 	sizes := make([]int64, len(l.segs))
 	for i, s := range l.segs {
 		sizes[i] = s.size
@@ -104,9 +107,9 @@ func mtimeMs(path string) int64 {
 // mtime, Kafka's fallback for segments without a known largest timestamp.
 func (l *Log) retentionDue(nowMs int64) bool {
 	l.mu.RLock()
-	cfg, closed := l.cfg, l.closed
+	cfg, closed, lazy := l.cfg, l.closed, l.lazy.Load()
 	l.mu.RUnlock()
-	if closed || (cfg.RetentionMs < 0 && cfg.RetentionBytes < 0) {
+	if closed || lazy || (cfg.RetentionMs < 0 && cfg.RetentionBytes < 0) {
 		return false
 	}
 	bases, err := listSegments(l.dir)
@@ -157,13 +160,14 @@ func lastTimeIndexEntry(path string) int64 {
 
 // Truncate drops every batch holding offsets >= to (a batch straddling to is
 // dropped whole, so the end may fall below to). Truncating at or below the
-// start leaves one empty segment starting at to.
+// start leaves one empty segment starting at to. A lazy log stays lazy:
+// it is empty at 0 already.
 func (l *Log) Truncate(to int64) error {
 	if err := l.lockLoaded(); err != nil {
 		return err
 	}
 	defer l.mu.Unlock()
-	if to >= l.leo() {
+	if l.lazy.Load() || to >= l.leo() {
 		return nil
 	}
 	defer func() { l.recoveryPoint = min(l.recoveryPoint, l.leo()); l.dirs.markDirty() }()
