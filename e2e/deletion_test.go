@@ -50,6 +50,29 @@ func TestDeleteTopicWhileBrokerDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	oldID := td["doomed"].ID
+	// One record per partition: a partition's directory exists once written.
+	pr, err := kgo.NewClient(kgo.SeedBrokers(c.addrs(-1)...), kgo.DisableIdempotentWrite(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range int32(3) {
+		if err := pr.ProduceSync(ctx, &kgo.Record{Topic: "doomed", Partition: p, Value: []byte("x")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pr.Close()
+	liveDirs := func() int {
+		n := 0
+		for id := range c.procs {
+			live, _ := partitionDirs(c.dirs[id], "doomed")
+			n += live
+		}
+		return n
+	}
+	before := liveDirs()
+	if before == 0 {
+		t.Fatal("no partition directories after writing")
+	}
 
 	down := (ctrl + 1) % 3
 	c.procs[down].kill()
@@ -65,8 +88,8 @@ func TestDeleteTopicWhileBrokerDown(t *testing.T) {
 	if !errors.Is(resp["doomed"].Err, kerr.RequestTimedOut) {
 		t.Fatalf("delete with a dead replica: %v, want REQUEST_TIMED_OUT", resp["doomed"].Err)
 	}
-	if live, _ := partitionDirs(c.dirs[ctrl], "doomed"); live != 3 {
-		t.Fatalf("controller's broker has %d live partition dirs while deletion waits", live)
+	if n := liveDirs(); n != before {
+		t.Fatalf("%d live partition dirs while the deletion waits, want %d", n, before)
 	}
 
 	// The controller dies mid-deletion; the dead broker returns, then the
