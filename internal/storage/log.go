@@ -342,14 +342,18 @@ func (l *Log) rlockLoaded() error {
 }
 
 // close flushes and closes all files for good.
-func (l *Log) close() error {
+func (l *Log) close() error { return l.closeLog(true) }
+
+// closeLog closes all files for good, flushing them first when flush is
+// set (not for a log about to be deleted: its data is going away).
+func (l *Log) closeLog(flush bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return nil
 	}
 	var err error
-	if l.loaded.Load() {
+	if flush && l.loaded.Load() {
 		err = l.flushLocked(0)
 	}
 	for _, s := range l.segs {

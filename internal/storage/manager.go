@@ -218,8 +218,8 @@ func (m *Manager) DeleteMany(tps []TopicPartition) error {
 		if l == nil {
 			continue
 		}
-		if err := l.close(); err != nil {
-			m.log.Warn("storage: flush on delete", "partition", tp, "err", err)
+		if err := l.closeLog(false); err != nil {
+			m.log.Warn("storage: close on delete", "partition", tp, "err", err)
 		}
 		if l.lazy.Load() { // closed: no append can materialize it now
 			continue // nothing on disk
