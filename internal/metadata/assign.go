@@ -23,15 +23,7 @@ func AssignReplicas(brokers []int32, partitions, replicationFactor int, firstPar
 	}
 	ids := slices.Clone(brokers)
 	slices.Sort(ids)
-	if rng == nil {
-		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	}
-	if start < 0 {
-		start = rng.IntN(n)
-	}
-	if shift < 0 {
-		shift = rng.IntN(n)
-	}
+	start, shift = randomStart(n, start, shift, rng)
 	out := make(map[int32][]int32, partitions)
 	current := firstPartition
 	for range partitions {
@@ -68,15 +60,7 @@ func AssignReplicasRackAware(racks map[int32]string, partitions, replicationFact
 		rackSet[r] = true
 	}
 	numRacks := len(rackSet)
-	if rng == nil {
-		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	}
-	if start < 0 {
-		start = rng.IntN(n)
-	}
-	if shift < 0 {
-		shift = rng.IntN(n)
-	}
+	start, shift = randomStart(n, start, shift, rng)
 	out := make(map[int32][]int32, partitions)
 	current := firstPartition
 	for range partitions {
@@ -129,4 +113,19 @@ func rackAlternated(racks map[int32]string) []int32 {
 		}
 	}
 	return out
+}
+
+// randomStart picks Kafka's random start index and replica shift over n
+// brokers where the caller did not fix them (>= 0).
+func randomStart(n, start, shift int, rng *rand.Rand) (int, int) {
+	if rng == nil {
+		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	if start < 0 {
+		start = rng.IntN(n)
+	}
+	if shift < 0 {
+		shift = rng.IntN(n)
+	}
+	return start, shift
 }
