@@ -68,11 +68,8 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	resp := req.ResponseKind().(*kmsg.LeaderAndISRResponse)
-	resp.ErrorCode = c.cache.CheckEpochs(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch)
-	if resp.ErrorCode != 0 {
-		c.log.Warn("ignoring LeaderAndIsr", "controller", req.ControllerID, "controller_epoch", req.ControllerEpoch,
-			"broker_epoch", req.BrokerEpoch, "err", kerr.ErrorForCode(resp.ErrorCode))
-	}
+	resp.ErrorCode = c.refused("LeaderAndIsr", req.ControllerID, req.ControllerEpoch, req.BrokerEpoch,
+		c.cache.CheckEpochs(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch))
 	cfgs := map[string]topicCfg{}
 	if resp.ErrorCode == 0 {
 		c.createLogs(ctx, req, cfgs)
@@ -220,11 +217,8 @@ func (c *controlPlane) StopReplica(_ context.Context, req *kmsg.StopReplicaReque
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	resp := req.ResponseKind().(*kmsg.StopReplicaResponse)
-	resp.ErrorCode = c.cache.CheckEpochs(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch)
-	if resp.ErrorCode != 0 {
-		c.log.Warn("ignoring StopReplica", "controller", req.ControllerID, "controller_epoch", req.ControllerEpoch,
-			"broker_epoch", req.BrokerEpoch, "err", kerr.ErrorForCode(resp.ErrorCode))
-	}
+	resp.ErrorCode = c.refused("StopReplica", req.ControllerID, req.ControllerEpoch, req.BrokerEpoch,
+		c.cache.CheckEpochs(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch))
 	// Fencing is checked per partition; the partitions that pass are
 	// stopped in two batches (delete or not), so that the logs of a whole
 	// deletion are renamed with one directory fsync.
@@ -289,10 +283,17 @@ func (c *controlPlane) UpdateMetadata(_ context.Context, req *kmsg.UpdateMetadat
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	resp := req.ResponseKind().(*kmsg.UpdateMetadataResponse)
-	resp.ErrorCode = c.cache.ApplyUpdateMetadata(req)
-	if resp.ErrorCode != 0 {
-		c.log.Warn("ignoring UpdateMetadata", "controller", req.ControllerID, "controller_epoch", req.ControllerEpoch,
-			"broker_epoch", req.BrokerEpoch, "err", kerr.ErrorForCode(resp.ErrorCode))
-	}
+	resp.ErrorCode = c.refused("UpdateMetadata", req.ControllerID, req.ControllerEpoch, req.BrokerEpoch,
+		c.cache.ApplyUpdateMetadata(req))
 	return resp
+}
+
+// refused logs a controller request refused for its epochs (code != 0) and
+// returns code.
+func (c *controlPlane) refused(api string, controllerID, controllerEpoch int32, brokerEpoch int64, code int16) int16 {
+	if code != 0 {
+		c.log.Warn("ignoring "+api, "controller", controllerID, "controller_epoch", controllerEpoch,
+			"broker_epoch", brokerEpoch, "err", kerr.ErrorForCode(code))
+	}
+	return code
 }
