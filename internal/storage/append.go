@@ -16,16 +16,43 @@ type AppendInfo struct {
 	LogStartOffset          int64
 }
 
-// Append is the leader path. records holds whole batches validated by
-// record.Validate, whose headers are hdrs. Offsets are assigned in place from
-// the log end offset (records is modified), LogAppendTime is stamped if
-// configured, the segment is rolled first if needed, and the batches are
-// written with one pwrite. It flushes when flush.messages is reached.
+// Append is AppendAsLeader with the latest leader epoch of the log, or 0 if
+// it has none.
 func (l *Log) Append(records []byte, hdrs []record.Header, now time.Time) (AppendInfo, error) {
+	return l.appendLeader(records, hdrs, now, -1)
+}
+
+// AppendAsLeader is the leader path. records holds whole batches validated
+// by record.Validate, whose headers are hdrs. Offsets and the
+// PartitionLeaderEpoch leaderEpoch are written in place (records and hdrs
+// are modified), LogAppendTime is stamped if configured, the segment is
+// rolled first if needed, and the batches are written with one pwrite. A
+// leaderEpoch newer than the latest one is recorded in the leader-epoch
+// cache as starting at the first offset. It flushes when flush.messages is
+// reached.
+func (l *Log) AppendAsLeader(records []byte, hdrs []record.Header, now time.Time, leaderEpoch int32) (AppendInfo, error) {
+	if leaderEpoch < 0 {
+		return AppendInfo{}, fmt.Errorf("storage: invalid leader epoch %d", leaderEpoch)
+	}
+	return l.appendLeader(records, hdrs, now, leaderEpoch)
+}
+
+// appendLeader appends as leader in epoch, or in the latest epoch (0 if
+// none) if epoch < 0.
+func (l *Log) appendLeader(records []byte, hdrs []record.Header, now time.Time, epoch int32) (AppendInfo, error) {
 	if err := checkLayout(records, hdrs); err != nil {
 		return AppendInfo{}, err
 	}
-	if err := l.lockForAppend(); err != nil {
+	err := l.lockForAppend(func(end int64) (bool, error) {
+		if epoch < 0 {
+			epoch = 0
+			if e, ok := l.epochs.latest(); ok {
+				epoch = e.epoch
+			}
+		}
+		return l.epochs.assign(epoch, end), nil
+	})
+	if err != nil {
 		return AppendInfo{}, err
 	}
 	defer l.mu.Unlock()
@@ -39,7 +66,8 @@ func (l *Log) Append(records []byte, hdrs []record.Header, now time.Time) (Appen
 		h := &hdrs[i]
 		batch := records[pos : pos+h.Size()]
 		record.SetBaseOffset(batch, next)
-		h.BaseOffset = next
+		record.SetPartitionLeaderEpoch(batch, epoch)
+		h.BaseOffset, h.PartitionLeaderEpoch = next, epoch
 		if l.cfg.LogAppendTime {
 			record.SetLogAppendTime(batch, nowMs)
 			h.MaxTimestamp = nowMs
@@ -56,24 +84,34 @@ func (l *Log) Append(records []byte, hdrs []record.Header, now time.Time) (Appen
 	return info, nil
 }
 
-// AppendAsFollower appends batches that already carry their offsets (a
-// replica fetch). ErrOffsetOutOfOrder if they start below the log end offset
-// or are not increasing.
+// AppendAsFollower appends batches that already carry their offsets and
+// leader epochs (a replica fetch); each PartitionLeaderEpoch newer than the
+// latest is recorded in the leader-epoch cache as starting at its batch.
+// ErrOffsetOutOfOrder if they start below the log end offset or are not
+// increasing.
 func (l *Log) AppendAsFollower(records []byte, hdrs []record.Header) (AppendInfo, error) {
 	if err := checkLayout(records, hdrs); err != nil {
 		return AppendInfo{}, err
 	}
-	if err := l.lockForAppend(); err != nil {
+	next := int64(0)
+	err := l.lockForAppend(func(end int64) (bool, error) {
+		next = end
+		for _, h := range hdrs {
+			if h.BaseOffset < next || h.LastOffsetDelta < 0 {
+				return false, fmt.Errorf("%w: batch at %d, expected at least %d", ErrOffsetOutOfOrder, h.BaseOffset, next)
+			}
+			next = h.LastOffset() + 1
+		}
+		changed := false
+		for _, h := range hdrs {
+			changed = l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset) || changed
+		}
+		return changed, nil
+	})
+	if err != nil {
 		return AppendInfo{}, err
 	}
 	defer l.mu.Unlock()
-	next := l.leo()
-	for _, h := range hdrs {
-		if h.BaseOffset < next || h.LastOffsetDelta < 0 {
-			return AppendInfo{}, fmt.Errorf("%w: batch at %d, expected at least %d", ErrOffsetOutOfOrder, h.BaseOffset, next)
-		}
-		next = h.LastOffset() + 1
-	}
 	info := AppendInfo{FirstOffset: hdrs[0].BaseOffset, LastOffset: next - 1, LogAppendTime: -1}
 	if err := l.appendLocked(records, hdrs, -1); err != nil {
 		return AppendInfo{}, err

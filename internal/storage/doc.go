@@ -5,9 +5,12 @@
 // stored after offset assignment), %020d.index (8-byte entries: int32
 // relative offset, int32 position, one per index.interval.bytes, keyed on a
 // batch's last offset) and %020d.timeindex (12-byte entries: int64 max
-// timestamp so far, int32 relative offset), plus partition.metadata. Each log
-// dir holds recovery-point-offset-checkpoint, .kafka_cleanshutdown after a
-// clean Close, and .lock (flock) while open. Deleted partitions are renamed
+// timestamp so far, int32 relative offset), plus partition.metadata and
+// leader-epoch-checkpoint ("0\n<n>\n<epoch> <startOffset>\n"...). Each log
+// dir holds recovery-point-offset-checkpoint, replication-offset-checkpoint
+// (high watermarks), .kafka_cleanshutdown after a clean Close, and .lock
+// (flock) while open. Checkpoints are written atomically (temp file, fsync,
+// rename). Deleted partitions are renamed
 // <topic>-<partition>.<uuid>-delete and removed after file.delete.delay.ms.
 //
 // Invariants:
@@ -38,9 +41,33 @@
 //     re-creates every partition it hosts from LeaderAndIsr.
 //   - A loaded log always has at least one segment; the last one is active.
 //     A lazy log has none.
+//   - Leader epochs (epoch.go, epochlog.go): each log keeps Kafka's
+//     LeaderEpochFileCache, sorted (epoch, startOffset) entries.
+//     AppendAsLeader stamps PartitionLeaderEpoch into every batch and
+//     records a new epoch at its first offset; AppendAsFollower records each
+//     newer epoch found in the batches; AssignEpochStartOffset is the new
+//     leader's; EndOffsetForEpoch answers OffsetForLeaderEpoch. The
+//     checkpoint is rewritten on every change, an assignment before the
+//     data it covers; loading trims it to [log start, log end] and rebuilds
+//     it from the batch headers if missing or corrupt. A lazy log keeps it
+//     in memory until materialized.
+//   - Truncation (truncate.go): TruncateTo drops the batches from the one
+//     holding an offset on (a straddling batch goes whole); later segments
+//     are deleted, the cut segment's indexes are cut to match and it becomes
+//     active, all fsynced before returning so no restart brings the data
+//     back; the epoch cache is truncated from the end, the high watermark
+//     and recovery point clamped. TruncateFullyAndStartAt restarts the log
+//     empty at an offset. Retention moving the log start truncates the
+//     epoch cache from the start and raises the high watermark to it.
+//   - High watermarks (hw.go) live in the Log, within [log start, log end]
+//     once loaded; the manager reads replication-offset-checkpoint at open
+//     and writes the dirs whose values changed every
+//     HighWatermarkCheckpointInterval, in RunOnce and at Close, from memory
+//     only: logs never loaded keep their value, lazy logs are left out.
 //   - Lock order: Log.mu, then segment.mu, then fdCache.mu.
 //
-// Goroutines: none, except Manager.Run, which the caller starts and stops
-// through its context. Everything else runs on the caller's goroutine;
+// Goroutines: none, except Manager.Run (retention, flush and high
+// watermark checkpoint tickers), which the caller starts and stops through
+// its context. Everything else runs on the caller's goroutine;
 // RunOnce(now) is the deterministic unit that tests drive.
 package storage

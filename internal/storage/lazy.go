@@ -16,6 +16,10 @@ import (
 // AppendAsFollower materializes it (directory, partition.metadata, first
 // segment, all durable) under mu held for writing, then appends. Deleting
 // it only forgets it; retention, flushes, checkpoints and Close skip it.
+// Its leader-epoch cache (a leader assigns its epoch on LeaderAndIsr) stays
+// in memory and is written as leader-epoch-checkpoint by materialization;
+// truncation leaves it lazy, unless TruncateFullyAndStartAt moves it off
+// offset 0, which materializes it.
 
 // materializeLocked gives a lazy log its directory, partition.metadata and
 // first segment, durable, and loads it. Called with mu held for writing. On
@@ -35,9 +39,10 @@ func (l *Log) materializeLocked() error {
 	return nil
 }
 
-// writeDirLocked creates the directory with partition.metadata and an
-// empty segment at offset 0, then fsyncs the file, the directory and the
-// log dir, as creating a partition used to. A directory already there is an
+// writeDirLocked creates the directory with partition.metadata, the
+// leader-epoch cache if not empty and an empty segment at offset 0, then
+// fsyncs partition.metadata, the directory and the log dir, as creating a
+// partition used to. A directory already there is an
 // error, left alone: the manager did not find it at startup.
 func (l *Log) writeDirLocked() error {
 	if err := os.Mkdir(l.dir, 0o755); err != nil {
@@ -53,25 +58,43 @@ func (l *Log) writeDirLocked() error {
 	return err
 }
 
+// writeFilesLocked writes partition.metadata, the leader-epoch-checkpoint
+// of the in-memory cache if it has entries, and the empty first segment.
 func (l *Log) writeFilesLocked() error {
-	f, err := os.OpenFile(filepath.Join(l.dir, partitionMetadataFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("storage: write %s: %w", partitionMetadataFile, err)
-	}
 	l.idMu.Lock()
 	id := l.topicID
 	l.idMu.Unlock()
-	_, err = f.Write(encodePartitionMetadata(id))
-	if err == nil {
+	if err := writeNewFile(filepath.Join(l.dir, partitionMetadataFile), encodePartitionMetadata(id), true); err != nil {
+		return err
+	}
+	// Absent if empty, as for any new log. Not fsynced: if a crash loses
+	// it, loading rebuilds it from the batches that did reach the disk.
+	if len(l.epochs.es) > 0 {
+		if err := writeNewFile(l.epochPath(), encodeEpochs(l.epochs.es), false); err != nil {
+			return err
+		}
+	}
+	return createFiles(segmentPath(l.dir, 0))
+}
+
+// writeNewFile creates path with data, fsynced if sync (not its
+// directory).
+func writeNewFile(path string, data []byte, sync bool) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("storage: write %s: %w", filepath.Base(path), err)
+	}
+	_, err = f.Write(data)
+	if err == nil && sync {
 		err = fsync(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("storage: write %s: %w", partitionMetadataFile, err)
+		return fmt.Errorf("storage: write %s: %w", filepath.Base(path), err)
 	}
-	return createFiles(segmentPath(l.dir, 0))
+	return nil
 }
 
 // unmakeLocked undoes a failed materialization (best effort).
@@ -86,19 +109,27 @@ func (l *Log) unmakeLocked() {
 	}
 }
 
-// lockForAppend is lockLoaded for the append paths: a lazy log is
-// materialized first.
-func (l *Log) lockForAppend() error {
+// lockForAppend is lockLoaded for the append paths. epochs checks the
+// append and updates the leader-epoch cache in memory for it, given the log
+// end offset, and reports a change. Then a lazy log is materialized (with
+// that cache), or a changed cache is written, before any batch. On error
+// the cache is restored and mu released.
+func (l *Log) lockForAppend(epochs func(end int64) (bool, error)) error {
 	if err := l.lockLoaded(); err != nil {
 		return err
 	}
-	if l.lazy.Load() {
-		if err := l.materializeLocked(); err != nil {
-			l.mu.Unlock()
-			return err
-		}
+	saved := l.epochs.clone()
+	changed, err := epochs(l.endLocked())
+	if err == nil && l.lazy.Load() {
+		err = l.materializeLocked()
+	} else if err == nil && changed {
+		err = l.persistEpochsLocked()
 	}
-	return nil
+	if err != nil {
+		l.epochs = saved
+		l.mu.Unlock()
+	}
+	return err
 }
 
 // lazyRead is Read's answer for a lazy log: offset 0 is its end.
@@ -111,16 +142,30 @@ func lazyRead(offset int64) (ReadResult, error) {
 
 // checkAbsent fails if a fresh partition's directory already exists: one
 // the manager did not find at startup, which its first append could not
-// create. An lstat each, no write.
+// create. No write: per log dir, one listing when the batch is large for
+// the directory (see listPays), else an lstat each.
 func checkAbsent(fresh []newPartition) error {
-	for _, p := range fresh {
-		_, err := os.Lstat(filepath.Join(p.d.path, p.tp.dirName()))
-		if err == nil {
-			return fmt.Errorf("storage: create partition dir: %w: %s", os.ErrExist, p.tp)
+	for len(fresh) > 0 {
+		d := fresh[0].d
+		mine, rest := fresh, []newPartition(nil)
+		if !sameDir(fresh) {
+			mine = nil
+			for _, p := range fresh {
+				if p.d == d {
+					mine = append(mine, p)
+				} else {
+					rest = append(rest, p)
+				}
+			}
 		}
-		if !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("storage: create partition dir: %w", err)
+		check := lstatAbsent
+		if listPays(d.path, len(mine)) {
+			check = listAbsent
 		}
+		if err := check(d.path, mine); err != nil {
+			return err
+		}
+		fresh = rest
 	}
 	return nil
 }

@@ -112,7 +112,7 @@ func checkEmptyLog(t *testing.T, l *Log) {
 		t.Fatalf("%s: MaxTimestamp = %d %d %v", l.tp, ts, off, err)
 	}
 	for _, to := range []int64{0, -1, 5} {
-		if err := l.Truncate(to); err != nil {
+		if err := l.TruncateTo(to); err != nil {
 			t.Fatalf("%s: Truncate(%d): %v", l.tp, to, err)
 		}
 	}

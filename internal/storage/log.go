@@ -40,6 +40,9 @@ type Log struct {
 	unflushed     int64 // records appended since the last flush
 	lastFlushMs   int64
 
+	epochs epochCache   // leader epochs (epoch.go), guarded by mu
+	hw     atomic.Int64 // high watermark (hw.go); written under mu
+
 	idMu    sync.Mutex
 	topicID [16]byte
 	idKnown bool
@@ -49,6 +52,7 @@ func newLog(d *logDir, tp TopicPartition, cfg LogConfig, cache *fdCache, logger 
 	l := &Log{tp: tp, dir: filepath.Join(d.path, tp.dirName()), cache: cache, log: logger, dirs: d, cfg: cfg.sane()}
 	l.recoveryPoint = d.recoveryPoints[tp]
 	l.needRecovery = !d.clean
+	l.hw.Store(d.hws[tp])
 	return l
 }
 
@@ -109,7 +113,8 @@ func (l *Log) Open() error {
 }
 
 // loadLocked lists the segments, recovers the ones from the recovery point
-// on after an unclean shutdown and checks the active segment's tail.
+// on after an unclean shutdown and checks the active segment's tail, then
+// loads the leader-epoch cache and clamps the high watermark.
 func (l *Log) loadLocked() error {
 	bases, err := listSegments(l.dir)
 	if err != nil {
@@ -146,6 +151,12 @@ func (l *Log) loadLocked() error {
 		return err
 	}
 	l.recoveryPoint = min(max(l.recoveryPoint, l.segs[0].base), l.leo())
+	if !l.lazy.Load() { // a materializing log keeps its in-memory epochs
+		if err := l.loadEpochsLocked(); err != nil {
+			return err
+		}
+	}
+	l.clampHWLocked()
 	return nil
 }
 

@@ -453,7 +453,7 @@ func TestTruncate(t *testing.T) {
 			for i := range 10 {
 				mustAppend(t, l, int64(i), fmt.Sprint(i), 5)
 			}
-			if err := l.Truncate(tc.to); err != nil {
+			if err := l.TruncateTo(tc.to); err != nil {
 				t.Fatal(err)
 			}
 			if l.LogEndOffset() != tc.leo || l.LogStartOffset() != tc.start {

@@ -26,8 +26,12 @@ type ManagerConfig struct {
 	FileDeleteDelay        time.Duration // file.delete.delay.ms, default 1m
 	FlushCheckInterval     time.Duration // log.flush.scheduler.interval.ms, 0 = only in RunOnce
 	MaxOpenFiles           int           // budget of open segment fds, default 2048
-	Logger                 *slog.Logger
-	Now                    func() time.Time
+	// replica.high.watermark.checkpoint.interval.ms, default 5s: how often
+	// Run writes the replication-offset-checkpoint of dirs whose high
+	// watermarks changed.
+	HighWatermarkCheckpointInterval time.Duration
+	Logger                          *slog.Logger
+	Now                             func() time.Time
 }
 
 // logDir is one of the configured log directories.
@@ -36,11 +40,14 @@ type logDir struct {
 	lock           *os.File
 	clean          bool // the previous shutdown was clean
 	recoveryPoints map[TopicPartition]int64
-	dirty          atomic.Bool // recovery points changed since the last checkpoint
-	count          int         // partitions, guarded by Manager.mu
+	dirty          atomic.Bool              // recovery points changed since the last checkpoint
+	hws            map[TopicPartition]int64 // high watermarks read at open, for scanDir
+	hwDirty        atomic.Bool              // high watermarks changed since the last checkpoint
+	count          int                      // partitions, guarded by Manager.mu
 }
 
-func (d *logDir) markDirty() { d.dirty.Store(true) }
+func (d *logDir) markDirty()   { d.dirty.Store(true) }
+func (d *logDir) markHWDirty() { d.hwDirty.Store(true) }
 
 type pendingDelete struct {
 	path string
@@ -80,6 +87,9 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	}
 	if cfg.MaxOpenFiles <= 0 {
 		cfg.MaxOpenFiles = 2048
+	}
+	if cfg.HighWatermarkCheckpointInterval <= 0 {
+		cfg.HighWatermarkCheckpointInterval = 5 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -132,7 +142,10 @@ func (m *Manager) openDir(path string) (_ *logDir, err error) {
 			d.recoveryPoints = map[TopicPartition]int64{}
 		}
 	}
-	return d, m.scanDir(d)
+	m.readHWCheckpoint(d)
+	err = m.scanDir(d)
+	d.hws = nil // handed to the logs; logs created later start at 0
+	return d, err
 }
 
 // scanDir registers the partition directories of d, unopened.
@@ -240,6 +253,7 @@ func (m *Manager) DeleteMany(tps []TopicPartition) error {
 			errs = append(errs, err)
 		}
 		d.markDirty()
+		d.markHWDirty()
 	}
 	return errors.Join(errs...)
 }
@@ -265,7 +279,7 @@ func (m *Manager) detach(tp TopicPartition) *Log {
 }
 
 // RunOnce runs one pass of retention, time-based flush, due directory
-// deletions and recovery checkpoints, at time now. Lazy logs are skipped
+// deletions, recovery and high watermark checkpoints, at time now. Lazy logs are skipped
 // (retentionDue says no, they hold nothing to flush). A log not loaded yet is
 // loaded only if a look at its files (retentionDue) shows segments to
 // delete, so a pass over 100k idle partitions costs a few system calls each
@@ -282,13 +296,17 @@ func (m *Manager) RunOnce(now time.Time) {
 	m.flushDue(now)
 	m.removeDue(now)
 	m.checkpoint(false)
+	m.checkpointHWs()
 }
 
-// Run calls RunOnce every RetentionCheckInterval, and the time-based flush
-// every FlushCheckInterval if set, until ctx is done.
+// Run calls RunOnce every RetentionCheckInterval, the time-based flush
+// every FlushCheckInterval if set, and writes changed high watermark
+// checkpoints every HighWatermarkCheckpointInterval, until ctx is done.
 func (m *Manager) Run(ctx context.Context) {
 	ret := time.NewTicker(m.cfg.RetentionCheckInterval)
 	defer ret.Stop()
+	hwt := time.NewTicker(m.cfg.HighWatermarkCheckpointInterval)
+	defer hwt.Stop()
 	var flushC <-chan time.Time
 	if m.cfg.FlushCheckInterval > 0 {
 		ft := time.NewTicker(m.cfg.FlushCheckInterval)
@@ -303,6 +321,8 @@ func (m *Manager) Run(ctx context.Context) {
 			m.RunOnce(m.now())
 		case <-flushC:
 			m.flushDue(m.now())
+		case <-hwt.C:
+			m.checkpointHWs()
 		}
 	}
 }
@@ -374,8 +394,8 @@ func (m *Manager) checkpoint(force bool) error {
 	return errors.Join(errs...)
 }
 
-// Close flushes and closes every log, writes the recovery checkpoints and
-// the clean-shutdown marker, and releases the directory locks. Lazy logs
+// Close flushes and closes every log, writes the recovery and high
+// watermark checkpoints and the clean-shutdown marker, and releases the directory locks. Lazy logs
 // leave nothing behind: the broker creates them again after a restart. A dir keeps
 // no marker while it holds a log that still awaits recovery from an earlier
 // unclean shutdown (never opened since), so that recovery is not skipped.
@@ -399,6 +419,9 @@ func (m *Manager) Close() error {
 		}
 	}
 	if err := m.checkpoint(true); err != nil {
+		errs = append(errs, err)
+	}
+	if err := m.checkpointHW(true); err != nil {
 		errs = append(errs, err)
 	}
 	if len(errs) == 0 {

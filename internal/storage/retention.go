@@ -12,7 +12,9 @@ import (
 // retention.bytes, as Kafka's deleteOldSegments does: time first, then size
 // (delete the oldest while the rest still holds at least retention.bytes).
 // If every segment is due, the active one is rolled first so the log keeps
-// one (empty) segment; LogStartOffset moves to the first remaining base.
+// one (empty) segment; LogStartOffset moves to the first remaining base,
+// the leader-epoch cache forgets what lies below it (truncateFromStart) and
+// the high watermark is raised to it if below.
 func (l *Log) enforceRetention(now time.Time) error {
 	if err := l.lockLoaded(); err != nil {
 		return err
@@ -49,6 +51,10 @@ func (l *Log) enforceRetention(now time.Time) error {
 	l.segs = append([]*segment(nil), l.segs[n:]...)
 	l.recoveryPoint = max(l.recoveryPoint, l.segs[0].base)
 	l.dirs.markDirty()
+	if l.epochs.truncateFromStart(l.segs[0].base) {
+		l.persistTruncatedEpochsLocked()
+	}
+	l.clampHWLocked()
 	l.log.Info("storage: deleted segments by retention", "partition", l.tp, "count", n, "logStartOffset", l.segs[0].base)
 	return nil
 }
@@ -156,69 +162,6 @@ func lastTimeIndexEntry(path string) int64 {
 		return -1
 	}
 	return int64(binary.BigEndian.Uint64(b[:]))
-}
-
-// Truncate drops every batch holding offsets >= to (a batch straddling to is
-// dropped whole, so the end may fall below to). Truncating at or below the
-// start leaves one empty segment starting at to. A lazy log stays lazy:
-// it is empty at 0 already.
-func (l *Log) Truncate(to int64) error {
-	if err := l.lockLoaded(); err != nil {
-		return err
-	}
-	defer l.mu.Unlock()
-	if l.lazy.Load() || to >= l.leo() {
-		return nil
-	}
-	defer func() { l.recoveryPoint = min(l.recoveryPoint, l.leo()); l.dirs.markDirty() }()
-	if to <= l.segs[0].base {
-		return l.truncateFully(max(to, 0))
-	}
-	i := l.segmentFor(to)
-	for _, s := range l.segs[i+1:] {
-		if err := s.remove(); err != nil {
-			return err
-		}
-	}
-	l.segs = l.segs[:i+1]
-	s := l.segs[i]
-	s.active, s.rollWall, s.rollKnown = true, -1, false
-	if err := s.acquire(); err != nil {
-		return err
-	}
-	defer s.release()
-	f, pos := s.locate(to)
-	pos, _, found, err := seekBatch(f, pos, s.size, func(h record.Header) bool { return h.LastOffset() >= to })
-	if err != nil {
-		return err
-	}
-	if !found {
-		pos = s.size
-	}
-	next, err := s.truncate(pos)
-	if err != nil {
-		return err
-	}
-	s.size, s.next = pos, next
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.openAppendersLocked()
-}
-
-func (l *Log) truncateFully(to int64) error {
-	for _, s := range l.segs {
-		if err := s.remove(); err != nil {
-			return err
-		}
-	}
-	if err := createFiles(segmentPath(l.dir, to)); err != nil {
-		return err
-	}
-	syncDir(l.dir)
-	s := newSegment(l.dir, to, l.cache, l.cfg.IndexIntervalBytes)
-	s.active, s.tsKnown = true, true
-	l.segs = []*segment{s}
-	return nil
 }
 
 // maxBatchTimestamp hops over the batch headers of a .log file of size

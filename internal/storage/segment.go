@@ -394,18 +394,6 @@ func (s *segment) timestamps() (ts, off int64, err error) {
 	return s.maxTS, s.maxTSOff, nil
 }
 
-// truncate cuts the log at pos (a batch boundary) and rebuilds the indexes.
-// The caller pinned the segment and holds Log.mu for writing.
-func (s *segment) truncate(pos int64) (next int64, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.f.Truncate(pos); err != nil {
-		return 0, fmt.Errorf("storage: truncate: %w", err)
-	}
-	_, next, err = s.rebuildLocked(false, pos)
-	return next, err
-}
-
 // remove closes and deletes the segment's files.
 func (s *segment) remove() error {
 	s.mu.Lock()
