@@ -3,13 +3,17 @@ package replica
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 // Manager is the set of partitions hosted on this broker.
 type Manager struct {
-	logs *storage.Manager
+	logs     *storage.Manager
+	now      func() time.Time // clock of role changes; tests replace it
+	proposer atomic.Pointer[func(ISRProposal)]
 
 	mu    sync.RWMutex
 	parts map[storage.TopicPartition]*Partition
@@ -17,7 +21,7 @@ type Manager struct {
 
 // NewManager serves partitions whose logs live in logs.
 func NewManager(logs *storage.Manager) *Manager {
-	return &Manager{logs: logs, parts: map[storage.TopicPartition]*Partition{}}
+	return &Manager{logs: logs, now: time.Now, parts: map[storage.TopicPartition]*Partition{}}
 }
 
 // Get returns the partition or nil.
@@ -27,8 +31,10 @@ func (m *Manager) Get(tp storage.TopicPartition) *Partition {
 	return m.parts[tp]
 }
 
-// Ensure makes the partition hosted here, creating its log if needed. It does
-// not open log files.
+// Ensure makes the partition hosted here, creating its log if needed, led
+// by this broker alone at epoch 0 (a single broker without a controller):
+// its ISR is itself, so its HW reaches the log end offset at each append. It
+// does not open log files.
 func (m *Manager) Ensure(tp storage.TopicPartition, topicID [16]byte, cfg Config) (*Partition, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -49,13 +55,14 @@ func (m *Manager) Ensure(tp storage.TopicPartition, topicID [16]byte, cfg Config
 	} else {
 		l.SetConfig(cfg.Log)
 	}
-	p := newPartition(tp, topicID, l, cfg)
+	p := newPartition(m, tp, topicID, l, cfg)
 	m.parts[tp] = p
 	return p, nil
 }
 
 // Remove stops hosting tp; with deleteLog its directory is renamed for
-// deletion. Waiting fetches are woken so they notice.
+// deletion. The partition leads nothing any more (ErrNotLeader) and waiting
+// fetches are woken so they notice.
 func (m *Manager) Remove(tp storage.TopicPartition, deleteLog bool) error {
 	return m.RemoveMany([]storage.TopicPartition{tp}, deleteLog)
 }
@@ -73,7 +80,7 @@ func (m *Manager) RemoveMany(tps []storage.TopicPartition, deleteLog bool) error
 	}
 	m.mu.Unlock()
 	for _, p := range gone {
-		p.wakeAll()
+		p.detach()
 	}
 	if !deleteLog {
 		return nil
@@ -86,21 +93,27 @@ func (m *Manager) RemoveMany(tps []storage.TopicPartition, deleteLog bool) error
 // if absent, and st installed. It fails with ErrStaleLeaderEpoch when st is
 // not newer than the decision the partition holds, and with
 // ErrInconsistentTopicID when the hosted partition or the log on disk belongs
-// to another topic id (a zero id in the request skips that check).
+// to another topic id (a zero id in the request skips that check). Becoming
+// leader starts the leader epoch at the log end offset in the log's epoch
+// cache and resets what the leader knows of its followers; a storage error
+// there fails the decision.
 func (m *Manager) Become(tp storage.TopicPartition, topicID [16]byte, cfg Config, st State) (*Partition, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if p := m.parts[tp]; p != nil {
+		m.mu.Unlock() // apply waits for appends and may touch the log
 		if topicID != ([16]byte{}) && p.TopicID != ([16]byte{}) && p.TopicID != topicID {
 			return nil, fmt.Errorf("%w: %s has %x, request %x", ErrInconsistentTopicID, tp, p.TopicID, topicID)
 		}
-		return p, p.apply(st)
+		return p, p.apply(st, m.now())
 	}
+	defer m.mu.Unlock()
 	p, err := m.hostLocked(tp, topicID, cfg)
 	if err != nil {
 		return nil, err
 	}
-	_ = p.apply(st) // a new partition holds no decision yet
+	if err := p.apply(st, m.now()); err != nil { // never stale: no decision yet
+		return nil, err
+	}
 	m.parts[tp] = p
 	return p, nil
 }
@@ -123,7 +136,7 @@ func (m *Manager) hostLocked(tp storage.TopicPartition, topicID [16]byte, cfg Co
 	if topicID == ([16]byte{}) {
 		topicID = l.TopicID()
 	}
-	return newPartition(tp, topicID, l, cfg), nil
+	return newPartition(m, tp, topicID, l, cfg), nil
 }
 
 // CreateLogs creates, in one batch, the logs of partitions about to be

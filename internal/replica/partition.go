@@ -1,16 +1,17 @@
 package replica
 
+// Partition: the log with its role, the client path of a leader (produce,
+// acks=all, consumer reads below the high watermark) and the waiters woken
+// when the partition changes. The follower-fetch and ISR paths are in
+// isr.go, the follower path in follower.go.
+
 import (
-	"errors"
 	"sync"
 	"time"
 
 	"github.com/samsa-kafka/samsa/internal/record"
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
-
-// ErrNotLeader means this broker does not lead the partition.
-var ErrNotLeader = errors.New("replica: not leader for partition")
 
 // Waiter is a fetch that waits for data. C receives a value (non-blocking,
 // buffer of one) whenever a partition it waits on changes.
@@ -28,8 +29,22 @@ func (w *Waiter) wake() {
 
 // Config is what a partition needs of its topic's configuration.
 type Config struct {
-	Log             storage.LogConfig
-	MaxMessageBytes int
+	Log               storage.LogConfig
+	MaxMessageBytes   int
+	MinInsyncReplicas int           // min.insync.replicas; 0 means 1
+	ReplicaLagTimeMax time.Duration // replica.lag.time.max.ms; 0 means 30s
+}
+
+// DefaultReplicaLagTimeMax is Kafka's replica.lag.time.max.ms default.
+const DefaultReplicaLagTimeMax = 30 * time.Second
+
+func (c Config) minISR() int { return max(c.MinInsyncReplicas, 1) }
+
+func (c Config) lagTimeMax() time.Duration {
+	if c.ReplicaLagTimeMax <= 0 {
+		return DefaultReplicaLagTimeMax
+	}
+	return c.ReplicaLagTimeMax
 }
 
 // Partition is one partition hosted on this broker.
@@ -37,22 +52,32 @@ type Partition struct {
 	TP      storage.TopicPartition
 	TopicID [16]byte
 	log     *storage.Log
+	mgr     *Manager // for the ISR proposer
 
-	// roleMu guards state: appends and reads hold it shared, a controller
-	// decision exclusively (Kafka's leaderIsrUpdateLock).
+	// roleMu guards state: appends, reads and truncations hold it shared, a
+	// controller decision and an adopted ISR change exclusively (Kafka's
+	// leaderIsrUpdateLock).
 	roleMu  sync.RWMutex
 	state   State
 	decided bool // state came from a controller decision
+	removed bool // no longer hosted (Manager.Remove)
+
+	// lmu guards lead, non-nil while leading; taken after roleMu.
+	lmu  sync.Mutex
+	lead *leaderState
 
 	mu      sync.Mutex
 	cfg     Config
 	waiters map[*Waiter]struct{}
 }
 
-// newPartition returns a partition this broker leads with leader epoch 0, as
-// a single broker without a controller hosts every partition.
-func newPartition(tp storage.TopicPartition, id [16]byte, l *storage.Log, cfg Config) *Partition {
-	return &Partition{TP: tp, TopicID: id, log: l, cfg: cfg, waiters: map[*Waiter]struct{}{}}
+// newPartition returns a partition this broker leads with leader epoch 0 and
+// no other replica, as a single broker without a controller hosts every
+// partition: the ISR is the leader alone, so the high watermark follows the
+// log end offset at each append.
+func newPartition(m *Manager, tp storage.TopicPartition, id [16]byte, l *storage.Log, cfg Config) *Partition {
+	return &Partition{TP: tp, TopicID: id, log: l, mgr: m, cfg: cfg, waiters: map[*Waiter]struct{}{},
+		lead: newLeaderState(State{}, 0, nil, time.Time{})}
 }
 
 // Config returns the partition's topic configuration.
@@ -70,31 +95,94 @@ func (p *Partition) SetConfig(c Config) {
 	p.log.SetConfig(c.Log)
 }
 
-// AppendAsLeader assigns offsets to validated batches, writes them and wakes
-// waiting fetches. A follower refuses with ErrNotLeader.
-func (p *Partition) AppendAsLeader(records []byte, hdrs []record.Header, now time.Time) (storage.AppendInfo, error) {
+// AppendAsLeader assigns offsets to validated batches, stamps the leader
+// epoch in them, writes them and wakes waiting fetches; the HW advances at
+// once if the ISR is the leader alone. A follower refuses with ErrNotLeader;
+// with requiredAcks -1 a committed ISR smaller than min.insync.replicas
+// refuses with ErrNotEnoughReplicas before anything is written.
+func (p *Partition) AppendAsLeader(records []byte, hdrs []record.Header, now time.Time, requiredAcks int16) (storage.AppendInfo, error) {
 	p.roleMu.RLock()
-	if p.state.Role != Leader {
+	if !p.leadingLocked() {
 		p.roleMu.RUnlock()
 		return storage.AppendInfo{}, ErrNotLeader
 	}
-	info, err := p.log.Append(records, hdrs, now)
+	if requiredAcks == -1 {
+		minISR := p.Config().minISR()
+		p.lmu.Lock()
+		n := len(p.lead.committedISR())
+		p.lmu.Unlock()
+		if n < minISR {
+			p.roleMu.RUnlock()
+			return storage.AppendInfo{}, ErrNotEnoughReplicas
+		}
+	}
+	info, err := p.log.AppendAsLeader(records, hdrs, now, p.state.LeaderEpoch)
+	if err == nil {
+		p.lmu.Lock()
+		p.advanceHWLocked()
+		p.lmu.Unlock()
+	}
 	p.roleMu.RUnlock()
 	if err != nil {
 		return info, err
 	}
-	p.wakeAll()
+	p.wakeAll() // consumers if the HW moved, followers for the new data
 	return info, nil
 }
 
-// HighWatermark is the first offset consumers cannot read yet.
-func (p *Partition) HighWatermark() int64 { return p.log.LogEndOffset() }
+// Acked is the acks=all check (Kafka's checkEnoughReplicasReachOffset) of a
+// produce whose last record is at requiredOffset-1: done once the HW reached
+// requiredOffset, with ErrNotEnoughReplicasAfterAppend if the maximal ISR is
+// then smaller than min.insync.replicas; done with ErrNotLeader once this
+// broker no longer leads.
+func (p *Partition) Acked(requiredOffset int64) (done bool, err error) {
+	p.roleMu.RLock()
+	defer p.roleMu.RUnlock()
+	if !p.leadingLocked() {
+		return true, ErrNotLeader
+	}
+	hw, minISR := p.log.HighWatermark(), p.Config().minISR()
+	p.lmu.Lock()
+	done, enough := p.lead.acked(hw, requiredOffset, minISR)
+	p.lmu.Unlock()
+	if done && !enough {
+		return true, ErrNotEnoughReplicasAfterAppend
+	}
+	return done, nil
+}
+
+// advanceHWLocked applies the HW rule (lmu held, leading) and stores a
+// higher HW in the log; it reports whether the HW moved.
+func (p *Partition) advanceHWLocked() bool {
+	if p.lead == nil {
+		return false
+	}
+	hw, ok := p.lead.advance(p.log.HighWatermark(), p.log.LogEndOffset())
+	if ok {
+		p.log.SetHighWatermark(hw)
+	}
+	return ok
+}
+
+// HighWatermark is the first offset consumers cannot read yet: on a leader
+// min LEO over the ISR, on a follower the leader's as last replicated.
+func (p *Partition) HighWatermark() int64 { return p.log.HighWatermark() }
 
 // LogStartOffset is the first offset still in the log.
 func (p *Partition) LogStartOffset() int64 { return p.log.LogStartOffset() }
 
 // LogEndOffset is the next offset to be assigned.
 func (p *Partition) LogEndOffset() int64 { return p.log.LogEndOffset() }
+
+// LatestEpoch is the newest leader epoch in the log's epoch cache.
+func (p *Partition) LatestEpoch() (int32, bool) { return p.log.LatestEpoch() }
+
+// EndOffsetForEpoch answers OffsetForLeaderEpoch from the log's epoch cache:
+// the largest epoch <= epoch the log knows and the offset where the next
+// one starts (the LEO for the latest); (-1, -1) if unknown.
+func (p *Partition) EndOffsetForEpoch(epoch int32) (leaderEpoch int32, endOffset int64) {
+	return p.log.EndOffsetForEpoch(epoch)
+}
 
 // Read returns whole batches from offset, below the high watermark, to a
 // consumer. A follower refuses with ErrNotLeader (consumers fetch from the

@@ -1,18 +1,9 @@
 package replica
 
 import (
-	"errors"
+	"fmt"
 	"slices"
-)
-
-// Errors of controller decisions a partition refuses.
-var (
-	// ErrStaleLeaderEpoch: the decision's leader epoch is not newer than the
-	// one the partition holds (Kafka answers STALE_CONTROLLER_EPOCH).
-	ErrStaleLeaderEpoch = errors.New("replica: leader epoch is not newer than the current one")
-	// ErrInconsistentTopicID: the partition or its log on disk belongs to
-	// another topic with the same name (Kafka: INCONSISTENT_TOPIC_ID).
-	ErrInconsistentTopicID = errors.New("replica: topic id differs from the partition's")
+	"time"
 )
 
 // Role is what this broker does for a partition.
@@ -21,8 +12,8 @@ type Role int8
 const (
 	// Leader accepts produce and serves consumers.
 	Leader Role = iota
-	// Follower refuses both (NOT_LEADER_OR_FOLLOWER); it will replicate from
-	// the leader once follower fetching exists.
+	// Follower refuses both (NOT_LEADER_OR_FOLLOWER) and replicates from
+	// the leader (the fetcher calls AppendAsFollower and the truncations).
 	Follower
 )
 
@@ -60,7 +51,20 @@ func (p *Partition) State() State {
 func (p *Partition) IsLeader() bool {
 	p.roleMu.RLock()
 	defer p.roleMu.RUnlock()
-	return p.state.Role == Leader
+	return p.leadingLocked()
+}
+
+// leadingLocked reports (roleMu held) whether this broker leads the
+// partition and still hosts it.
+func (p *Partition) leadingLocked() bool { return p.state.Role == Leader && !p.removed }
+
+// detach marks the partition as no longer hosted (Manager.Remove): it leads
+// nothing any more, so produce waiting for acks=all ends with ErrNotLeader.
+func (p *Partition) detach() {
+	p.roleMu.Lock()
+	p.removed = true
+	p.roleMu.Unlock()
+	p.wakeAll()
 }
 
 // LeaderEpoch returns the leader epoch this broker knows (0 until a
@@ -71,16 +75,67 @@ func (p *Partition) LeaderEpoch() int32 {
 	return p.state.LeaderEpoch
 }
 
+// CheckLeaderEpoch validates the current leader epoch a client or follower
+// sent (KIP-320): -1 skips the check, an older one is ErrFencedLeaderEpoch,
+// a newer one ErrUnknownLeaderEpoch.
+func (p *Partition) CheckLeaderEpoch(current int32) error {
+	if current == -1 {
+		return nil
+	}
+	ours := p.LeaderEpoch()
+	switch {
+	case current < ours:
+		return ErrFencedLeaderEpoch
+	case current > ours:
+		return ErrUnknownLeaderEpoch
+	}
+	return nil
+}
+
 // apply installs st if it is newer than what the partition holds. It waits
 // for appends in flight, so none completes under the old role afterwards.
-func (p *Partition) apply(st State) error {
+// Becoming leader assigns the new epoch's start offset in the log and resets
+// the followers' state; becoming follower drops the leader's bookkeeping and
+// leaves the log alone (the fetcher truncates it).
+func (p *Partition) apply(st State, now time.Time) error {
 	p.roleMu.Lock()
 	if p.decided && st.LeaderEpoch <= p.state.LeaderEpoch {
 		p.roleMu.Unlock()
 		return ErrStaleLeaderEpoch
 	}
+	if st.Role == Leader {
+		if err := p.becomeLeaderLocked(st, now); err != nil {
+			p.roleMu.Unlock()
+			return err
+		}
+	} else {
+		p.lmu.Lock()
+		p.lead = nil
+		p.lmu.Unlock()
+	}
 	p.state, p.decided = st.clone(), true
 	p.roleMu.Unlock()
-	p.wakeAll() // waiting fetches re-check the role
+	p.wakeAll() // waiting fetches re-check the role and the HW
+	return nil
+}
+
+// becomeLeaderLocked is Kafka's makeLeader for the log and the bookkeeping
+// (roleMu held for writing): the epoch starts at the log end offset unless
+// the log knows it already, the HW is kept and advances at once if the ISR
+// holds no follower.
+func (p *Partition) becomeLeaderLocked(st State, now time.Time) error {
+	if err := p.log.Open(); err != nil {
+		return err
+	}
+	leo := p.log.LogEndOffset()
+	if latest, ok := p.log.LatestEpoch(); !ok || latest < st.LeaderEpoch {
+		if err := p.log.AssignEpochStartOffset(st.LeaderEpoch, leo); err != nil {
+			return fmt.Errorf("replica: %s: start leader epoch %d: %w", p.TP, st.LeaderEpoch, err)
+		}
+	}
+	p.lmu.Lock()
+	p.lead = newLeaderState(st, leo, p.lead, now)
+	p.advanceHWLocked()
+	p.lmu.Unlock()
 	return nil
 }

@@ -26,7 +26,7 @@ func produce(p *Partition) error {
 	if err != nil {
 		return err
 	}
-	_, err = p.AppendAsLeader(b, hdrs, time.Unix(1, 0))
+	_, err = p.AppendAsLeader(b, hdrs, time.Unix(1, 0), 1)
 	return err
 }
 

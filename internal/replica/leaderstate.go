@@ -1,0 +1,238 @@
+package replica
+
+import (
+	"slices"
+	"time"
+)
+
+// The leader's bookkeeping, pure: no goroutines, no I/O, no locks, times
+// passed in. Partition holds one leaderState while it leads and guards it
+// with its lmu.
+//
+//   - follower fetch state is Kafka's Replica.updateFetchState: a fetch at or
+//     past the leader's log end offset (LEO) makes the follower caught up now;
+//     one at or past the leader's LEO of its previous fetch makes it caught
+//     up as of that previous fetch.
+//   - high watermark (HW) = min LEO over the maximal ISR, the leader's own LEO
+//     included; an ISR follower whose LEO is unknown holds it; it never moves
+//     backwards.
+//   - ISR changes (KIP-497): one proposal in flight at a time; while it is,
+//     the maximal ISR (committed ∪ proposed) counts for the HW and acks=all.
+
+// unknownOffset is the LEO of a follower that has not fetched from this
+// leader yet.
+const unknownOffset = -1
+
+// follower is what the leader knows of one follower replica.
+type follower struct {
+	leo              int64     // fetch offset of its last fetch; unknownOffset before
+	lastFetchLEO     int64     // the leader's LEO at its previous fetch
+	lastFetchTime    time.Time // zero before the first fetch
+	lastCaughtUpTime time.Time // zero: never caught up under this leader
+}
+
+func newFollower() *follower {
+	return &follower{leo: unknownOffset, lastFetchLEO: unknownOffset}
+}
+
+// fetched records a fetch at fetchOffset (the follower's LEO) made at now
+// while the leader's LEO was leaderLEO.
+func (f *follower) fetched(fetchOffset, leaderLEO int64, now time.Time) {
+	switch {
+	case fetchOffset >= leaderLEO:
+		f.lastCaughtUpTime = later(f.lastCaughtUpTime, now)
+	case fetchOffset >= f.lastFetchLEO:
+		f.lastCaughtUpTime = later(f.lastCaughtUpTime, f.lastFetchTime)
+	}
+	f.leo = fetchOffset
+	f.lastFetchLEO = max(leaderLEO, f.lastFetchLEO)
+	f.lastFetchTime = now
+}
+
+// caughtUp is Kafka's ReplicaState.isCaughtUp: at the leader's LEO, or
+// caught up within maxLag.
+func (f *follower) caughtUp(leaderLEO int64, now time.Time, maxLag time.Duration) bool {
+	return f.leo == leaderLEO || now.Sub(f.lastCaughtUpTime) <= maxLag
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// leaderState is the leader's view of the partition's replication.
+type leaderState struct {
+	self           int32
+	leaderEpoch    int32
+	partitionEpoch int32
+	replicas       []int32 // assignment; empty for a partition hosted by Ensure
+	isr            []int32 // committed ISR
+	pending        *ISRProposal
+	followers      map[int32]*follower
+	epochStart     int64 // first offset of the current leader epoch
+}
+
+// newLeaderState starts leading st at now, the log end offset being
+// leaderLEO (also the start offset of the new epoch). prev is the state of
+// the previous epoch when this broker led already (Kafka's makeLeader with
+// isNewLeader false): follower LEOs are kept then. Either way an ISR
+// follower counts as caught up now, any other as never.
+func newLeaderState(st State, leaderLEO int64, prev *leaderState, now time.Time) *leaderState {
+	ls := &leaderState{
+		self: st.Leader, leaderEpoch: st.LeaderEpoch, partitionEpoch: st.PartitionEpoch,
+		replicas: slices.Clone(st.Replicas), isr: slices.Clone(st.ISR),
+		followers: map[int32]*follower{}, epochStart: leaderLEO,
+	}
+	for _, id := range st.Replicas {
+		if id == st.Leader {
+			continue
+		}
+		f := newFollower()
+		if old := prev.follower(id); old != nil {
+			f.leo, f.lastFetchLEO, f.lastFetchTime = old.leo, leaderLEO, now
+		}
+		if slices.Contains(st.ISR, id) {
+			f.lastCaughtUpTime = now
+		}
+		ls.followers[id] = f
+	}
+	return ls
+}
+
+// follower returns the state of replica id, nil if it is not a follower.
+func (ls *leaderState) follower(id int32) *follower {
+	if ls == nil {
+		return nil
+	}
+	return ls.followers[id]
+}
+
+// committedISR is the committed ISR, the leader included.
+func (ls *leaderState) committedISR() []int32 {
+	return union(ls.isr, []int32{ls.self})
+}
+
+// maximalISR is the committed ISR united with the one in flight, the
+// leader included.
+func (ls *leaderState) maximalISR() []int32 {
+	isr := ls.committedISR()
+	if ls.pending != nil {
+		isr = union(isr, ls.pending.NewISR)
+	}
+	return isr
+}
+
+// highWatermark is min LEO over the maximal ISR, leaderLEO being the
+// leader's own; an ISR member that is not a known follower, or has not
+// fetched yet, gives unknownOffset.
+func (ls *leaderState) highWatermark(leaderLEO int64) int64 {
+	hw := leaderLEO
+	for _, id := range ls.maximalISR() {
+		if id == ls.self {
+			continue
+		}
+		f := ls.followers[id]
+		if f == nil {
+			return unknownOffset
+		}
+		hw = min(hw, f.leo)
+	}
+	return hw
+}
+
+// advance returns the new HW when the rule moves it past cur.
+func (ls *leaderState) advance(cur, leaderLEO int64) (int64, bool) {
+	hw := ls.highWatermark(leaderLEO)
+	return hw, hw > cur
+}
+
+// shrinkCandidates are the committed ISR followers not caught up: at the
+// leader's LEO, or caught up within maxLag (Kafka's getOutOfSyncReplicas).
+func (ls *leaderState) shrinkCandidates(leaderLEO int64, now time.Time, maxLag time.Duration) []int32 {
+	var out []int32
+	for _, id := range ls.isr {
+		if id == ls.self {
+			continue
+		}
+		if f := ls.followers[id]; f == nil || !f.caughtUp(leaderLEO, now, maxLag) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// canExpand reports whether follower id may join the ISR: an assigned
+// follower outside the committed ISR whose LEO reached both the HW and the
+// start of the current leader epoch (Kafka's isFollowerInSync).
+func (ls *leaderState) canExpand(id int32, hw int64) bool {
+	f := ls.followers[id]
+	if f == nil || slices.Contains(ls.isr, id) {
+		return false
+	}
+	return f.leo >= hw && f.leo >= ls.epochStart
+}
+
+// propose records a proposal of newISR as in flight and returns it (TP and
+// TopicID left for the caller). ok is false while another is in flight.
+func (ls *leaderState) propose(newISR []int32) (ISRProposal, bool) {
+	if ls.pending != nil {
+		return ISRProposal{}, false
+	}
+	p := ISRProposal{LeaderEpoch: ls.leaderEpoch, PartitionEpoch: ls.partitionEpoch, NewISR: slices.Clone(newISR)}
+	ls.pending = &p
+	return p, true
+}
+
+// proposeExpand proposes the committed ISR plus id.
+func (ls *leaderState) proposeExpand(id int32) (ISRProposal, bool) {
+	return ls.propose(append(slices.Clone(ls.isr), id))
+}
+
+// proposeShrink proposes the committed ISR without out.
+func (ls *leaderState) proposeShrink(out []int32) (ISRProposal, bool) {
+	isr := slices.DeleteFunc(slices.Clone(ls.isr), func(id int32) bool { return slices.Contains(out, id) })
+	return ls.propose(isr)
+}
+
+// applyResult ends the proposal in flight if prop is it (a result for any
+// other is ignored: matched false). The controller's answer is adopted when
+// it succeeded, is for this leader epoch and is newer than the committed
+// partition epoch.
+func (ls *leaderState) applyResult(prop ISRProposal, res ISRResult) (matched, adopted bool) {
+	if ls.pending == nil || !sameProposal(*ls.pending, prop) {
+		return false, false
+	}
+	ls.pending = nil
+	if res.ErrorCode != 0 || res.LeaderEpoch != ls.leaderEpoch || res.PartitionEpoch <= ls.partitionEpoch {
+		return true, false
+	}
+	ls.isr, ls.partitionEpoch = slices.Clone(res.ISR), res.PartitionEpoch
+	return true, true
+}
+
+func sameProposal(a, b ISRProposal) bool {
+	return a.LeaderEpoch == b.LeaderEpoch && a.PartitionEpoch == b.PartitionEpoch && slices.Equal(a.NewISR, b.NewISR)
+}
+
+// acked is Kafka's checkEnoughReplicasReachOffset for a leader whose HW is
+// hw: done once hw reached requiredOffset, with enough false when the
+// maximal ISR is then smaller than minISR.
+func (ls *leaderState) acked(hw, requiredOffset int64, minISR int) (done, enough bool) {
+	if hw < requiredOffset {
+		return false, false
+	}
+	return true, len(ls.maximalISR()) >= minISR
+}
+
+// union is a ∪ b in order of first appearance.
+func union(a, b []int32) []int32 {
+	out := slices.Clone(a)
+	for _, id := range b {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
