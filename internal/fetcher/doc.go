@@ -1,0 +1,32 @@
+// Package fetcher replicates follower partitions from their leaders: Kafka's
+// ReplicaFetcherManager and ReplicaFetcherThread.
+//
+// One fetcher goroutine runs per source (leader) broker and multiplexes every
+// partition this broker follows from it (num.replica.fetchers=1), over one
+// franz-go client pinned to that broker's address, which is re-resolved with
+// Config.BrokerAddr before every request (a leader may come back elsewhere).
+// A fetcher whose last partition leaves stops.
+//
+// Each partition is Truncating, then Fetching (Kafka's PartitionFetchState):
+//   - Truncating (after every (re)target): OffsetForLeaderEpoch for the
+//     partition's latest epoch, then truncation to the leader's end offset
+//     for it (KIP-101); when the leader answers with an epoch this replica
+//     does not know, truncation goes to the end of our largest smaller epoch
+//     and asks again about that one (KIP-279). A partition with no epoch at
+//     all drops what it holds and refetches.
+//   - Fetching: sessionless Fetch v12 from the log end offset; whole batches
+//     are appended (a partial trailing batch is cut off), then the leader's
+//     high watermark is adopted. OFFSET_OUT_OF_RANGE below the leader's log
+//     start restarts the log there; otherwise (or on a diverging epoch) the
+//     partition goes back to Truncating. Leadership errors back the partition
+//     off for Config.Backoff; a failed request backs off the whole fetcher and
+//     reconnects.
+//
+// Invariant: after RemovePartitions (or AddPartitions moving a partition to
+// another leader) returns, the old fetcher makes no further call on that
+// partition: responses are applied under the fetcher's mutex, and only to the
+// partition state object the request was built for.
+//
+// The per-partition decisions (truncation offset, error handling, batch
+// trimming) are pure functions in state.go.
+package fetcher

@@ -1,0 +1,266 @@
+// fakeLeader: a leader broker for the end-to-end tests, served by
+// internal/server. It answers ApiVersions, OffsetForLeaderEpoch and Fetch
+// (long-polling up to MaxWait) from fakeLogs, checking the current leader
+// epoch as Kafka does, and records what it was asked.
+package fetcher
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/server"
+	"github.com/samsa-kafka/samsa/internal/storage"
+	"github.com/samsa-kafka/samsa/internal/wire"
+)
+
+type fakeLeader struct {
+	mu          sync.Mutex
+	epoch       int32
+	logs        map[storage.TopicPartition]*fakeLog
+	changed     chan struct{} // closed and replaced by notify
+	askedEpochs []int32       // LeaderEpoch of every OffsetForLeaderEpoch partition
+	fenced      int           // FENCED_LEADER_EPOCH answers
+	maxParts    int           // most partitions in one Fetch
+	badReplica  int           // requests whose ReplicaID was not the follower's
+}
+
+const followerID = 3
+
+func newFakeLeader(epoch int32, logs map[storage.TopicPartition]*fakeLog) *fakeLeader {
+	return &fakeLeader{epoch: epoch, logs: logs, changed: make(chan struct{})}
+}
+
+// notify wakes long-polling fetches after a change to a log.
+func (h *fakeLeader) notify() {
+	h.mu.Lock()
+	close(h.changed)
+	h.changed = make(chan struct{})
+	h.mu.Unlock()
+}
+
+// serve starts a server for h on a fresh port; the server stops at cleanup
+// or when the returned func is called.
+func (h *fakeLeader) serve(t *testing.T) (addr string, stop func()) {
+	t.Helper()
+	s, err := server.New(server.Config{Addr: "127.0.0.1:0", Handler: h, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve() }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			s.Close()
+			if err := <-done; err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return s.Addr().String(), stop
+}
+
+func (h *fakeLeader) Handle(ctx context.Context, _ *server.Conn, hdr wire.RequestHeader, req kmsg.Request) (kmsg.Response, error) {
+	switch req := req.(type) {
+	case *kmsg.ApiVersionsRequest:
+		return wire.ApiVersionsResponse(hdr.Version, 0), nil
+	case *kmsg.OffsetForLeaderEpochRequest:
+		return h.leaderEpochs(req), nil
+	case *kmsg.FetchRequest:
+		return h.fetch(ctx, req), nil
+	}
+	return nil, errors.New("fake leader: unexpected request")
+}
+
+// epochCode is Kafka's check of a request's current leader epoch.
+func (h *fakeLeader) epochCode(current int32) int16 {
+	switch {
+	case current < h.epoch:
+		h.fenced++
+		return kerr.FencedLeaderEpoch.Code
+	case current > h.epoch:
+		return kerr.UnknownLeaderEpoch.Code
+	}
+	return 0
+}
+
+func (h *fakeLeader) leaderEpochs(req *kmsg.OffsetForLeaderEpochRequest) kmsg.Response {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if req.ReplicaID != followerID {
+		h.badReplica++
+	}
+	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.NewOffsetForLeaderEpochResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+			rp.Partition, rp.LeaderEpoch, rp.EndOffset = p.Partition, -1, -1
+			h.askedEpochs = append(h.askedEpochs, p.LeaderEpoch)
+			l := h.logs[storage.TopicPartition{Topic: t.Topic, Partition: p.Partition}]
+			if l == nil {
+				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			} else if rp.ErrorCode = h.epochCode(p.CurrentLeaderEpoch); rp.ErrorCode == 0 {
+				rp.LeaderEpoch, rp.EndOffset = l.EndOffsetForEpoch(p.LeaderEpoch)
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+func (h *fakeLeader) fetch(ctx context.Context, req *kmsg.FetchRequest) kmsg.Response {
+	h.mu.Lock()
+	changed := h.changed
+	h.mu.Unlock()
+	resp, n := h.fetchOnce(req)
+	if n == 0 {
+		t := time.NewTimer(time.Duration(req.MaxWaitMillis) * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-changed:
+			resp, _ = h.fetchOnce(req)
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	return resp
+}
+
+// fetchOnce answers req now; n counts bytes and errors (0: nothing to say).
+func (h *fakeLeader) fetchOnce(req *kmsg.FetchRequest) (*kmsg.FetchResponse, int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if req.ReplicaID != followerID {
+		h.badReplica++
+	}
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	n, parts := 0, 0
+	for _, t := range req.Topics {
+		rt := kmsg.NewFetchResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			parts++
+			rp := kmsg.NewFetchResponseTopicPartition()
+			rp.Partition = p.Partition
+			l := h.logs[storage.TopicPartition{Topic: t.Topic, Partition: p.Partition}]
+			if l == nil {
+				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			} else if rp.ErrorCode = h.epochCode(p.CurrentLeaderEpoch); rp.ErrorCode == 0 {
+				hw, logStart, leo := l.state()
+				rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = hw, hw, logStart
+				if p.FetchOffset < logStart || p.FetchOffset > leo {
+					rp.ErrorCode = kerr.OffsetOutOfRange.Code
+				} else {
+					rp.RecordBatches = l.read(p.FetchOffset, p.PartitionMaxBytes)
+				}
+			}
+			if rp.ErrorCode != 0 {
+				n++
+			}
+			n += len(rp.RecordBatches)
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	h.maxParts = max(h.maxParts, parts)
+	return resp, n
+}
+
+func (h *fakeLeader) stats() (asked []int32, fenced, maxParts, badReplica int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]int32(nil), h.askedEpochs...), h.fenced, h.maxParts, h.badReplica
+}
+
+func (h *fakeLeader) setEpoch(e int32) {
+	h.mu.Lock()
+	h.epoch = e
+	h.mu.Unlock()
+}
+
+// addrBook is a mutable BrokerAddr.
+type addrBook struct {
+	mu    sync.Mutex
+	addrs map[int32]string
+}
+
+func (b *addrBook) set(id int32, addr string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.addrs == nil {
+		b.addrs = map[int32]string{}
+	}
+	b.addrs[id] = addr
+}
+
+func (b *addrBook) lookup(id int32) (string, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	a, ok := b.addrs[id]
+	return a, ok
+}
+
+// syncBuffer collects logs from the fetcher goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// newTestManager returns a manager with short waits resolving through book,
+// logging into logs, closed at cleanup.
+func newTestManager(t *testing.T, book *addrBook, logs *syncBuffer, maxBytes int32) *Manager {
+	t.Helper()
+	m := NewManager(Config{
+		NodeID:     followerID,
+		BrokerAddr: book.lookup,
+		MaxBytes:   maxBytes,
+		MaxWait:    50 * time.Millisecond,
+		Backoff:    20 * time.Millisecond,
+		Logger:     slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	t.Cleanup(m.Close)
+	return m
+}
+
+// waitFor polls cond; the deadline only guards against hangs.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 2000 {
+		if cond() {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// caughtUp reports whether follower holds exactly leader's bytes and hw.
+func caughtUp(follower, leader *fakeLog) bool {
+	fhw, _, _ := follower.state()
+	lhw, _, _ := leader.state()
+	return bytes.Equal(follower.bytes(), leader.bytes()) && fhw == lhw
+}
