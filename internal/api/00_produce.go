@@ -4,54 +4,70 @@ package api
 //
 // acks must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS on every partition).
 // Each partition's payload must be exactly one v2 batch, checked by
-// record.Validate (CRC32C, structure, max.message.bytes) before the log
-// assigns offsets. On one broker acks=-1 is answered like acks=1; the
-// replication issue adds the purgatory. acks=0 gets no response at all.
+// record.Validate (CRC32C, structure, max.message.bytes) before the leader
+// appends it (NOT_LEADER_OR_FOLLOWER on a follower). acks=0 gets no response
+// at all; acks=1 is answered once the leader has written. acks=-1 is refused
+// when the ISR is smaller than min.insync.replicas (NOT_ENOUGH_REPLICAS,
+// nothing written); otherwise the request waits for the ISR to replicate
+// what it appended (the delayed produce of produce_acks.go).
 
 import (
-	"time"
-
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/record"
+	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
-func (h *Handler) produce(req *kmsg.ProduceRequest) (kmsg.Response, error) {
+func (h *Handler) produce(ctx context.Context, req *kmsg.ProduceRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	badAcks := req.Acks != -1 && req.Acks != 0 && req.Acks != 1
 	now := h.Now()
-	for _, rt := range req.Topics {
-		st := kmsg.NewProduceResponseTopic()
-		st.Topic = rt.Topic
-		st.TopicID = rt.TopicID
-		for _, rp := range rt.Partitions {
-			sp := kmsg.NewProduceResponseTopicPartition()
+	var pending []pendingAck // acks=-1 only
+	// Sized up front: pending points into the response.
+	resp.Topics = make([]kmsg.ProduceResponseTopic, len(req.Topics))
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		st := &resp.Topics[i]
+		*st = kmsg.NewProduceResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
+		for j := range rt.Partitions {
+			rp, sp := &rt.Partitions[j], &st.Partitions[j]
+			*sp = kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			if badAcks {
 				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
-			} else {
-				h.produceOne(rt.Topic, &rp, &sp, now)
+				continue
 			}
-			st.Partitions = append(st.Partitions, sp)
+			tp := storage.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
+			if p, required := h.produceOne(tp, rp, sp, now, req.Acks); p != nil && req.Acks == -1 {
+				pending = append(pending, pendingAck{tp: tp, p: p, required: required, sp: sp})
+			}
 		}
-		resp.Topics = append(resp.Topics, st)
 	}
 	if req.Acks == 0 {
 		return nil, nil
 	}
+	if len(pending) > 0 && !h.awaitAcks(ctx, pending, req.TimeoutMillis) {
+		return nil, nil // the connection is closing: nothing to answer
+	}
 	return resp, nil
 }
 
-func (h *Handler) produceOne(topic string, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, now time.Time) {
+// produceOne appends one partition's batch. On success it returns the
+// partition and the offset the high watermark must reach for acks=-1.
+func (h *Handler) produceOne(tp storage.TopicPartition, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, now time.Time, acks int16) (*replica.Partition, int64) {
 	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
-	p := h.Partitions.Get(storage.TopicPartition{Topic: topic, Partition: rp.Partition})
+	p := h.Partitions.Get(tp)
 	if p == nil {
-		sp.ErrorCode = h.missingPartitionCode(topic, rp.Partition)
-		return
+		sp.ErrorCode = h.missingPartitionCode(tp.Topic, tp.Partition)
+		return nil, 0
 	}
 	hdrs, err := record.Validate(rp.Records, p.Config().MaxMessageBytes)
 	switch {
@@ -62,19 +78,24 @@ func (h *Handler) produceOne(topic string, rp *kmsg.ProduceRequestTopicPartition
 		err = fmt.Errorf("%w: clients may not produce control batches", record.ErrInvalidRecord)
 	}
 	if err != nil {
-		h.Logger.Debug("produce rejected", "topic", topic, "partition", rp.Partition, "err", err)
+		h.Logger.Debug("produce rejected", "topic", tp.Topic, "partition", tp.Partition, "err", err)
 		sp.ErrorCode, sp.ErrorMessage = errorCode(err), errorMessage(err)
-		return
+		return nil, 0
 	}
-	info, err := p.AppendAsLeader(rp.Records, hdrs, now)
+	info, err := p.AppendAsLeader(rp.Records, hdrs, now, acks)
 	if err != nil {
-		h.Logger.Warn("append failed", "topic", topic, "partition", rp.Partition, "err", err)
 		sp.ErrorCode, sp.ErrorMessage = errorCode(err), errorMessage(err)
-		return
+		if sp.ErrorCode == kerr.UnknownServerError.Code {
+			h.Logger.Warn("append failed", "topic", tp.Topic, "partition", tp.Partition, "err", err)
+		} else {
+			h.Logger.Debug("append refused", "topic", tp.Topic, "partition", tp.Partition, "err", err)
+		}
+		return nil, 0
 	}
 	sp.BaseOffset = info.FirstOffset
 	sp.LogAppendTime = info.LogAppendTime
 	sp.LogStartOffset = info.LogStartOffset
+	return p, info.LastOffset + 1
 }
 
 // missingPartitionCode is the error for a partition not hosted here: the

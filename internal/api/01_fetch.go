@@ -1,15 +1,24 @@
 package api
 
-// Fetch (key 1), v4–v16. Consumers only (the replication issue adds
-// follower fetches with ReplicaID >= 0).
+// Fetch (key 1), v4–v16, from consumers (replica id -1) and followers
+// (replica id >= 0: the ReplicaID field up to v14, ReplicaState.ID from v15).
 //
 // Long polling: the response is sent as soon as the readable bytes reach
-// MinBytes, any partition has an error, or MaxWaitMillis passes; appends wake
-// the waiting fetch. MaxBytes bounds the whole response and PartitionMaxBytes
-// each partition, except that the first batch of the first partition with
-// data is returned whole even when larger (KIP-74). Fetch offsets outside
-// [log start, high watermark] are OFFSET_OUT_OF_RANGE. v13+ name topics by
-// id (UNKNOWN_TOPIC_ID when unknown). Sessions: see fetch_session.go.
+// MinBytes, any partition has an error, or MaxWaitMillis passes; appends (and
+// high watermark or leadership changes) wake the waiting fetch. MaxBytes
+// bounds the whole response and PartitionMaxBytes each partition, except that
+// the first batch of the first partition with data is returned whole even
+// when larger (KIP-74). Only the leader serves either kind
+// (NOT_LEADER_OR_FOLLOWER), after the KIP-320 leader epoch check. Consumers
+// read below the high watermark; followers read up to the log end offset,
+// and each of their reads reports the follower's position to the leader
+// (replica.Partition.FollowerRead: it may advance the high watermark and
+// expand the ISR); a follower not among the replicas gets
+// NOT_LEADER_OR_FOLLOWER. Fetch offsets outside [log start, log end] are
+// OFFSET_OUT_OF_RANGE, with the log start offset. Diverging epochs (v12+)
+// are not reported: followers truncate with OffsetForLeaderEpoch first. v13+
+// name topics by id (UNKNOWN_TOPIC_ID when unknown). Sessions: see
+// fetch_session.go.
 
 import (
 	"context"
@@ -55,10 +64,11 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 		}
 	}()
 
+	replicaID := fetchReplicaID(req)
 	deadline := h.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	var timer *time.Timer
 	for {
-		results, total, failed := h.readFetch(fc.parts, req)
+		results, total, failed := h.readFetch(fc.parts, req, replicaID)
 		if total >= int(req.MinBytes) || failed || req.MaxWaitMillis <= 0 || !h.Now().Before(deadline) {
 			h.buildFetchResponse(resp, fc, req.Version, results)
 			return resp, nil
@@ -74,6 +84,15 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 			return nil, nil
 		}
 	}
+}
+
+// fetchReplicaID is the fetching follower's broker id, or -1 for a
+// consumer.
+func fetchReplicaID(req *kmsg.FetchRequest) int32 {
+	if req.Version >= 15 {
+		return req.ReplicaState.ID
+	}
+	return req.ReplicaID
 }
 
 // resolveFetch applies the request to the session cache and returns the
@@ -161,18 +180,24 @@ type fetchResult struct {
 	hw, logStart int64
 }
 
-// readFetch reads every partition within the request's byte limits.
-func (h *Handler) readFetch(parts []*sessPart, req *kmsg.FetchRequest) ([]fetchResult, int, bool) {
+// readFetch reads every partition within the request's byte limits, for
+// the follower replicaID (>= 0) or a consumer.
+func (h *Handler) readFetch(parts []*sessPart, req *kmsg.FetchRequest, replicaID int32) ([]fetchResult, int, bool) {
 	results := make([]fetchResult, 0, len(parts))
 	remaining := int(req.MaxBytes)
 	if req.MaxBytes <= 0 {
 		remaining = 1<<31 - 1
 	}
 	total, failed, minOne := 0, false, true
+	now := h.Now()
 	for _, sp := range parts {
 		r := fetchResult{part: sp, hw: -1, logStart: -1}
-		limit := min(int(sp.maxBytes), remaining)
-		h.readPartition(sp, int32(max(limit, 0)), minOne, &r)
+		limit := int32(max(min(int(sp.maxBytes), remaining), 0))
+		if replicaID >= 0 {
+			h.readFollower(sp, replicaID, limit, minOne, now, &r)
+		} else {
+			h.readPartition(sp, limit, minOne, &r)
+		}
 		if r.err != 0 {
 			failed = true
 		}
@@ -186,18 +211,40 @@ func (h *Handler) readFetch(parts []*sessPart, req *kmsg.FetchRequest) ([]fetchR
 	return results, total, failed
 }
 
-func (h *Handler) readPartition(sp *sessPart, limit int32, minOne bool, r *fetchResult) {
+// leaderFor returns the partition if this broker leads it at the fetch's
+// leader epoch, or sets the error.
+func (h *Handler) leaderFor(sp *sessPart, r *fetchResult) *replica.Partition {
 	p := h.Partitions.Get(storage.TopicPartition{Topic: sp.key.topic, Partition: sp.key.partition})
 	if p == nil {
 		r.err = h.missingPartitionCode(sp.key.topic, sp.key.partition)
-		return
+		return nil
 	}
 	if !p.IsLeader() {
 		r.err = kerr.NotLeaderForPartition.Code
-		return
+		return nil
 	}
 	if code := leaderEpochCode(sp.leaderEpoch, p.LeaderEpoch()); code != 0 {
 		r.err = code
+		return nil
+	}
+	return p
+}
+
+// readFollower reads up to the log end offset for follower replicaID and
+// records its fetch offset, even when limit leaves no room for data.
+func (h *Handler) readFollower(sp *sessPart, replicaID, limit int32, minOne bool, now time.Time, r *fetchResult) {
+	p := h.leaderFor(sp, r)
+	if p == nil {
+		return
+	}
+	res, hw, err := p.FollowerRead(replicaID, sp.fetchOffset, limit, minOne, now)
+	h.readDone(p, res, hw, err, r)
+}
+
+// readPartition reads below the high watermark for a consumer.
+func (h *Handler) readPartition(sp *sessPart, limit int32, minOne bool, r *fetchResult) {
+	p := h.leaderFor(sp, r)
+	if p == nil {
 		return
 	}
 	if limit <= 0 && !minOne {
@@ -205,6 +252,10 @@ func (h *Handler) readPartition(sp *sessPart, limit int32, minOne bool, r *fetch
 		return
 	}
 	res, hw, err := p.Read(sp.fetchOffset, limit, minOne)
+	h.readDone(p, res, hw, err, r)
+}
+
+func (h *Handler) readDone(p *replica.Partition, res storage.ReadResult, hw int64, err error, r *fetchResult) {
 	r.hw, r.logStart = hw, res.LogStartOffset
 	if err != nil {
 		if errors.Is(err, storage.ErrOffsetOutOfRange) {

@@ -8,5 +8,5 @@
 // mapped to codes in one place, errors.go.
 //
 // Goroutines: none of its own; handlers run on the server's per-connection
-// goroutine and may block (Fetch long polling) until their context ends.
+// goroutine and may block (Fetch long polling, acks=all Produce) until their context ends.
 package api

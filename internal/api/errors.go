@@ -32,8 +32,16 @@ func errorCode(err error) int16 {
 		return kerr.UnsupportedForMessageFormat.Code
 	case errors.Is(err, storage.ErrOffsetOutOfRange):
 		return kerr.OffsetOutOfRange.Code
-	case errors.Is(err, replica.ErrNotLeader):
+	case errors.Is(err, replica.ErrNotLeader), errors.Is(err, replica.ErrNotAssigned):
 		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, replica.ErrNotEnoughReplicas):
+		return kerr.NotEnoughReplicas.Code
+	case errors.Is(err, replica.ErrNotEnoughReplicasAfterAppend):
+		return kerr.NotEnoughReplicasAfterAppend.Code
+	case errors.Is(err, replica.ErrFencedLeaderEpoch):
+		return kerr.FencedLeaderEpoch.Code
+	case errors.Is(err, replica.ErrUnknownLeaderEpoch):
+		return kerr.UnknownLeaderEpoch.Code
 	case errors.Is(err, config.ErrInvalidConfig):
 		return kerr.InvalidConfig.Code
 	}

@@ -117,7 +117,7 @@ var _ server.Handler = (*Handler)(nil)
 func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHeader, req kmsg.Request) (kmsg.Response, error) {
 	switch r := req.(type) {
 	case *kmsg.ProduceRequest:
-		return h.produce(r)
+		return h.produce(ctx, r)
 	case *kmsg.FetchRequest:
 		return h.fetch(ctx, r)
 	case *kmsg.ListOffsetsRequest:
@@ -130,6 +130,8 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.createTopics(ctx, r), nil
 	case *kmsg.DeleteTopicsRequest:
 		return h.deleteTopics(ctx, r), nil
+	case *kmsg.OffsetForLeaderEpochRequest:
+		return h.offsetForLeaderEpoch(r), nil
 	case *kmsg.DescribeConfigsRequest:
 		return h.describeConfigs(r), nil
 	case *kmsg.DescribeClusterRequest:
@@ -140,6 +142,8 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.stopReplica(ctx, r), nil
 	case *kmsg.UpdateMetadataRequest:
 		return h.updateMetadata(ctx, r), nil
+	case *kmsg.AlterPartitionRequest:
+		return h.alterPartition(ctx, r), nil
 	case *kmsg.CreatePartitionsRequest:
 		return h.createPartitions(ctx, r), nil
 	}

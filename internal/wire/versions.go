@@ -20,9 +20,15 @@ var Supported = map[int16]VersionRange{
 	int16(kmsg.DescribeConfigs):  {0, 4},
 	int16(kmsg.DescribeCluster):  {0, 1},
 	int16(kmsg.CreatePartitions): {0, 3},
+
+	// Clients and followers alike (KIP-101, KIP-320).
+	int16(kmsg.OffsetForLeaderEpoch): {0, 4},
+
 	// Inter-broker, from the controller (which sends LeaderAndIsr v5,
 	// UpdateMetadata v7, StopReplica v3: topic ids and broker epochs).
 	int16(kmsg.LeaderAndISR):   {5, 5},
 	int16(kmsg.StopReplica):    {3, 3},
 	int16(kmsg.UpdateMetadata): {7, 7},
+	// Inter-broker, from partition leaders to the controller (KIP-497).
+	int16(kmsg.AlterPartition): {0, 3},
 }

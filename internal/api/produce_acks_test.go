@@ -1,0 +1,145 @@
+package api
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/replica"
+)
+
+// An acks=-1 produce whose ISR follower never fetches times out with
+// REQUEST_TIMED_OUT, keeping its base offset; acks=1 is answered at once.
+func TestProduceAcksAllTimesOut(t *testing.T) {
+	x := newHarness(t)
+	p := x.lead("t", 1, []int32{1, 2}, []int32{1, 2}, 1)
+	ctx := context.Background()
+	if sp := x.produce(ctx, "t", 1, 200, "a"); sp.ErrorCode != 0 || sp.BaseOffset != 0 {
+		t.Fatalf("acks=1: %+v", sp)
+	}
+	sp := x.produce(ctx, "t", -1, 200, "b")
+	if sp.ErrorCode != kerr.RequestTimedOut.Code || sp.BaseOffset != 1 {
+		t.Fatalf("acks=-1 with a silent follower: code %d base %d", sp.ErrorCode, sp.BaseOffset)
+	}
+	if hw, leo := p.HighWatermark(), p.LogEndOffset(); hw != 0 || leo != 2 {
+		t.Fatalf("hw %d leo %d", hw, leo)
+	}
+}
+
+// The follower's fetch past the appended batch advances the high watermark
+// and completes the waiting acks=-1 produce.
+func TestProduceAcksAllCompletedByFollowerFetch(t *testing.T) {
+	x := newHarness(t)
+	p := x.lead("t", 1, []int32{1, 2}, []int32{1, 2}, 2)
+	ctx := context.Background()
+	done := make(chan kmsg.ProduceResponseTopicPartition, 1)
+	go func() { done <- x.produce(ctx, "t", -1, 30000, "a", "b") }()
+	await(t, "the append", func() bool { return p.LogEndOffset() == 2 })
+
+	// The follower fetches the batch: its LEO is still 0, nothing is acked.
+	if fp := x.fetch(ctx, 12, "t", 2, 0, 0); fp.ErrorCode != 0 || len(fp.RecordBatches) == 0 {
+		t.Fatalf("follower fetch: %+v", fp)
+	}
+	select {
+	case sp := <-done:
+		t.Fatalf("answered before the follower replicated: %+v", sp)
+	case <-time.After(100 * time.Millisecond):
+	}
+	// Its next fetch reports LEO 2: HW 2, the produce completes.
+	x.fetch(ctx, 12, "t", 2, 2, 0)
+	select {
+	case sp := <-done:
+		if sp.ErrorCode != 0 || sp.BaseOffset != 0 {
+			t.Fatalf("produce: %+v", sp)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("produce not completed by the follower fetch")
+	}
+	if hw := p.HighWatermark(); hw != 2 {
+		t.Fatalf("hw %d", hw)
+	}
+}
+
+// acks=-1 with an ISR smaller than min.insync.replicas is refused before
+// anything is written; acks=1 is not concerned.
+func TestProduceNotEnoughReplicas(t *testing.T) {
+	x := newHarness(t)
+	p := x.lead("t", 1, []int32{1, 2}, []int32{1}, 2)
+	ctx := context.Background()
+	if sp := x.produce(ctx, "t", -1, 1000, "a"); sp.ErrorCode != kerr.NotEnoughReplicas.Code || sp.BaseOffset != -1 {
+		t.Fatalf("acks=-1: %+v", sp)
+	}
+	if leo := p.LogEndOffset(); leo != 0 {
+		t.Fatalf("refused produce appended: leo %d", leo)
+	}
+	if sp := x.produce(ctx, "t", 1, 1000, "a"); sp.ErrorCode != 0 {
+		t.Fatalf("acks=1: %+v", sp)
+	}
+}
+
+// An ISR shrinking below min.insync.replicas while an acks=-1 produce waits
+// commits it (the HW moves) with NOT_ENOUGH_REPLICAS_AFTER_APPEND.
+func TestProduceNotEnoughReplicasAfterAppend(t *testing.T) {
+	x := newHarness(t)
+	props := make(chan replica.ISRProposal, 4)
+	x.rm.SetISRProposer(func(pr replica.ISRProposal) { props <- pr })
+	p := x.lead("t", 1, []int32{1, 2}, []int32{1, 2}, 2)
+	ctx := context.Background()
+	done := make(chan kmsg.ProduceResponseTopicPartition, 1)
+	go func() { done <- x.produce(ctx, "t", -1, 30000, "a") }()
+	await(t, "the append", func() bool { return p.LogEndOffset() == 1 })
+
+	x.rm.ShrinkISRs(time.Now().Add(time.Hour)) // follower 2 has lagged for an hour
+	var pr replica.ISRProposal
+	select {
+	case pr = <-props:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no ISR shrink proposed")
+	}
+	p.ApplyISRResult(pr, replica.ISRResult{LeaderEpoch: pr.LeaderEpoch, PartitionEpoch: pr.PartitionEpoch + 1, ISR: []int32{1}})
+	select {
+	case sp := <-done:
+		if sp.ErrorCode != kerr.NotEnoughReplicasAfterAppend.Code {
+			t.Fatalf("produce: %+v", sp)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("produce not completed by the ISR shrink")
+	}
+}
+
+// A produce waiting for acks is answered NOT_LEADER_OR_FOLLOWER when the
+// broker becomes a follower, and not at all when the connection closes.
+func TestProduceAcksAllLeadershipLostAndClose(t *testing.T) {
+	x := newHarness(t)
+	p := x.lead("t", 1, []int32{1, 2}, []int32{1, 2}, 1)
+	done := make(chan kmsg.ProduceResponseTopicPartition, 1)
+	go func() { done <- x.produce(context.Background(), "t", -1, 30000, "a") }()
+	await(t, "the append", func() bool { return p.LogEndOffset() == 1 })
+	x.become("t", replica.Follower, 2, 2, []int32{1, 2}, []int32{1, 2}, 1)
+	select {
+	case sp := <-done:
+		if sp.ErrorCode != kerr.NotLeaderForPartition.Code {
+			t.Fatalf("produce: %+v", sp)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("produce not completed by the leadership change")
+	}
+
+	q := x.lead("u", 1, []int32{1, 2}, []int32{1, 2}, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	resp := make(chan kmsg.Response, 1)
+	go func() { resp <- x.do(ctx, produceReq("u", -1, 30000, "a")) }()
+	await(t, "the append", func() bool { return q.LogEndOffset() == 1 })
+	cancel()
+	select {
+	case r := <-resp:
+		if r != nil {
+			t.Fatalf("answered on a closing connection: %+v", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("produce kept waiting after the connection closed")
+	}
+}
