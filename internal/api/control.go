@@ -14,4 +14,7 @@ type Control interface {
 	LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRRequest) *kmsg.LeaderAndISRResponse
 	StopReplica(ctx context.Context, req *kmsg.StopReplicaRequest) *kmsg.StopReplicaResponse
 	UpdateMetadata(ctx context.Context, req *kmsg.UpdateMetadataRequest) *kmsg.UpdateMetadataResponse
+	// AlterPartition (from partition leaders) is the controller's:
+	// NOT_CONTROLLER when this broker is not the active one.
+	AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) *kmsg.AlterPartitionResponse
 }

@@ -1,0 +1,202 @@
+// Package alterpartition is the broker side of KIP-497 (Kafka's
+// DefaultAlterPartitionManager): partition leaders submit ISR changes, which
+// are sent in batches to the active controller as AlterPartition requests.
+//
+// At most one item per partition is outstanding: a second Submit for a
+// partition whose item is queued or in flight is answered at once with
+// OPERATION_NOT_ATTEMPTED (Kafka refuses duplicates; the partition layer
+// has one proposal in flight at a time anyway). One goroutine sends one
+// request at a time, carrying every item queued when it is built — items
+// submitted meanwhile go in the next one, sent as soon as the answer
+// arrives. Version 2 (topic ids) is used when every item has a topic id,
+// else version 1 (names).
+//
+// No known controller, a connection error, or a top-level error in the
+// answer (NOT_CONTROLLER, STALE_BROKER_EPOCH, ...) keeps the items queued
+// and retries with backoff, asking Config.Controller and Config.BrokerEpoch
+// again each time: a moved controller is found at its new address. A
+// partition the answer leaves out is sent again. Every other outcome is the
+// partition's Result, given to its done func (from the sender goroutine,
+// without locks held; done may Submit again).
+//
+// done is called exactly once per Submit: Close answers the items still
+// outstanding, and any Submit after it, with OPERATION_NOT_ATTEMPTED.
+package alterpartition
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-kafka/samsa/internal/storage"
+)
+
+// Item is one proposed ISR change: the leader's view of the partition
+// (leader epoch, partition epoch) and the ISR it wants.
+type Item struct {
+	TP             storage.TopicPartition
+	TopicID        [16]byte // zero: unknown (version 1, by name)
+	LeaderEpoch    int32
+	PartitionEpoch int32
+	NewISR         []int32
+}
+
+// Result is the controller's answer for one item: an error code, or the
+// partition's state after the change.
+type Result struct {
+	ErrorCode      int16
+	Leader         int32
+	LeaderEpoch    int32
+	PartitionEpoch int32
+	ISR            []int32
+}
+
+// Config is what a Manager needs. Zero durations take the defaults.
+type Config struct {
+	NodeID      int32
+	BrokerEpoch func() int64
+	// Controller is the active controller as this broker knows it.
+	Controller func() (id int32, addr string, ok bool)
+	Logger     *slog.Logger
+	Backoff    time.Duration // first retry delay (50ms), doubling up to MaxBackoff
+	MaxBackoff time.Duration // (1s)
+	Timeout    time.Duration // per request (30s, controller.socket.timeout.ms)
+}
+
+// Manager batches ISR changes to the controller. See the package doc.
+type Manager struct {
+	cfg    Config
+	cancel context.CancelFunc
+	done   chan struct{}
+	signal chan struct{}
+
+	mu          sync.Mutex
+	outstanding map[storage.TopicPartition]*entry // queued or in flight
+	closed      bool
+
+	// Owned by the sender goroutine.
+	addr   string
+	client *kgo.Client
+}
+
+type entry struct {
+	item Item
+	done func(Result)
+}
+
+// New starts a Manager.
+func New(cfg Config) *Manager {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = 50 * time.Millisecond
+	}
+	if cfg.MaxBackoff < cfg.Backoff {
+		cfg.MaxBackoff = max(cfg.Backoff, time.Second)
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Manager{cfg: cfg, cancel: cancel, done: make(chan struct{}), signal: make(chan struct{}, 1),
+		outstanding: map[storage.TopicPartition]*entry{}}
+	go m.run(ctx)
+	return m
+}
+
+// Submit queues item; done gets its Result. A partition with an item
+// already outstanding, or a closed Manager, answers OPERATION_NOT_ATTEMPTED
+// at once (on the caller's goroutine).
+func (m *Manager) Submit(item Item, done func(Result)) {
+	m.mu.Lock()
+	if _, dup := m.outstanding[item.TP]; dup || m.closed {
+		m.mu.Unlock()
+		done(Result{ErrorCode: kerr.OperationNotAttempted.Code})
+		return
+	}
+	item.NewISR = slices.Clone(item.NewISR)
+	m.outstanding[item.TP] = &entry{item: item, done: done}
+	m.mu.Unlock()
+	select {
+	case m.signal <- struct{}{}:
+	default:
+	}
+}
+
+// Close stops sending and answers what is outstanding.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.closed = true
+	m.mu.Unlock()
+	m.cancel()
+	<-m.done
+	if m.client != nil {
+		m.client.Close()
+	}
+	m.mu.Lock()
+	left := m.outstanding
+	m.outstanding = map[storage.TopicPartition]*entry{}
+	m.mu.Unlock()
+	for _, e := range sortedEntries(left) {
+		e.done(Result{ErrorCode: kerr.OperationNotAttempted.Code})
+	}
+}
+
+// run sends until ctx ends: whenever items are outstanding, one request at
+// a time.
+func (m *Manager) run(ctx context.Context) {
+	defer close(m.done)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.signal:
+		}
+		backoff := m.cfg.Backoff
+		for {
+			m.mu.Lock()
+			batch := sortedEntries(m.outstanding)
+			m.mu.Unlock()
+			if len(batch) == 0 {
+				break
+			}
+			if m.send(ctx, batch) {
+				backoff = m.cfg.Backoff
+				continue
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, m.cfg.MaxBackoff)
+		}
+	}
+}
+
+func sortedEntries(m map[storage.TopicPartition]*entry) []*entry {
+	out := make([]*entry, 0, len(m))
+	for _, e := range m {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b *entry) int {
+		if a.item.TP.Topic != b.item.TP.Topic {
+			if a.item.TP.Topic < b.item.TP.Topic {
+				return -1
+			}
+			return 1
+		}
+		return int(a.item.TP.Partition) - int(b.item.TP.Partition)
+	})
+	return out
+}

@@ -1,0 +1,267 @@
+package controller
+
+// AlterPartition (KIP-497), as the ZooKeeper-era KafkaController's
+// processAlterPartition: a partition leader asks the controller to change
+// its ISR (shrink a lagging follower out, take a caught-up one back in).
+//
+// The whole request is refused with NOT_CONTROLLER when this broker is not
+// the active controller, and with STALE_BROKER_EPOCH when BrokerID is not a
+// live broker registered with BrokerEpoch. Then, per partition, in order:
+//
+//	unknown topic or partition, no state yet, or topic being deleted
+//	                                      UNKNOWN_TOPIC_OR_PARTITION
+//	                                      (v2+ unknown topic id: UNKNOWN_TOPIC_ID)
+//	leader or partition epoch newer than the controller's
+//	                                      NOT_CONTROLLER (this controller is stale)
+//	leader epoch older                    FENCED_LEADER_EPOCH
+//	requester is not the leader           NOT_LEADER_OR_FOLLOWER
+//	LeaderRecoveryState RECOVERING        INVALID_REQUEST (not supported)
+//	new ISR equal to the current one      the current state, nothing written
+//	                                      (idempotent retries after a lost answer)
+//	partition epoch older                 INVALID_UPDATE_VERSION
+//	ISR empty, with duplicates or without the leader
+//	                                      INVALID_REQUEST
+//	a member not assigned, not live, shutting down, or (v3) registered with
+//	another broker epoch                  INELIGIBLE_REPLICA (v0–1: OPERATION_NOT_ATTEMPTED)
+//
+// The partition epoch is the state's PartitionEpoch (sent to brokers as
+// LeaderAndIsr's ZkVersion); every write bumps it. Accepted changes are
+// written together, conditionally on the versions read and fenced by the
+// controller epoch like every controller write; a version conflict re-reads
+// the state and answers INVALID_UPDATE_VERSION; a lost fence answers
+// NOT_CONTROLLER and the controller resigns. Written partitions answer their
+// new state (leader and leader epoch unchanged, partition epoch + 1) and go
+// to every live broker in one UpdateMetadata.
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/metadata"
+)
+
+// AlterPartition is an AlterPartition request for the controller's loop.
+// Reply is called exactly once, from the loop.
+type AlterPartition struct {
+	Req   *kmsg.AlterPartitionRequest
+	Reply func(*kmsg.AlterPartitionResponse)
+}
+
+func (AlterPartition) name() string { return "AlterPartition" }
+
+// AlterPartition hands req to the controller and waits for the answer:
+// NOT_CONTROLLER at once when this broker is not the active controller,
+// REQUEST_TIMED_OUT when ctx ends first (the request may still be applied;
+// a retry is answered idempotently). Safe from any goroutine.
+func (l *Loop) AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) *kmsg.AlterPartitionResponse {
+	if !l.c.IsActive() {
+		return alterPartitionError(req, kerr.NotController.Code)
+	}
+	ch := make(chan *kmsg.AlterPartitionResponse, 1)
+	l.Enqueue(AlterPartition{Req: req, Reply: func(r *kmsg.AlterPartitionResponse) { ch <- r }})
+	select {
+	case r := <-ch:
+		return r
+	case <-ctx.Done():
+		return alterPartitionError(req, kerr.RequestTimedOut.Code)
+	}
+}
+
+func alterPartitionError(req *kmsg.AlterPartitionRequest, code int16) *kmsg.AlterPartitionResponse {
+	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
+	resp.ErrorCode = code
+	return resp
+}
+
+// apAnswer is one partition of the request on its way to the response.
+type apAnswer struct {
+	tp  TP
+	out *kmsg.AlterPartitionResponseTopicPartition
+}
+
+func (a apAnswer) set(s metadata.LeaderAndIsr) {
+	a.out.ErrorCode, a.out.LeaderID, a.out.LeaderEpoch = 0, s.Leader, s.LeaderEpoch
+	a.out.ISR, a.out.PartitionEpoch = slices.Clone(s.ISR), s.PartitionEpoch
+}
+
+// onAlterPartition validates, writes and answers one request.
+func (c *Controller) onAlterPartition(ctx context.Context, e AlterPartition) error {
+	req := e.Req
+	if c.ctx == nil {
+		e.Reply(alterPartitionError(req, kerr.NotController.Code))
+		return nil
+	}
+	if b, ok := c.ctx.liveBrokers[req.BrokerID]; !ok || b.Epoch != req.BrokerEpoch {
+		c.stateChange("AlterPartition refused: unknown broker or stale broker epoch",
+			"broker", req.BrokerID, "broker_epoch", req.BrokerEpoch)
+		e.Reply(alterPartitionError(req, kerr.StaleBrokerEpoch.Code))
+		return nil
+	}
+	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
+	names := c.topicNamesByID(req)
+	var updates []metadata.StateUpdate
+	var pending []apAnswer // parallel to updates
+	seen := map[TP]bool{}
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		ot := kmsg.NewAlterPartitionResponseTopic()
+		ot.Topic, ot.TopidID = rt.Topic, rt.TopicID
+		ot.Partitions = make([]kmsg.AlterPartitionResponseTopicPartition, len(rt.Partitions))
+		resp.Topics = append(resp.Topics, ot) // shares ot.Partitions, filled below
+		name, known := rt.Topic, true
+		if req.Version >= 2 {
+			name, known = names[rt.TopicID]
+		}
+		for j := range rt.Partitions {
+			rp := &rt.Partitions[j]
+			ot.Partitions[j] = kmsg.NewAlterPartitionResponseTopicPartition()
+			ot.Partitions[j].Partition = rp.Partition
+			a := apAnswer{tp: TP{Topic: name, Partition: rp.Partition}, out: &ot.Partitions[j]}
+			if !known {
+				a.out.ErrorCode = kerr.UnknownTopicID.Code
+				continue
+			}
+			if seen[a.tp] {
+				a.out.ErrorCode = kerr.InvalidRequest.Code
+				continue
+			}
+			seen[a.tp] = true
+			u, code, write := c.checkAlterPartition(req, a.tp, rp)
+			switch {
+			case code != 0:
+				a.out.ErrorCode = code
+				c.stateChange("AlterPartition refused", "partition", a.tp, "broker", req.BrokerID,
+					"leader_epoch", rp.LeaderEpoch, "partition_epoch", rp.PartitionEpoch, "err", kerr.ErrorForCode(code))
+			case !write:
+				a.set(c.ctx.states[a.tp].State)
+			default:
+				updates = append(updates, u)
+				pending = append(pending, a)
+			}
+		}
+	}
+
+	results, err := c.md.WriteStates(ctx, c.ctx.fence, updates)
+	var changed []TP
+	for i, r := range results {
+		u, a := updates[i], pending[i]
+		switch {
+		case r.Written:
+			old := c.ctx.states[u.TP].State
+			c.ctx.setState(u.TP, metadata.VersionedState{State: u.State, Version: r.Version})
+			c.stateChange("ISR changed", "partition", u.TP, "leader", u.State.Leader, "leader_epoch", u.State.LeaderEpoch,
+				"isr", u.State.ISR, "old_isr", old.ISR, "partition_epoch", u.State.PartitionEpoch, "requested_by", req.BrokerID)
+			a.set(u.State)
+			changed = append(changed, u.TP)
+		case r.Conflict:
+			c.stateChange("AlterPartition: partition state version conflict; re-reading", "partition", u.TP, "version", u.Version)
+			a.out.ErrorCode = kerr.InvalidUpdateVersion.Code
+			if err == nil {
+				err = c.rereadState(ctx, u.TP)
+			}
+		default: // not attempted: the write failed before reaching it
+			a.out.ErrorCode = kerr.UnknownServerError.Code
+		}
+	}
+	if err != nil {
+		code := kerr.UnknownServerError.Code
+		if errors.Is(err, metadata.ErrControllerMoved) {
+			code = kerr.NotController.Code
+		}
+		e.Reply(alterPartitionError(req, code))
+		return err
+	}
+	e.Reply(resp)
+	if len(changed) > 0 {
+		b := newBatch()
+		b.addUpdateMetadata(c.ctx.liveBrokerIDs(), changed)
+		c.send(b)
+	}
+	return nil
+}
+
+// checkAlterPartition decides one partition: an error code, or the update
+// to write (write=false: already in the requested state).
+func (c *Controller) checkAlterPartition(req *kmsg.AlterPartitionRequest, tp TP, rp *kmsg.AlterPartitionRequestTopicPartition) (metadata.StateUpdate, int16, bool) {
+	cur, ok := c.ctx.states[tp]
+	if !ok || c.ctx.topics[tp.Topic] == nil || c.ctx.replicas(tp) == nil || c.deleting[tp.Topic] {
+		return metadata.StateUpdate{}, kerr.UnknownTopicOrPartition.Code, false
+	}
+	st := cur.State
+	switch {
+	case rp.LeaderEpoch > st.LeaderEpoch || rp.PartitionEpoch > st.PartitionEpoch:
+		// The leader heard of a newer state than ours: we are likely no
+		// longer the controller; it should find the current one.
+		return metadata.StateUpdate{}, kerr.NotController.Code, false
+	case rp.LeaderEpoch < st.LeaderEpoch:
+		return metadata.StateUpdate{}, kerr.FencedLeaderEpoch.Code, false
+	case req.BrokerID != st.Leader:
+		return metadata.StateUpdate{}, kerr.NotLeaderForPartition.Code, false
+	case rp.LeaderRecoveryState != 0:
+		return metadata.StateUpdate{}, kerr.InvalidRequest.Code, false
+	}
+	isr, epochs := requestedISR(req.Version, rp)
+	if slices.Equal(isr, st.ISR) {
+		return metadata.StateUpdate{}, 0, false
+	}
+	if rp.PartitionEpoch != st.PartitionEpoch {
+		return metadata.StateUpdate{}, kerr.InvalidUpdateVersion.Code, false
+	}
+	if len(isr) == 0 || !slices.Contains(isr, st.Leader) || hasDuplicates(isr) {
+		return metadata.StateUpdate{}, kerr.InvalidRequest.Code, false
+	}
+	replicas := c.ctx.replicas(tp)
+	for i, r := range isr {
+		b, live := c.ctx.liveBrokers[r]
+		if !slices.Contains(replicas, r) || !live || c.shuttingDown(r) || (epochs != nil && epochs[i] != -1 && epochs[i] != b.Epoch) {
+			if req.Version >= 2 {
+				return metadata.StateUpdate{}, kerr.IneligibleReplica.Code, false
+			}
+			return metadata.StateUpdate{}, kerr.OperationNotAttempted.Code, false
+		}
+	}
+	next := st
+	next.ISR, next.PartitionEpoch, next.ControllerEpoch = isr, st.PartitionEpoch+1, c.ctx.epoch
+	return metadata.StateUpdate{TP: tp, State: next, Version: cur.Version}, 0, true
+}
+
+// requestedISR is the new ISR and, from v3 on, each member's broker epoch.
+func requestedISR(version int16, rp *kmsg.AlterPartitionRequestTopicPartition) ([]int32, []int64) {
+	if version < 3 {
+		return slices.Clone(rp.NewISR), nil
+	}
+	isr := make([]int32, len(rp.NewEpochISR))
+	epochs := make([]int64, len(rp.NewEpochISR))
+	for i, m := range rp.NewEpochISR {
+		isr[i], epochs[i] = m.BrokerID, m.BrokerEpoch
+	}
+	return isr, epochs
+}
+
+func hasDuplicates(ids []int32) bool {
+	s := slices.Clone(ids)
+	slices.Sort(s)
+	return len(slices.Compact(s)) != len(ids)
+}
+
+// topicNamesByID resolves the topic ids of a v2+ request.
+func (c *Controller) topicNamesByID(req *kmsg.AlterPartitionRequest) map[[16]byte]string {
+	if req.Version < 2 || len(req.Topics) == 0 {
+		return nil
+	}
+	want := map[[16]byte]bool{}
+	for _, t := range req.Topics {
+		want[t.TopicID] = true
+	}
+	names := make(map[[16]byte]string, len(want))
+	for name, t := range c.ctx.topics {
+		if want[t.id] {
+			names[t.id] = name
+		}
+	}
+	return names
+}

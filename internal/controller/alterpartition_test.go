@@ -1,0 +1,231 @@
+package controller
+
+// Scenario commands for AlterPartition (testdata/alter_partition*.txt), and
+// the loop's entry point.
+//
+//	alter-partition broker=2 [to=1] [version=2] [broker-epoch=N]
+//	t-0 isr=2,3 [leader-epoch=N] [partition-epoch=N] [stale-member=3]
+//
+// sends one request from broker `broker` to controller `to` (default: the
+// active one) and prints the response, the number of store writes, and the
+// partitions of the UpdateMetadata it sent. Leader and partition epochs
+// default to the stored state's, the broker epoch to the registration's,
+// topic ids to the assignment's; stale-member gives that ISR member a wrong
+// broker epoch (v3).
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/metadata"
+)
+
+// moreCommands runs the commands defined outside scenario_test.go.
+func (s *scenario) moreCommands(d *datadriven.TestData, out *strings.Builder) bool {
+	switch d.Cmd {
+	case "alter-partition":
+		s.alterPartition(d, out)
+		return true
+	}
+	return false
+}
+
+func (s *scenario) alterPartition(d *datadriven.TestData, out *strings.Builder) {
+	var broker, to, version int
+	to, version = -1, 2
+	d.ScanArgs(s.t, "broker", &broker)
+	d.MaybeScanArgs(s.t, "to", &to)
+	d.MaybeScanArgs(s.t, "version", &version)
+	if to < 0 {
+		to = int(s.activeID())
+	}
+	req := kmsg.NewPtrAlterPartitionRequest()
+	req.Version, req.BrokerID, req.BrokerEpoch = int16(version), int32(broker), s.brokerEpoch(int32(broker))
+	if d.HasArg("broker-epoch") {
+		var e int
+		d.ScanArgs(s.t, "broker-epoch", &e)
+		req.BrokerEpoch = int64(e)
+	}
+	byTopic := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
+		fields := strings.Fields(line)
+		tp := parseTP(s.t, fields[0])
+		args := map[string]string{}
+		for _, f := range fields[1:] {
+			k, v, _ := strings.Cut(f, "=")
+			args[k] = v
+		}
+		p := kmsg.NewAlterPartitionRequestTopicPartition()
+		p.Partition = tp.Partition
+		if st, ok := s.storedState(tp); ok {
+			p.LeaderEpoch, p.PartitionEpoch = st.LeaderEpoch, st.PartitionEpoch
+		}
+		if v, ok := args["leader-epoch"]; ok {
+			p.LeaderEpoch = atoi32(s.t, v)
+		}
+		if v, ok := args["partition-epoch"]; ok {
+			p.PartitionEpoch = atoi32(s.t, v)
+		}
+		for _, r := range strings.Split(args["isr"], ",") {
+			id := atoi32(s.t, r)
+			p.NewISR = append(p.NewISR, id)
+			m := kmsg.NewAlterPartitionRequestTopicPartitionNewEpochISR()
+			m.BrokerID, m.BrokerEpoch = id, s.brokerEpoch(id)
+			if args["stale-member"] == r {
+				m.BrokerEpoch = 999999
+			}
+			p.NewEpochISR = append(p.NewEpochISR, m)
+		}
+		i, ok := byTopic[tp.Topic]
+		if !ok {
+			t := kmsg.NewAlterPartitionRequestTopic()
+			t.Topic, t.TopicID = tp.Topic, s.topicID(tp.Topic)
+			req.Topics = append(req.Topics, t)
+			i = len(req.Topics) - 1
+			byTopic[tp.Topic] = i
+		}
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
+	}
+
+	before := s.store.Revision()
+	var replies []*kmsg.AlterPartitionResponse
+	s.handle(int32(to), AlterPartition{Req: req, Reply: func(r *kmsg.AlterPartitionResponse) { replies = append(replies, r) }})
+	if len(replies) != 1 {
+		s.t.Fatalf("%d replies", len(replies))
+	}
+	resp := replies[0]
+	fmt.Fprintf(out, "response error=%s\n", codeName(resp.ErrorCode))
+	for i, t := range resp.Topics {
+		name := t.Topic
+		if version >= 2 {
+			name = req.Topics[i].Topic // the response names the topic by id only
+		}
+		for _, p := range t.Partitions {
+			fmt.Fprintf(out, "%s-%d: %s", name, p.Partition, codeName(p.ErrorCode))
+			if p.ErrorCode == 0 {
+				fmt.Fprintf(out, " leader=%d leader_epoch=%d partition_epoch=%d isr=%v", p.LeaderID, p.LeaderEpoch, p.PartitionEpoch, p.ISR)
+			}
+			out.WriteString("\n")
+		}
+	}
+	fmt.Fprintf(out, "store writes=%d active=%v\n", s.store.Revision()-before, s.nodes[int32(to)].c.IsActive())
+	for _, sr := range s.nodes[int32(to)].sender.sentSoFar() {
+		if um, ok := sr.req.(*kmsg.UpdateMetadataRequest); ok {
+			for _, t := range um.TopicStates {
+				for _, p := range t.PartitionStates {
+					fmt.Fprintf(out, "um: %s-%d leader=%d leader_epoch=%d isr=%v zk_version=%d\n", t.Topic, p.Partition, p.Leader, p.LeaderEpoch, p.ISR, p.ZKVersion)
+				}
+			}
+			break // every broker gets the same body
+		}
+	}
+}
+
+func codeName(code int16) string {
+	if code == 0 {
+		return "NONE"
+	}
+	return kerr.ErrorForCode(code).(*kerr.Error).Message
+}
+
+func atoi32(t *testing.T, s string) int32 {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("bad number %q", s)
+	}
+	return int32(n)
+}
+
+func (s *scenario) storedState(tp TP) (metadata.LeaderAndIsr, bool) {
+	kv, found, err := s.store.Get(s.ctx, metadata.PartitionStateKey(tp.Topic, tp.Partition))
+	if err != nil || !found {
+		return metadata.LeaderAndIsr{}, false
+	}
+	st, err := metadata.DecodeState(kv.Value)
+	return st, err == nil
+}
+
+func (s *scenario) brokerEpoch(id int32) int64 {
+	brokers, _, _ := metadata.New(s.store).Brokers(s.ctx)
+	for _, b := range brokers {
+		if b.ID == id {
+			return b.Epoch
+		}
+	}
+	return -1
+}
+
+func (s *scenario) topicID(topic string) [16]byte {
+	kv, found, _ := s.store.Get(s.ctx, metadata.TopicKey(topic))
+	if !found {
+		return [16]byte{0xff}
+	}
+	a, _ := metadata.DecodeAssignment(kv.Value)
+	return a.TopicID
+}
+
+// The loop's entry point: an inactive controller answers NOT_CONTROLLER at
+// once; the active one answers through its loop.
+func TestLoopAlterPartition(t *testing.T) {
+	cl := newCluster(t, 1, 2)
+	cl.startupAll()
+	cl.createTopic("t", map[int32][]int32{0: {2, 1}})
+	st := cl.state("t", 0)
+	brokers, _, _ := metadata.New(cl.store).Brokers(cl.ctx)
+	var epoch2 int64
+	for _, b := range brokers {
+		if b.ID == 2 {
+			epoch2 = b.Epoch
+		}
+	}
+	newReq := func() *kmsg.AlterPartitionRequest {
+		req := kmsg.NewPtrAlterPartitionRequest()
+		req.Version, req.BrokerID, req.BrokerEpoch = 1, 2, epoch2
+		rt := kmsg.NewAlterPartitionRequestTopic()
+		rt.Topic = "t"
+		p := kmsg.NewAlterPartitionRequestTopicPartition()
+		p.Partition, p.LeaderEpoch, p.PartitionEpoch, p.NewISR = 0, st.LeaderEpoch, st.PartitionEpoch, []int32{2}
+		rt.Partitions = append(rt.Partitions, p)
+		req.Topics = append(req.Topics, rt)
+		return req
+	}
+
+	inactive := NewLoop(cl.nodes[2].c)
+	if r := inactive.AlterPartition(cl.ctx, newReq()); r.ErrorCode != kerr.NotController.Code {
+		t.Fatalf("inactive controller answered %v", codeName(r.ErrorCode))
+	}
+
+	// Nobody runs this loop: the caller's context bounds the wait.
+	idle := NewLoop(cl.nodes[1].c)
+	cancelled, cancel := context.WithCancel(cl.ctx)
+	cancel()
+	if r := idle.AlterPartition(cancelled, newReq()); r.ErrorCode != kerr.RequestTimedOut.Code {
+		t.Fatalf("with its context ended: %v", codeName(r.ErrorCode))
+	}
+
+	l := NewLoop(cl.nodes[1].c)
+	ctx, stop := context.WithCancel(cl.ctx)
+	done := make(chan struct{})
+	go func() { l.Run(ctx); close(done) }()
+	defer func() { stop(); <-done }()
+	wait, cancelWait := context.WithTimeout(cl.ctx, 30*time.Second)
+	defer cancelWait()
+	r := l.AlterPartition(wait, newReq())
+	if r.ErrorCode != 0 || len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
+		t.Fatalf("response %+v", r)
+	}
+	if p := r.Topics[0].Partitions[0]; p.ErrorCode != 0 || len(p.ISR) != 1 || p.ISR[0] != 2 || p.PartitionEpoch != st.PartitionEpoch+1 {
+		t.Fatalf("partition answer %+v", p)
+	}
+	if got := cl.state("t", 0); len(got.ISR) != 1 || got.PartitionEpoch != st.PartitionEpoch+1 {
+		t.Fatalf("stored state %+v", got)
+	}
+}
