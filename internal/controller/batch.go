@@ -6,9 +6,9 @@ package controller
 // ControllerBrokerRequestBatch).
 
 import (
-	"github.com/twmb/franz-go/pkg/kmsg"
+	"slices"
 
-	"github.com/samsa-kafka/samsa/internal/metadata"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Request versions the controller sends.
@@ -23,22 +23,26 @@ const (
 // StopReplica (LeaderEpochDuringDelete).
 const leaderDuringDelete = -2
 
-type lairEntry struct {
+// lairItem is one partition of a broker's LeaderAndIsr.
+type lairItem struct {
+	tp    TP
 	isNew bool
 }
 
+// requestBatch: partitions are appended as they come (a partition may come
+// more than once) and sorted and merged when the requests are built.
 type requestBatch struct {
-	lair      map[int32]map[TP]lairEntry
+	lair      map[int32][]lairItem
 	umAllLive bool // UpdateMetadata goes to every live broker
 	umBrokers map[int32]bool
-	umParts   map[TP]bool
+	umParts   []TP
 	umDeleted map[TP]bool
 	stop      map[int32]map[TP]bool // value: delete
 }
 
 func newBatch() *requestBatch {
 	return &requestBatch{
-		lair: map[int32]map[TP]lairEntry{}, umBrokers: map[int32]bool{}, umParts: map[TP]bool{},
+		lair: map[int32][]lairItem{}, umBrokers: map[int32]bool{},
 		umDeleted: map[TP]bool{}, stop: map[int32]map[TP]bool{},
 	}
 }
@@ -51,20 +55,12 @@ func (b *requestBatch) empty() bool {
 // metadata to every live broker.
 func (b *requestBatch) addLeaderAndIsr(ctx *Context, brokers []int32, tp TP, isNew bool) {
 	for _, id := range brokers {
-		if !ctx.isLive(id) {
-			continue
+		if ctx.isLive(id) {
+			b.lair[id] = append(b.lair[id], lairItem{tp, isNew})
 		}
-		m := b.lair[id]
-		if m == nil {
-			m = map[TP]lairEntry{}
-			b.lair[id] = m
-		}
-		e := m[tp]
-		e.isNew = e.isNew || isNew
-		m[tp] = e
 	}
 	b.umAllLive = true
-	b.umParts[tp] = true
+	b.umParts = append(b.umParts, tp)
 }
 
 // addUpdateMetadata queues partitions' metadata (none: only the live
@@ -73,9 +69,7 @@ func (b *requestBatch) addUpdateMetadata(brokers []int32, tps []TP) {
 	for _, id := range brokers {
 		b.umBrokers[id] = true
 	}
-	for _, tp := range tps {
-		b.umParts[tp] = true
-	}
+	b.umParts = append(b.umParts, tps...)
 }
 
 // addDeletedMetadata tells brokers the partitions are gone.
@@ -109,7 +103,7 @@ func (b *requestBatch) build(c *Controller) []outgoing {
 	ctx := c.ctx
 	var out []outgoing
 	for _, id := range sortedIDs(b.lair) {
-		out = append(out, outgoing{id, c.leaderAndIsrRequest(id, b.lair[id])})
+		out = append(out, outgoing{id, c.leaderAndIsrRequest(id, mergeLair(b.lair[id]))})
 	}
 	if b.umAllLive {
 		for id := range ctx.liveBrokers {
@@ -120,10 +114,11 @@ func (b *requestBatch) build(c *Controller) []outgoing {
 		// One body for every broker; only the broker epoch differs. A
 		// batch covering every partition takes the ready-made body.
 		var shared *kmsg.UpdateMetadataRequest
-		if len(b.umDeleted) == 0 && len(b.umParts) > 0 && len(b.umParts) == len(ctx.states) {
+		parts := sortedUniqueTPs(b.umParts)
+		if len(b.umDeleted) == 0 && len(parts) > 0 && len(parts) == len(ctx.states) {
 			shared = c.fullUpdateMetadata()
 		} else {
-			shared = c.updateMetadataRequest(b.umParts, b.umDeleted)
+			shared = c.updateMetadataRequest(parts, b.umDeleted)
 		}
 		for _, id := range sortedIDs(b.umBrokers) {
 			if ctx.isLive(id) {
@@ -150,36 +145,65 @@ func sortedIDs[V any](m map[int32]V) []int32 {
 	return ids
 }
 
-func (c *Controller) leaderAndIsrRequest(broker int32, parts map[TP]lairEntry) *kmsg.LeaderAndISRRequest {
+// mergeLair sorts a broker's partitions, one entry each (new if any
+// entry said so).
+func mergeLair(items []lairItem) []lairItem {
+	slices.SortFunc(items, func(a, b lairItem) int { return cmpTP(a.tp, b.tp) })
+	out := items[:0]
+	for _, it := range items {
+		if n := len(out); n > 0 && out[n-1].tp == it.tp {
+			out[n-1].isNew = out[n-1].isNew || it.isNew
+			continue
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+// runLen is how many of the first items share the first one's topic.
+func runLen[T any](items []T, topic func(T) string) int {
+	n := 0
+	for n < len(items) && topic(items[n]) == topic(items[0]) {
+		n++
+	}
+	return n
+}
+
+// sortedUniqueTPs sorts tps and drops repeats, in place.
+func sortedUniqueTPs(tps []TP) []TP {
+	slices.SortFunc(tps, cmpTP)
+	return slices.Compact(tps)
+}
+
+// leaderAndIsrRequest tells broker the state of parts (sorted, unique).
+func (c *Controller) leaderAndIsrRequest(broker int32, parts []lairItem) *kmsg.LeaderAndISRRequest {
 	ctx := c.ctx
 	req := kmsg.NewPtrLeaderAndISRRequest()
 	req.Version = leaderAndIsrVersion
 	req.ControllerID, req.ControllerEpoch, req.BrokerEpoch = c.cfg.NodeID, ctx.epoch, ctx.liveBrokers[broker].Epoch
 	leaders := map[int32]bool{}
-	byTopic := map[string]int{}
-	tps := make([]TP, 0, len(parts))
-	for tp := range parts {
-		tps = append(tps, tp)
-	}
-	sortTPs(tps)
-	for _, tp := range tps {
+	var t *topicInfo
+	cur, i, started := "", -1, false // parts come topic by topic
+	for n, it := range parts {
+		tp := it.tp
+		if !started || tp.Topic != cur {
+			cur, t, i, started = tp.Topic, ctx.topics[tp.Topic], -1, true
+		}
 		st, ok := ctx.states[tp]
-		t := ctx.topics[tp.Topic]
 		if !ok || t == nil {
 			continue
 		}
-		i, ok := byTopic[tp.Topic]
-		if !ok {
+		if i < 0 {
 			ts := kmsg.NewLeaderAndISRRequestTopicState()
 			ts.Topic, ts.TopicID = tp.Topic, t.id
+			ts.PartitionStates = make([]kmsg.LeaderAndISRRequestTopicPartition, 0, runLen(parts[n:], func(it lairItem) string { return it.tp.Topic }))
 			req.TopicStates = append(req.TopicStates, ts)
 			i = len(req.TopicStates) - 1
-			byTopic[tp.Topic] = i
 		}
 		ps := kmsg.NewLeaderAndISRRequestTopicPartition()
 		ps.Partition, ps.ControllerEpoch = tp.Partition, st.State.ControllerEpoch
 		ps.Leader, ps.LeaderEpoch, ps.ISR = st.State.Leader, st.State.LeaderEpoch, st.State.ISR
-		ps.ZKVersion, ps.Replicas, ps.IsNew = st.State.PartitionEpoch, t.assignment[tp.Partition], parts[tp].isNew
+		ps.ZKVersion, ps.Replicas, ps.IsNew = st.State.PartitionEpoch, t.assignment[tp.Partition], it.isNew
 		req.TopicStates[i].PartitionStates = append(req.TopicStates[i].PartitionStates, ps)
 		if st.State.Leader >= 0 {
 			leaders[st.State.Leader] = true
@@ -195,7 +219,9 @@ func (c *Controller) leaderAndIsrRequest(broker int32, parts map[TP]lairEntry) *
 	return req
 }
 
-func (c *Controller) updateMetadataRequest(parts, deleted map[TP]bool) *kmsg.UpdateMetadataRequest {
+// updateMetadataRequest tells the metadata of parts (sorted, unique) and
+// of the deleted partitions.
+func (c *Controller) updateMetadataRequest(parts []TP, deleted map[TP]bool) *kmsg.UpdateMetadataRequest {
 	ctx := c.ctx
 	req := kmsg.NewPtrUpdateMetadataRequest()
 	req.Version = updateMetadataVersion
@@ -209,27 +235,28 @@ func (c *Controller) updateMetadataRequest(parts, deleted map[TP]bool) *kmsg.Upd
 		lb.Endpoints = append(lb.Endpoints, ep)
 		req.LiveBrokers = append(req.LiveBrokers, lb)
 	}
-	tps := make([]TP, 0, len(parts)+len(deleted))
-	for tp := range parts {
-		tps = append(tps, tp)
-	}
-	for tp := range deleted {
-		if !parts[tp] {
+	tps := parts
+	if len(deleted) > 0 {
+		tps = slices.Clone(parts)
+		for tp := range deleted {
 			tps = append(tps, tp)
 		}
+		tps = sortedUniqueTPs(tps)
 	}
-	sortTPs(tps)
-	byTopic := map[string]int{}
-	for _, tp := range tps {
+	var t *topicInfo
+	cur, i, started := "", -1, false // tps come topic by topic
+	for n, tp := range tps {
+		if !started || tp.Topic != cur {
+			cur, t, i, started = tp.Topic, ctx.topics[tp.Topic], -1, true
+		}
 		ps := kmsg.NewUpdateMetadataRequestTopicPartition()
 		ps.Partition = tp.Partition
-		var id metadata.TopicID
-		if t := ctx.topics[tp.Topic]; t != nil {
-			id = t.id
-		}
 		if st, ok := ctx.states[tp]; ok && !deleted[tp] {
 			ps.ControllerEpoch, ps.Leader, ps.LeaderEpoch = st.State.ControllerEpoch, st.State.Leader, st.State.LeaderEpoch
-			ps.ISR, ps.ZKVersion, ps.Replicas = st.State.ISR, st.State.PartitionEpoch, ctx.replicas(tp)
+			ps.ISR, ps.ZKVersion = st.State.ISR, st.State.PartitionEpoch
+			if t != nil {
+				ps.Replicas = t.assignment[tp.Partition]
+			}
 			for _, r := range ps.Replicas {
 				if !ctx.isLive(r) {
 					ps.OfflineReplicas = append(ps.OfflineReplicas, r)
@@ -240,13 +267,15 @@ func (c *Controller) updateMetadataRequest(parts, deleted map[TP]bool) *kmsg.Upd
 		} else {
 			continue // no state yet: nothing to tell
 		}
-		i, ok := byTopic[tp.Topic]
-		if !ok {
+		if i < 0 {
 			ts := kmsg.NewUpdateMetadataRequestTopicState()
-			ts.Topic, ts.TopicID = tp.Topic, id
+			ts.Topic = tp.Topic
+			if t != nil {
+				ts.TopicID = t.id
+			}
+			ts.PartitionStates = make([]kmsg.UpdateMetadataRequestTopicPartition, 0, runLen(tps[n:], func(tp TP) string { return tp.Topic }))
 			req.TopicStates = append(req.TopicStates, ts)
 			i = len(req.TopicStates) - 1
-			byTopic[tp.Topic] = i
 		}
 		req.TopicStates[i].PartitionStates = append(req.TopicStates[i].PartitionStates, ps)
 	}
@@ -291,5 +320,5 @@ func (c *Controller) stopReplicaRequest(broker int32, parts map[TP]bool) *kmsg.S
 func (b *requestBatch) dropMetadata() {
 	b.umAllLive = false
 	clear(b.umBrokers)
-	clear(b.umParts)
+	b.umParts = b.umParts[:0]
 }

@@ -1,7 +1,10 @@
 package controller
 
 import (
+	"cmp"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/samsa-kafka/samsa/internal/metadata"
 )
@@ -115,11 +118,12 @@ func (c *Context) partitionsOnBroker(id int32) []TP {
 	return out
 }
 
-func sortTPs(tps []TP) {
-	sort.Slice(tps, func(i, j int) bool {
-		if tps[i].Topic != tps[j].Topic {
-			return tps[i].Topic < tps[j].Topic
-		}
-		return tps[i].Partition < tps[j].Partition
-	})
+func sortTPs(tps []TP) { slices.SortFunc(tps, cmpTP) }
+
+// cmpTP orders partitions by topic, then partition.
+func cmpTP(a, b TP) int {
+	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Partition, b.Partition)
 }

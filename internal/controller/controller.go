@@ -96,6 +96,9 @@ func (c *Controller) Epoch() int32 {
 }
 
 func (c *Controller) stateChange(msg string, args ...any) {
+	if !c.cfg.StateChange.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
 	epoch := int32(0)
 	if c.ctx != nil {
 		epoch = c.ctx.epoch
@@ -134,6 +137,8 @@ func (c *Controller) Handle(ctx context.Context, ev Event) {
 		}
 	case SessionExpired:
 		c.resign("session expired")
+	case AlterPartition:
+		err = c.onAlterPartition(ctx, e)
 	case response:
 		err = c.onResponse(ctx, e)
 	case storeChange:

@@ -315,7 +315,7 @@ func (c *Controller) onTopicChange(ctx context.Context, kvs []metastore.KV) erro
 		return nil
 	}
 	b := newBatch()
-	var keys []replicaKey
+	keys := make([]replicaKey, 0, 3*len(fresh))
 	for _, tp := range fresh {
 		for _, r := range c.ctx.replicas(tp) {
 			keys = append(keys, replicaKey{tp, r})
@@ -330,7 +330,7 @@ func (c *Controller) onTopicChange(ctx context.Context, kvs []metastore.KV) erro
 	if err := c.changePartitions(ctx, b, fresh, OnlinePartition, OfflineElection); err != nil {
 		return err
 	}
-	var online []replicaKey
+	online := make([]replicaKey, 0, len(keys))
 	for _, k := range keys {
 		if c.ctx.isLive(k.broker) {
 			online = append(online, k)

@@ -58,9 +58,7 @@ func (l *Loop) Run(ctx context.Context) {
 				l.mu.Unlock()
 				break
 			}
-			ev := l.queue[0]
-			l.queue[0] = nil
-			l.queue = l.queue[1:]
+			ev := l.next()
 			l.mu.Unlock()
 			l.c.Handle(ctx, ev)
 			if ctx.Err() != nil {
@@ -68,6 +66,36 @@ func (l *Loop) Run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// next takes the first event off the queue, with l.mu held. Consecutive
+// store changes are handed over as one: handling them costs the same
+// either way, but one handler run (say, electing the leaders of every
+// topic created meanwhile) does in one store write what several would.
+func (l *Loop) next() Event {
+	ev := l.queue[0]
+	l.queue[0] = nil
+	l.queue = l.queue[1:]
+	sc, ok := ev.(storeChange)
+	if !ok || sc.snapshot {
+		return ev
+	}
+	merged := false
+	for len(l.queue) > 0 {
+		more, ok := l.queue[0].(storeChange)
+		if !ok || more.snapshot {
+			break
+		}
+		if !merged { // the first event's slice belongs to the watch
+			sc.events = append(make([]metastore.Event, 0, len(sc.events)+len(more.events)), sc.events...)
+			merged = true
+		}
+		sc.events = append(sc.events, more.events...)
+		sc.revision = more.revision
+		l.queue[0] = nil
+		l.queue = l.queue[1:]
+	}
+	return sc
 }
 
 // follow reads the whole store once, then watches every change after it,

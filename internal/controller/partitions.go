@@ -58,10 +58,11 @@ var errAborted = errors.New("controller: election aborted: state written by a ne
 
 // changePartitions moves partitions to target, collecting requests in b.
 func (c *Controller) changePartitions(ctx context.Context, b *requestBatch, tps []TP, target PartitionState, strategy Strategy) error {
-	var valid []TP
+	valid := make([]TP, 0, len(tps))
+	prev := validPartitionPrev[target]
 	for _, tp := range tps {
 		cur := c.ctx.partState[tp]
-		if !slices.Contains(validPartitionPrev[target], cur) {
+		if !slices.Contains(prev, cur) {
 			c.stateChange("invalid partition state transition", "partition", tp, "from", cur, "to", target)
 			continue
 		}

@@ -138,7 +138,9 @@ func (s *scenario) run(d *datadriven.TestData) string {
 		fmt.Fprintf(&out, "controller=%d epoch=%d believed active by %v\n", id, s.epoch(), s.active())
 		return out.String()
 	default:
-		s.t.Fatalf("unknown command %q", d.Cmd)
+		if !s.moreCommands(d, &out) {
+			s.t.Fatalf("unknown command %q", d.Cmd)
+		}
 	}
 	out.WriteString(s.stateChanges())
 	out.WriteString(s.sentSummary())

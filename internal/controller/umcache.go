@@ -18,6 +18,11 @@ type umTopic struct {
 }
 
 func (t *umTopic) grow(n int) {
+	if n <= len(t.parts) {
+		return
+	}
+	t.parts = slices.Grow(t.parts, n-len(t.parts))
+	t.has = slices.Grow(t.has, n-len(t.has))
 	for len(t.parts) < n {
 		p := kmsg.NewUpdateMetadataRequestTopicPartition()
 		p.Partition = int32(len(t.parts))

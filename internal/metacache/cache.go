@@ -152,18 +152,21 @@ func (c *Cache) ApplyUpdateMetadata(req *kmsg.UpdateMetadataRequest) int16 {
 	c.brokers = c.liveBrokers(req.LiveBrokers)
 	for _, ts := range req.TopicStates {
 		for i := range ts.PartitionStates {
-			c.applyPartition(ts.Topic, ts.TopicID, &ts.PartitionStates[i])
+			c.applyPartition(ts.Topic, ts.TopicID, &ts.PartitionStates[i], len(ts.PartitionStates))
 		}
 	}
 	for i := range req.PartitionStates { // v0–v4
 		ps := &req.PartitionStates[i]
-		c.applyPartition(ps.Topic, [16]byte{}, ps)
+		c.applyPartition(ps.Topic, [16]byte{}, ps, 0)
 	}
 	c.changedLocked()
 	return 0
 }
 
-func (c *Cache) applyPartition(name string, id [16]byte, ps *kmsg.UpdateMetadataRequestTopicPartition) {
+// applyPartition upserts or removes one partition; sizeHint is how many of
+// the topic's partitions the request carries (the map of a new topic is
+// made that big at once).
+func (c *Cache) applyPartition(name string, id [16]byte, ps *kmsg.UpdateMetadataRequestTopicPartition, sizeHint int) {
 	t := c.topics[name]
 	if ps.Leader == LeaderDuringDelete {
 		if t != nil {
@@ -180,18 +183,32 @@ func (c *Cache) applyPartition(name string, id [16]byte, ps *kmsg.UpdateMetadata
 		t = nil
 	}
 	if t == nil {
-		t = &topic{parts: map[int32]api.PartitionInfo{}}
+		t = &topic{parts: make(map[int32]api.PartitionInfo, sizeHint)}
 		c.topics[name] = t
 	}
 	if id != ([16]byte{}) && t.id != id {
 		t.id = id
 		c.byID[id] = name
 	}
+	// The three lists are copied into one allocation.
+	buf := make([]int32, 0, len(ps.Replicas)+len(ps.ISR)+len(ps.OfflineReplicas))
 	t.parts[ps.Partition] = api.PartitionInfo{
 		ID: ps.Partition, Leader: ps.Leader, LeaderEpoch: ps.LeaderEpoch,
-		Replicas: slices.Clone(ps.Replicas), ISR: slices.Clone(ps.ISR), Offline: slices.Clone(ps.OfflineReplicas),
+		Replicas: cloneInto(&buf, ps.Replicas), ISR: cloneInto(&buf, ps.ISR), Offline: cloneInto(&buf, ps.OfflineReplicas),
 	}
 	t.info = nil
+}
+
+// cloneInto is slices.Clone (nil stays nil) taking the copy from the
+// spare capacity of *buf, capped so that appending to it never writes
+// into what follows.
+func cloneInto(buf *[]int32, s []int32) []int32 {
+	if s == nil {
+		return nil
+	}
+	start := len(*buf)
+	*buf = append(*buf, s...)
+	return (*buf)[start:len(*buf):len(*buf)]
 }
 
 func (c *Cache) removeTopic(name string) {

@@ -109,6 +109,9 @@ func EncodeAssignment(a Assignment) []byte {
 
 // DecodeAssignment reads an assignment document.
 func DecodeAssignment(b []byte) (Assignment, error) {
+	if a, ok := decodeAssignmentFast(b); ok {
+		return a, nil
+	}
 	var a Assignment
 	if err := json.Unmarshal(b, &a); err != nil {
 		return a, fmt.Errorf("metadata: assignment: %w", err)
@@ -150,12 +153,14 @@ type LeaderAndIsr struct {
 // EncodeState writes a partition state document.
 func EncodeState(s LeaderAndIsr) []byte {
 	s.Version = 1
-	b, _ := json.Marshal(s)
-	return b
+	return appendState(make([]byte, 0, 96), s)
 }
 
 // DecodeState reads a partition state document.
 func DecodeState(b []byte) (LeaderAndIsr, error) {
+	if s, ok := decodeStateFast(b); ok {
+		return s, nil
+	}
 	var s LeaderAndIsr
 	if err := json.Unmarshal(b, &s); err != nil {
 		return s, fmt.Errorf("metadata: partition state: %w", err)

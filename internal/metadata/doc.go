@@ -13,7 +13,9 @@
 // never land. Partition-state writes are conditional on each state's
 // version and batched many partitions per transaction within the store's
 // limits; a failed batch is re-tried partition by partition to tell version
-// conflicts from a lost fence.
+// conflicts from a lost fence. Several such transactions are in flight at
+// once, so that a large write waits for a few commits, not one per batch.
 //
-// Goroutines: none.
+// Goroutines: only WriteStates' short-lived writers; it returns when they
+// are done.
 package metadata

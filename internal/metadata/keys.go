@@ -1,7 +1,6 @@
 package metadata
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -26,7 +25,7 @@ func TopicKey(topic string) string { return TopicsPrefix + topic }
 
 // PartitionStateKey is /brokers/topics/<topic>/partitions/<p>/state.
 func PartitionStateKey(topic string, p int32) string {
-	return fmt.Sprintf("%s%s/partitions/%d/state", TopicsPrefix, topic, p)
+	return TopicsPrefix + topic + "/partitions/" + strconv.Itoa(int(p)) + "/state"
 }
 
 // DeleteTopicKey is /admin/delete_topics/<topic>.

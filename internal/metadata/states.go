@@ -2,6 +2,8 @@ package metadata
 
 import (
 	"context"
+	"errors"
+	"sync"
 
 	"github.com/samsa-kafka/samsa/internal/metastore"
 )
@@ -28,36 +30,77 @@ type StateResult struct {
 	Version  int64
 }
 
+// writeStatesInFlight is how many of WriteStates' transactions may be
+// pending at once. Each transaction waits for a commit (a disk sync); the
+// store groups concurrent ones into one, so a large write costs a few
+// commits per writeStatesInFlight batches instead of one per batch.
+const writeStatesInFlight = 16
+
 // WriteStates writes partition states conditionally on their versions,
-// many per fenced transaction. When a batch fails, its updates are tried
-// one by one to find the conflicts. A lost fence is ErrControllerMoved and
-// stops everything.
+// many per fenced transaction, several transactions in flight (the states
+// are distinct keys, so their order does not matter). When a batch fails,
+// its updates are tried one by one to find the conflicts. A lost fence is
+// ErrControllerMoved and stops everything; results are then partial.
 func (c *Client) WriteStates(ctx context.Context, f Fence, updates []StateUpdate) ([]StateResult, error) {
 	results := make([]StateResult, len(updates))
 	per := max(1, (c.s.MaxTxnOps()-1)/2)
-	for start := 0; start < len(updates); start += per {
-		batch := updates[start:min(start+per, len(updates))]
-		cmps, ops := stateOps(batch)
-		ok, err := c.FencedTxnRevision(ctx, f, cmps, ops)
-		if err != nil {
-			return results, err
-		}
-		if ok > 0 {
-			for i := range batch {
-				results[start+i] = StateResult{Written: true, Version: ok}
-			}
-			continue
-		}
-		for i, u := range batch {
-			cmps, ops := stateOps([]StateUpdate{u})
-			rev, err := c.FencedTxnRevision(ctx, f, cmps, ops)
-			if err != nil {
-				return results, err
-			}
-			results[start+i] = StateResult{Written: rev > 0, Conflict: rev == 0, Version: rev}
-		}
+	if len(updates) == 0 {
+		return results, nil
 	}
-	return results, nil
+	if len(updates) <= per {
+		return results, c.writeStateBatch(ctx, f, updates, results)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	sem := make(chan struct{}, writeStatesInFlight)
+	for start := 0; start < len(updates) && ctx.Err() == nil; start += per {
+		end := min(start+per, len(updates))
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := c.writeStateBatch(ctx, f, updates[start:end], results[start:end]); err != nil {
+				mu.Lock()
+				if firstErr == nil || errors.Is(err, ErrControllerMoved) {
+					firstErr = err
+				}
+				mu.Unlock()
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	return results, firstErr
+}
+
+// writeStateBatch writes one transaction's worth of updates, then one by
+// one if it failed.
+func (c *Client) writeStateBatch(ctx context.Context, f Fence, batch []StateUpdate, results []StateResult) error {
+	cmps, ops := stateOps(batch)
+	rev, err := c.FencedTxnRevision(ctx, f, cmps, ops)
+	if err != nil {
+		return err
+	}
+	if rev > 0 {
+		for i := range batch {
+			results[i] = StateResult{Written: true, Version: rev}
+		}
+		return nil
+	}
+	for i, u := range batch {
+		cmps, ops := stateOps([]StateUpdate{u})
+		rev, err := c.FencedTxnRevision(ctx, f, cmps, ops)
+		if err != nil {
+			return err
+		}
+		results[i] = StateResult{Written: rev > 0, Conflict: rev == 0, Version: rev}
+	}
+	return nil
 }
 
 func stateOps(us []StateUpdate) ([]metastore.Cmp, []metastore.Op) {

@@ -1,0 +1,51 @@
+package controller
+
+import (
+	"testing"
+
+	"github.com/samsa-kafka/samsa/internal/metastore"
+)
+
+// Store changes queued back to back reach the controller as one, in order
+// and with the last revision; other events and snapshots keep their place.
+func TestLoopMergesStoreChanges(t *testing.T) {
+	l := NewLoop(New(Config{}))
+	ev := func(key string) []metastore.Event {
+		return []metastore.Event{{Type: metastore.EventPut, KV: metastore.KV{Key: key}}}
+	}
+	for _, e := range []Event{
+		storeChange{events: ev("/a"), revision: 2},
+		storeChange{events: ev("/b"), revision: 3},
+		BrokerChange{},
+		storeChange{events: ev("/c"), revision: 4},
+		storeChange{snapshot: true, revision: 5},
+		storeChange{events: ev("/d"), revision: 6},
+	} {
+		l.Enqueue(e)
+	}
+	var got []string
+	for len(l.queue) > 0 {
+		switch e := l.next().(type) {
+		case storeChange:
+			s := "change"
+			if e.snapshot {
+				s = "snapshot"
+			}
+			for _, ev := range e.events {
+				s += " " + ev.KV.Key
+			}
+			got = append(got, s+" @"+string(rune('0'+e.revision)))
+		default:
+			got = append(got, e.name())
+		}
+	}
+	want := []string{"change /a /b @3", "BrokerChange", "change /c @4", "snapshot @5", "change /d @6"}
+	if len(got) != len(want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+}
