@@ -3,6 +3,7 @@
 // cluster) with the same franz-go client in the same run, and prints a table.
 //
 //	go run ./cmd/samsa-bench [-mb 256] [-record 1024] [-partitions 1,16]
+//	go run ./cmd/samsa-bench -replication [-partitions 3]   (see cluster.go)
 //
 // Both servers run in this process on loopback, as does the client, so all
 // share the machine's cores. Samsa writes real segment files (no fsync per
@@ -39,10 +40,28 @@ type result struct {
 	satP50, satP99      time.Duration // at saturation: client queueing included
 	p50, p99            time.Duration // at the paced rate
 	consumeMBs          float64
+	pacedMBs            float64
 	records, recordSize int
 }
 
+// runParams is one measurement: where, what topic, which acks.
+type runParams struct {
+	target              string
+	addrs               []string
+	partitions, records int
+	size                int
+	rf                  int16
+	acks                kgo.Acks
+	pacedHalf           bool // pace the latency run at half the measured throughput
+	consume             bool
+}
+
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "-broker" {
+		runBrokerChild(os.Args[2:])
+		return
+	}
+	replication := flag.Bool("replication", false, "measure RF=3 acks=all and RF=1 acks=1 on three broker processes")
 	mb := flag.Int("mb", 256, "megabytes to produce per run")
 	recSize := flag.Int("record", 1024, "record value size in bytes")
 	parts := flag.String("partitions", "1,16", "partition counts to run")
@@ -59,6 +78,13 @@ func main() {
 		counts = append(counts, n)
 	}
 	records := *mb << 20 / *recSize
+	if *replication {
+		if err := replicationBench(counts[0], records, *recSize); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	var results []result
 	for _, n := range counts {
@@ -68,7 +94,8 @@ func main() {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(1)
 			}
-			r, err := run(target, addr, n, records, *recSize)
+			r, err := runWith(runParams{target: target, addrs: []string{addr}, partitions: n, records: records, size: *recSize,
+				rf: 1, acks: kgo.LeaderAck(), consume: true})
 			stop()
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "%s/%d: %v\n", target, n, err)
@@ -105,14 +132,15 @@ func startTarget(target string) (string, func(), error) {
 	return b.Addr().String(), func() { b.Close(); os.RemoveAll(dir) }, nil
 }
 
-func run(target, addr string, partitions, records, size int) (result, error) {
-	res := result{target: target, partitions: partitions, records: records, recordSize: size}
-	topic := fmt.Sprintf("bench-%d", partitions)
+func runWith(rp runParams) (result, error) {
+	partitions, records, size := rp.partitions, rp.records, rp.size
+	res := result{target: rp.target, partitions: partitions, records: records, recordSize: size}
+	topic := fmt.Sprintf("bench-%s-%d", rp.target, partitions)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DisableIdempotentWrite(),
-		kgo.RequiredAcks(kgo.LeaderAck()), kgo.DefaultProduceTopic(topic),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(rp.addrs...), kgo.DisableIdempotentWrite(),
+		kgo.RequiredAcks(rp.acks), kgo.DefaultProduceTopic(topic),
 		kgo.ProducerBatchMaxBytes(1<<20), kgo.MaxBufferedRecords(64<<10),
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerLinger(0))
@@ -120,7 +148,7 @@ func run(target, addr string, partitions, records, size int) (result, error) {
 		return res, err
 	}
 	defer cl.Close()
-	if r, err := kadm.NewClient(cl).CreateTopic(ctx, int32(partitions), 1, nil, topic); err != nil || r.Err != nil {
+	if r, err := kadm.NewClient(cl).CreateTopic(ctx, int32(partitions), rp.rf, nil, topic); err != nil || r.Err != nil {
 		return res, fmt.Errorf("create topic: %v %v", err, r.Err)
 	}
 
@@ -155,12 +183,20 @@ func run(target, addr string, partitions, records, size int) (result, error) {
 	res.produceMBs = float64(records*size) / (1 << 20) / elapsed.Seconds()
 	slices.Sort(lat)
 	res.satP50, res.satP99 = lat[len(lat)/2], lat[len(lat)*99/100]
+	res.pacedMBs = pacedMBs
+	if rp.pacedHalf {
+		res.pacedMBs = res.produceMBs / 2
+	}
+	if !rp.consume {
+		res.p50, res.p99, err = pacedLatency(ctx, cl, topic, res.pacedMBs, values)
+		return res, err
+	}
 
 	offsets := map[string]map[int32]kgo.Offset{topic: {}}
 	for p := range int32(partitions) {
 		offsets[topic][p] = kgo.NewOffset().AtStart()
 	}
-	cons, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumePartitions(offsets),
+	cons, err := kgo.NewClient(kgo.SeedBrokers(rp.addrs...), kgo.ConsumePartitions(offsets),
 		kgo.FetchMaxBytes(32<<20), kgo.FetchMaxPartitionBytes(8<<20))
 	if err != nil {
 		return res, err
@@ -181,16 +217,16 @@ func run(target, addr string, partitions, records, size int) (result, error) {
 		got += fs.NumRecords()
 	}
 	res.consumeMBs = float64(records*size) / (1 << 20) / time.Since(start).Seconds()
-	res.p50, res.p99, err = pacedLatency(ctx, cl, topic, partitions, values)
+	res.p50, res.p99, err = pacedLatency(ctx, cl, topic, res.pacedMBs, values)
 	return res, err
 }
 
-// pacedLatency produces at pacedMBs for two seconds with no linger and
+// pacedLatency produces at rate MB/s for two seconds with no linger and
 // returns the p50 and p99 of Produce-call-to-acknowledgement latency.
-func pacedLatency(ctx context.Context, cl *kgo.Client, topic string, partitions int, values [][]byte) (time.Duration, time.Duration, error) {
+func pacedLatency(ctx context.Context, cl *kgo.Client, topic string, rate float64, values [][]byte) (time.Duration, time.Duration, error) {
 	const tick = time.Millisecond
 	size := len(values[0])
-	perTick := max(1, int(pacedMBs*(1<<20)/float64(size)*tick.Seconds()))
+	perTick := max(1, int(rate*(1<<20)/float64(size)*tick.Seconds()))
 	var mu sync.Mutex
 	var lat []time.Duration
 	var firstErr error

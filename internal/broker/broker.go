@@ -15,9 +15,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/samsa-kafka/samsa/internal/alterpartition"
 	"github.com/samsa-kafka/samsa/internal/api"
 	"github.com/samsa-kafka/samsa/internal/config"
 	"github.com/samsa-kafka/samsa/internal/controller"
+	"github.com/samsa-kafka/samsa/internal/fetcher"
 	"github.com/samsa-kafka/samsa/internal/metacache"
 	"github.com/samsa-kafka/samsa/internal/metadata"
 	"github.com/samsa-kafka/samsa/internal/metastore"
@@ -47,6 +49,8 @@ type Broker struct {
 	loop     *controller.Loop
 	channels *controller.ChannelManager
 	srv      *server.Server
+	fetchers *fetcher.Manager
+	alter    *alterpartition.Manager
 
 	sessMu sync.Mutex
 	sess   metastore.Session
@@ -89,11 +93,12 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 		return nil, err
 	}
 	b.logs, err = storage.OpenManager(storage.ManagerConfig{
-		Dirs:                   cfg.LogDirs,
-		RetentionCheckInterval: cfg.LogRetentionCheckInterval,
-		FileDeleteDelay:        cfg.LogSegmentDeleteDelay,
-		FlushCheckInterval:     min(cfg.LogFlushSchedulerInterval, cfg.LogRetentionCheckInterval),
-		Logger:                 b.log.With("component", "storage"),
+		Dirs:                            cfg.LogDirs,
+		RetentionCheckInterval:          cfg.LogRetentionCheckInterval,
+		FileDeleteDelay:                 cfg.LogSegmentDeleteDelay,
+		FlushCheckInterval:              min(cfg.LogFlushSchedulerInterval, cfg.LogRetentionCheckInterval),
+		HighWatermarkCheckpointInterval: cfg.HighWatermarkCheckpoint,
+		Logger:                          b.log.With("component", "storage"),
 	})
 	if err != nil {
 		return nil, err
@@ -109,11 +114,13 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 		StateChange:           b.log.With("component", "state-change"),
 	})
 	b.loop = controller.NewLoop(b.ctrl)
+	b.startReplication()
 	h := api.New(api.Config{
 		NodeID: b.nodeID, Broker: cfg, Meta: b.cache, Partitions: b.replicas,
 		Admin: &clusterAdmin{md: b.md, ctrl: b.ctrl, cache: b.cache},
-		Control: &controlPlane{cache: b.cache, replicas: b.replicas, nodeID: b.nodeID, log: b.log.With("component", "replica"),
-			topicConfig: b.topicConfig, partitionConfig: b.partitionConfig},
+		Control: &controlPlane{cache: b.cache, replicas: b.replicas, fetchers: b.fetchers, nodeID: b.nodeID,
+			log: b.log.With("component", "replica"), topicConfig: b.topicConfig, partitionConfig: b.partitionConfig,
+			alterPartition: b.loop.AlterPartition},
 		Logger: b.log.With("component", "api"),
 	})
 	b.srv, err = server.New(server.Config{
@@ -141,6 +148,7 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	}
 	b.goRun(func() { b.loop.Run(ctx) })
 	b.goRun(func() { b.watchTopicConfigs(ctx) })
+	b.goRun(func() { b.shrinkISRs(ctx) })
 	b.goRun(func() { b.keepSession(ctx, sess) })
 	b.loop.Enqueue(controller.Startup{Session: sess})
 	b.log.Info("broker started", "cluster", b.clusterID, "listener", b.srv.Addr().String(), "log.dirs", cfg.LogDirs)
@@ -371,6 +379,12 @@ func (b *Broker) teardown() error {
 		errs = append(errs, b.srv.Close())
 	}
 	b.wg.Wait()
+	if b.fetchers != nil {
+		b.fetchers.Close()
+	}
+	if b.alter != nil {
+		b.alter.Close()
+	}
 	if b.channels != nil {
 		b.channels.Close()
 	}
@@ -425,7 +439,8 @@ func (b *Broker) partitionConfig(overrides map[string]string) (replica.Config, e
 	if err != nil {
 		return replica.Config{}, err
 	}
-	return replica.Config{Log: logConfig(t), MaxMessageBytes: int(t.MaxMessageBytes)}, nil
+	return replica.Config{Log: logConfig(t), MaxMessageBytes: int(t.MaxMessageBytes),
+		MinInsyncReplicas: int(t.MinInsyncReplicas), ReplicaLagTimeMax: b.cfg.ReplicaLagTimeMax}, nil
 }
 
 func logConfig(t config.Topic) storage.LogConfig {

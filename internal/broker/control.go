@@ -18,6 +18,11 @@ package broker
 //     and the role recorded: leader when Leader is this broker, else follower
 //   - log creation failure:                  KAFKA_STORAGE_ERROR
 //
+// Partitions becoming leader leave the follower fetchers before their role
+// changes; partitions following a leader are (re)targeted at it afterwards
+// (the fetcher truncates a divergent suffix first), and those with no leader
+// stop fetching. StopReplica takes partitions out of the fetchers too.
+//
 // StopReplica, per partition: a leader epoch of -2 (deletion) or -1 (none)
 // always applies, otherwise it must be at least ours (else
 // FENCED_LEADER_EPOCH); the partition stops being hosted and, with delete,
@@ -37,6 +42,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/api"
+	"github.com/samsa-kafka/samsa/internal/fetcher"
 	"github.com/samsa-kafka/samsa/internal/metacache"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/storage"
@@ -55,6 +61,8 @@ var _ api.Control = (*controlPlane)(nil)
 type controlPlane struct {
 	cache           *metacache.Cache
 	replicas        *replica.Manager
+	fetchers        *fetcher.Manager // nil in tests without replication
+	alterPartition  func(ctx context.Context, req *kmsg.AlterPartitionRequest) *kmsg.AlterPartitionResponse
 	topicConfig     func(ctx context.Context, topic string) (map[string]string, error)
 	partitionConfig func(overrides map[string]string) (replica.Config, error)
 	nodeID          int32
@@ -73,8 +81,13 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 	cfgs := map[string]topicCfg{}
 	if resp.ErrorCode == 0 {
 		c.createLogs(ctx, req, cfgs)
+		// Partitions this broker is about to lead stop fetching first
+		// (Kafka's makeLeaders removes their fetchers before the role).
+		c.removeFetchers(c.newLeaders(req))
 	}
 	var leaders, followers int
+	var follow []fetcher.Target
+	var unfollow []storage.TopicPartition
 	for _, ts := range leaderAndIsrTopics(req) {
 		rt := kmsg.NewLeaderAndISRResponseTopic()
 		rt.TopicID = ts.TopicID
@@ -84,10 +97,20 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 			if code == 0 {
 				code = c.become(ctx, ts.Topic, ts.TopicID, ps, cfgs, req.ControllerEpoch)
 			}
-			if code == 0 && ps.Leader == c.nodeID {
+			tp := storage.TopicPartition{Topic: ts.Topic, Partition: ps.Partition}
+			switch {
+			case code != 0:
+			case ps.Leader == c.nodeID:
 				leaders++
-			} else if code == 0 {
+			case ps.Leader < 0: // no leader (offline, or being deleted): nothing to fetch from
 				followers++
+				unfollow = append(unfollow, tp)
+			default:
+				followers++
+				if p := c.replicas.Get(tp); p != nil {
+					follow = append(follow, fetcher.Target{TP: tp, TopicID: ts.TopicID, Leader: ps.Leader,
+						LeaderEpoch: ps.LeaderEpoch, Partition: p})
+				}
 			}
 			rp := kmsg.NewLeaderAndISRResponseTopicPartition()
 			rp.Topic, rp.Partition, rp.ErrorCode = ts.Topic, ps.Partition, code
@@ -101,6 +124,10 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 			resp.Topics = append(resp.Topics, rt)
 		}
 	}
+	c.removeFetchers(unfollow)
+	if c.fetchers != nil && len(follow) > 0 {
+		c.fetchers.AddPartitions(follow)
+	}
 	if resp.ErrorCode == 0 {
 		c.log.Info("applied LeaderAndIsr", "controller", req.ControllerID, "controller_epoch", req.ControllerEpoch,
 			"leaders", leaders, "followers", followers)
@@ -112,8 +139,13 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 // broker host for the first time, in one storage batch; failures are left
 // to the per-partition pass, which reports them.
 func (c *controlPlane) createLogs(ctx context.Context, req *kmsg.LeaderAndISRRequest, cfgs map[string]topicCfg) {
-	var reqs []storage.CreateRequest
-	for _, ts := range leaderAndIsrTopics(req) {
+	topics := leaderAndIsrTopics(req)
+	n := 0
+	for _, ts := range topics {
+		n += len(ts.PartitionStates)
+	}
+	reqs := make([]storage.CreateRequest, 0, n)
+	for _, ts := range topics {
 		for _, ps := range ts.PartitionStates {
 			tp := storage.TopicPartition{Topic: ts.Topic, Partition: ps.Partition}
 			if !slices.Contains(ps.Replicas, c.nodeID) || c.replicas.Get(tp) != nil {
@@ -131,6 +163,31 @@ func (c *controlPlane) createLogs(ctx context.Context, req *kmsg.LeaderAndISRReq
 	}
 	if err := c.replicas.CreateLogs(reqs); err != nil {
 		c.log.Warn("batch log creation failed; creating one by one", "partitions", len(reqs), "err", err)
+	}
+}
+
+// newLeaders lists the partitions of req that will make this broker their
+// leader: hosted here, led by us in the request, with a newer leader epoch.
+func (c *controlPlane) newLeaders(req *kmsg.LeaderAndISRRequest) []storage.TopicPartition {
+	var out []storage.TopicPartition
+	for _, ts := range leaderAndIsrTopics(req) {
+		for _, ps := range ts.PartitionStates {
+			tp := storage.TopicPartition{Topic: ts.Topic, Partition: ps.Partition}
+			if ps.Leader != c.nodeID || !slices.Contains(ps.Replicas, c.nodeID) {
+				continue
+			}
+			if p := c.replicas.Get(tp); p != nil && (p.LeaderEpoch() > ps.LeaderEpoch || p.LeaderEpoch() == ps.LeaderEpoch && p.IsLeader()) {
+				continue // a stale request: Become refuses it, the fetcher stays
+			}
+			out = append(out, tp)
+		}
+	}
+	return out
+}
+
+func (c *controlPlane) removeFetchers(tps []storage.TopicPartition) {
+	if c.fetchers != nil && len(tps) > 0 {
+		c.fetchers.RemovePartitions(tps)
 	}
 }
 
@@ -241,6 +298,7 @@ func (c *controlPlane) StopReplica(_ context.Context, req *kmsg.StopReplicaReque
 		}
 	}
 	for del, tps := range batches {
+		c.removeFetchers(tps)
 		if err := c.replicas.RemoveMany(tps, del); err != nil {
 			c.log.Error("stopping replicas failed", "partitions", len(tps), "delete", del, "err", err)
 			for _, tp := range tps {

@@ -118,7 +118,7 @@ func produceTo(p *replica.Partition) error {
 	if err != nil {
 		return err
 	}
-	_, err = p.AppendAsLeader(b, hdrs, time.Unix(1, 0))
+	_, err = p.AppendAsLeader(b, hdrs, time.Unix(1, 0), 1)
 	return err
 }
 
@@ -371,7 +371,7 @@ func writeOne(t *testing.T, f *controlFixture, tp storage.TopicPartition) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.AppendAsLeader(batch, hdrs, time.Now()); err != nil {
+	if _, err := p.AppendAsLeader(batch, hdrs, time.Now(), 1); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,0 +1,162 @@
+package main
+
+// The replication benchmark (-replication): three broker processes (this
+// binary re-executed with -broker) on one embedded etcd held by the parent,
+// which also runs the client. It measures RF=3 acks=all and, in the same
+// run, RF=1 acks=1: saturated throughput, then produce latency paced at half
+// of that throughput.
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-kafka/samsa/internal/broker"
+	"github.com/samsa-kafka/samsa/internal/config"
+	"github.com/samsa-kafka/samsa/internal/metastore/embedetcd"
+)
+
+// runBrokerChild is the -broker mode: one broker until SIGTERM.
+func runBrokerChild(args []string) {
+	fs := flag.NewFlagSet("broker", flag.ExitOnError)
+	id := fs.String("id", "0", "broker.id")
+	dir := fs.String("dir", "", "log.dirs")
+	port := fs.Int("port", 0, "listener port")
+	store := fs.String("store", "", "metadata.store.connect")
+	fs.Parse(args)
+	cfg, _, err := config.Load(map[string]string{
+		"broker.id": *id, "listeners": fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", *port), "log.dirs": *dir,
+		"metadata.store.connect": *store,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	b, err := broker.Start(cfg, broker.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	<-sig
+	b.Close()
+}
+
+// benchCluster is the store plus three broker processes.
+type benchCluster struct {
+	dir   string
+	store *embedetcd.Server
+	procs []*exec.Cmd
+	addrs []string
+}
+
+func startBenchCluster() (*benchCluster, error) {
+	dir, err := os.MkdirTemp("", "samsa-bench-cluster")
+	if err != nil {
+		return nil, err
+	}
+	c := &benchCluster{dir: dir}
+	if c.store, err = embedetcd.StartLocal(filepath.Join(dir, "store"), nil); err != nil {
+		return nil, err
+	}
+	for id := range 3 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			c.stop()
+			return nil, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		cmd := exec.Command(os.Args[0], "-broker", "-id", strconv.Itoa(id), "-dir", filepath.Join(dir, strconv.Itoa(id)),
+			"-port", strconv.Itoa(port), "-store", c.store.Endpoints()[0])
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			c.stop()
+			return nil, err
+		}
+		c.procs = append(c.procs, cmd)
+		c.addrs = append(c.addrs, fmt.Sprintf("127.0.0.1:%d", port))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs...))
+		if err == nil {
+			m, merr := kadm.NewClient(cl).BrokerMetadata(ctx)
+			cl.Close()
+			if merr == nil && len(m.Brokers) == 3 && m.Controller >= 0 {
+				return c, nil
+			}
+		}
+		if ctx.Err() != nil {
+			c.stop()
+			return nil, fmt.Errorf("cluster did not form")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (c *benchCluster) stop() {
+	for _, p := range c.procs {
+		p.Process.Signal(syscall.SIGTERM)
+	}
+	for _, p := range c.procs {
+		done := make(chan struct{})
+		go func() { p.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			p.Process.Kill()
+		}
+	}
+	if c.store != nil {
+		c.store.Close()
+	}
+	os.RemoveAll(c.dir)
+}
+
+// replicationBench runs both configurations on one cluster.
+func replicationBench(partitions, records, size int) error {
+	c, err := startBenchCluster()
+	if err != nil {
+		return err
+	}
+	defer c.stop()
+	var results []result
+	for _, m := range []struct {
+		name string
+		rf   int16
+		acks kgo.Acks
+	}{{"rf3-all", 3, kgo.AllISRAcks()}, {"rf1-one", 1, kgo.LeaderAck()}} {
+		r, err := runWith(runParams{target: m.name, addrs: c.addrs, partitions: partitions, records: records, size: size,
+			rf: m.rf, acks: m.acks, pacedHalf: true})
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.name, err)
+		}
+		results = append(results, r)
+	}
+	fmt.Printf("%-8s %10s %8s %12s %12s %12s %12s %12s %12s\n", "config", "partitions", "records",
+		"produce MB/s", "sat p50", "sat p99", "paced MB/s", "paced p50", "paced p99")
+	r10 := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
+	for _, r := range results {
+		fmt.Printf("%-8s %10d %8d %12.1f %12s %12s %12.1f %12s %12s\n", r.target, r.partitions, r.records,
+			r.produceMBs, r10(r.satP50), r10(r.satP99), r.pacedMBs, r10(r.p50), r10(r.p99))
+	}
+	fmt.Println("3 broker processes + client + embedded etcd on this machine; 1 KiB incompressible records, no compression;")
+	fmt.Println("rf3-all = replication factor 3, acks=all (min.insync.replicas=1); rf1-one = replication factor 1, acks=1;")
+	fmt.Println("paced = producing at half the saturated throughput with no linger; latency = Produce call to acknowledgement.")
+	return nil
+}
