@@ -15,10 +15,15 @@ import (
 )
 
 // createTopicsConcurrently creates topics prefix-0..n-1 with parts
-// partitions each (RF 3), in requests of batch topics, conc at a time.
-func createTopicsConcurrently(b *testing.B, adm *kadm.Client, prefix string, n, parts, batch, conc int) {
+// partitions each (RF 3), in requests of batch topics, one request in flight
+// per client (a broker serves a connection's requests one at a time, as
+// Kafka does, so concurrency needs connections).
+func createTopicsConcurrently(b *testing.B, adms []*kadm.Client, prefix string, n, parts, batch int) {
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, conc)
+	free := make(chan *kadm.Client, len(adms))
+	for _, a := range adms {
+		free <- a
+	}
 	var mu sync.Mutex
 	var firstErr error
 	for start := 0; start < n; start += batch {
@@ -27,9 +32,9 @@ func createTopicsConcurrently(b *testing.B, adm *kadm.Client, prefix string, n, 
 			names = append(names, fmt.Sprintf("%s-%d", prefix, i))
 		}
 		wg.Add(1)
-		sem <- struct{}{}
+		adm := <-free
 		go func() {
-			defer func() { <-sem; wg.Done() }()
+			defer func() { free <- adm; wg.Done() }()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			res, err := adm.CreateTopics(ctx, int32(parts), 3, nil, names...)
@@ -49,6 +54,16 @@ func createTopicsConcurrently(b *testing.B, adm *kadm.Client, prefix string, n, 
 	}
 }
 
+// adminClients returns n admin clients of broker, each with its own
+// connection.
+func adminClients(b *testing.B, broker *Broker, n int) []*kadm.Client {
+	out := make([]*kadm.Client, n)
+	for i := range out {
+		out[i] = kadm.NewClient(newClient(b, broker))
+	}
+	return out
+}
+
 func loadAvg() string {
 	b, _ := os.ReadFile("/proc/loadavg")
 	return strings.Join(strings.Fields(string(b))[:3], " ")
@@ -56,15 +71,16 @@ func loadAvg() string {
 
 // BenchmarkCreate100kPartitions: 100 topics × 1000 partitions, RF 3, on 3
 // brokers in this process (real logs on disk, one embedded etcd), through
-// CreateTopics; a topic counts when its leaders are in the metadata.
+// CreateTopics of 5 topics each from 4 clients at a time; a topic counts when
+// its leaders are in the metadata.
 //
 //	go test ./internal/broker -run '^$' -bench Create100k -benchtime 1x
 func BenchmarkCreate100kPartitions(b *testing.B) {
 	for range b.N {
 		brokers := startCluster(b, 3, nil)
-		adm := kadm.NewClient(newClient(b, controllerOf(b, brokers)))
+		adms := adminClients(b, controllerOf(b, brokers), 4)
 		start := time.Now()
-		createTopicsConcurrently(b, adm, "bench", 100, 1000, 5, 4)
+		createTopicsConcurrently(b, adms, "bench", 100, 1000, 5)
 		took := time.Since(start)
 		b.ReportMetric(100_000/took.Seconds(), "partitions/s")
 		b.Logf("created 100000 partitions (300000 replicas) in %v; load average %s", took.Round(time.Millisecond), loadAvg())
@@ -79,8 +95,9 @@ func BenchmarkCreate100kPartitions(b *testing.B) {
 func BenchmarkDelete1000Topics(b *testing.B) {
 	for range b.N {
 		brokers := startCluster(b, 3, map[string]string{"log.segment.delete.delay.ms": "600000"})
-		adm := kadm.NewClient(newClient(b, controllerOf(b, brokers)))
-		createTopicsConcurrently(b, adm, "del", 1000, 10, 50, 4)
+		adms := adminClients(b, controllerOf(b, brokers), 4)
+		adm := adms[0]
+		createTopicsConcurrently(b, adms, "del", 1000, 10, 50)
 		// One record per partition, so that the leaders' directories exist
 		// (an empty partition has none; followers fetch with replication).
 		pr := newClient(b, brokers[0], kgo.RecordPartitioner(kgo.ManualPartitioner()))

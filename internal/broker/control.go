@@ -217,9 +217,13 @@ type topicCfg struct {
 func (c *controlPlane) become(ctx context.Context, topic string, id [16]byte, ps *kmsg.LeaderAndISRRequestTopicPartition,
 	cfgs map[string]topicCfg, ctrlEpoch int32) int16 {
 	tp := storage.TopicPartition{Topic: topic, Partition: ps.Partition}
-	log := c.log.With("partition", tp.String(), "controller_epoch", ctrlEpoch, "leader_epoch", ps.LeaderEpoch)
+	// Built only when something is logged: this runs for every partition
+	// of every LeaderAndIsr.
+	log := func() *slog.Logger {
+		return c.log.With("partition", tp.String(), "controller_epoch", ctrlEpoch, "leader_epoch", ps.LeaderEpoch)
+	}
 	if !slices.Contains(ps.Replicas, c.nodeID) {
-		log.Warn("ignoring LeaderAndIsr: this broker is not in the replicas", "replicas", ps.Replicas)
+		log().Warn("ignoring LeaderAndIsr: this broker is not in the replicas", "replicas", ps.Replicas)
 		return kerr.UnknownTopicOrPartition.Code
 	}
 	var cfg replica.Config
@@ -232,7 +236,7 @@ func (c *controlPlane) become(ctx context.Context, topic string, id [16]byte, ps
 			cfgs[topic] = tc
 		}
 		if tc.err != nil {
-			log.Error("cannot resolve topic config", "err", tc.err)
+			log().Error("cannot resolve topic config", "err", tc.err)
 			return kerr.UnknownServerError.Code
 		}
 		cfg = tc.cfg
@@ -246,16 +250,18 @@ func (c *controlPlane) become(ctx context.Context, topic string, id [16]byte, ps
 	_, err := c.replicas.Become(tp, id, cfg, st)
 	switch {
 	case err == nil:
-		log.Debug("became "+role.String(), "leader", ps.Leader, "isr", ps.ISR)
+		if c.log.Enabled(ctx, slog.LevelDebug) {
+			log().Debug("became "+role.String(), "leader", ps.Leader, "isr", ps.ISR)
+		}
 		return 0
 	case errors.Is(err, replica.ErrStaleLeaderEpoch):
-		log.Info("ignoring LeaderAndIsr: leader epoch is not newer")
+		log().Info("ignoring LeaderAndIsr: leader epoch is not newer")
 		return kerr.StaleControllerEpoch.Code
 	case errors.Is(err, replica.ErrInconsistentTopicID):
-		log.Error("ignoring LeaderAndIsr", "err", err)
+		log().Error("ignoring LeaderAndIsr", "err", err)
 		return kerr.InconsistentTopicID.Code
 	default:
-		log.Error("cannot host partition", "err", err)
+		log().Error("cannot host partition", "err", err)
 		return kerr.KafkaStorageError.Code
 	}
 }

@@ -51,7 +51,7 @@ func (c *Controller) onControllerFailover(ctx context.Context) error {
 	c.sendFullMetadata(cx.liveBrokerIDs())
 	b := newBatch()
 	all := cx.allPartitions()
-	var online []replicaKey
+	var online, offline []replicaKey
 	var toElect []TP
 	for _, tp := range all {
 		for _, r := range cx.replicas(tp) {
@@ -62,8 +62,9 @@ func (c *Controller) onControllerFailover(ctx context.Context) error {
 				online = append(online, k)
 			case c.deleting[tp.Topic]:
 				cx.replicaSt[k] = ReplicaDeletionIneligible
-			default:
-				cx.replicaSt[k] = OfflineReplica
+			default: // taken out of the ISR below, as Kafka's replica state machine startup
+				cx.replicaSt[k] = ReplicaDeletionIneligible
+				offline = append(offline, k)
 			}
 		}
 		st, ok := cx.states[tp]
@@ -83,6 +84,11 @@ func (c *Controller) onControllerFailover(ctx context.Context) error {
 		return err
 	}
 	b.dropMetadata()
+	c.send(b)
+	b = newBatch()
+	if err := c.changeReplicas(ctx, b, offline, OfflineReplica); err != nil {
+		return err
+	}
 	c.send(b)
 	b = newBatch()
 	if err := c.changePartitions(ctx, b, toElect, OnlinePartition, OfflineElection); err != nil {

@@ -143,7 +143,7 @@ func (m *Manager) hostLocked(tp storage.TopicPartition, topicID [16]byte, cfg Co
 // hosted (the storage layer makes the whole batch durable at once). Logs
 // that exist are left alone.
 func (m *Manager) CreateLogs(reqs []storage.CreateRequest) error {
-	var missing []storage.CreateRequest
+	missing := make([]storage.CreateRequest, 0, len(reqs))
 	for _, r := range reqs {
 		if m.logs.Get(r.TopicPartition) == nil {
 			missing = append(missing, r)

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -30,7 +29,9 @@ type TopicPartition struct {
 	Partition int32
 }
 
-func (tp TopicPartition) String() string { return fmt.Sprintf("%s-%d", tp.Topic, tp.Partition) }
+func (tp TopicPartition) String() string {
+	return tp.Topic + "-" + strconv.FormatInt(int64(tp.Partition), 10)
+}
 
 // dirName is Kafka's partition directory name.
 func (tp TopicPartition) dirName() string { return tp.String() }
