@@ -96,3 +96,7 @@ func values(rs []record.Record) []string {
 	}
 	return out
 }
+
+// commitAll sets the high watermark to the log end offset, as a leader
+// whose followers all caught up would (retention deletes only below it).
+func commitAll(l *Log) { l.SetHighWatermark(l.LogEndOffset()) }

@@ -289,6 +289,7 @@ func TestLazyRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustAppend(t, logs[0], t0.UnixMilli(), "old", 2)
+	commitAll(logs[0])
 	for range 2 {
 		m.RunOnce(t0.Add(time.Hour))
 	}

@@ -315,6 +315,7 @@ func TestRetention(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			commitAll(l)
 			m.RunOnce(tc.now)
 			if got := l.LogStartOffset(); got != tc.wantStart {
 				t.Fatalf("log start %d want %d", got, tc.wantStart)

@@ -11,7 +11,8 @@ import (
 // enforceRetention deletes the oldest segments past retention.ms or beyond
 // retention.bytes, as Kafka's deleteOldSegments does: time first, then size
 // (delete the oldest while the rest still holds at least retention.bytes).
-// If every segment is due, the active one is rolled first so the log keeps
+// Segments reaching above the high watermark stay (followers may still need
+// them). If every segment is due, the active one is rolled first so the log keeps
 // one (empty) segment; LogStartOffset moves to the first remaining base,
 // the leader-epoch cache forgets what lies below it (truncateFromStart) and
 // the high watermark is raised to it if below.
@@ -35,8 +36,16 @@ func (l *Log) enforceRetention(now time.Time) error {
 		}
 		return ts, err
 	})
-	if err != nil || n == 0 {
+	if err != nil {
 		return err
+	}
+	// Only what every in-sync replica holds may go (Kafka deletes a segment
+	// only when the next one starts at or below the high watermark).
+	for n > 0 && l.segmentEnd(n-1) > l.hw.Load() {
+		n--
+	}
+	if n == 0 {
+		return nil
 	}
 	if n == len(l.segs) {
 		if err := l.rollLocked(l.leo()); err != nil {
@@ -57,6 +66,15 @@ func (l *Log) enforceRetention(now time.Time) error {
 	l.clampHWLocked()
 	l.log.Info("storage: deleted segments by retention", "partition", l.tp, "count", n, "logStartOffset", l.segs[0].base)
 	return nil
+}
+
+// segmentEnd is the offset after segment i: the next segment's base, or the
+// log end offset for the active one.
+func (l *Log) segmentEnd(i int) int64 {
+	if i+1 < len(l.segs) {
+		return l.segs[i+1].base
+	}
+	return l.leo()
 }
 
 // expiredCount is the retention rule over segments described by their

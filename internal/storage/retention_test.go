@@ -35,10 +35,12 @@ func TestRetentionLeavesIdleLogsUnloaded(t *testing.T) {
 	for j := range 6 {
 		mustAppend(t, l, old+int64(j), fmt.Sprint(j), 5)
 	}
+	commitAll(l)
 	l, _ = m.Create(tpBig, topic, small)
 	for j := range 6 {
 		mustAppend(t, l, recent, fmt.Sprint(j), 5)
 	}
+	commitAll(l)
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +92,7 @@ func TestRetentionDueAgreesWithLoad(t *testing.T) {
 			for i, ago := range tc.tsAgo {
 				mustAppend(t, l, now.Add(-ago).UnixMilli(), fmt.Sprint(i), 5)
 			}
+			commitAll(l)
 			m.Close()
 			tc.retention(&cfg)
 			m = openManager(t, dir)
@@ -186,6 +189,36 @@ func mustAppendTagged(t *testing.T, l *Log) {
 	b, h := batch(time.Now().UnixMilli(), strconv.FormatInt(l.LogEndOffset(), 10), 4)
 	if _, err := l.Append(b, h, time.Now()); err != nil {
 		t.Error(err)
+	}
+	commitAll(l)
+}
+
+// TestRetentionStopsAtHighWatermark: expired segments reaching above the
+// high watermark stay until the high watermark passes them (a follower may
+// still fetch them).
+func TestRetentionStopsAtHighWatermark(t *testing.T) {
+	b, _ := batch(0, "x", 5)
+	m := openManager(t, t.TempDir())
+	defer m.Close()
+	cfg := DefaultLogConfig()
+	cfg.SegmentBytes = int64(2 * len(b)) // two batches per segment: bases 0, 10, 20, 30, 40
+	cfg.RetentionMs = 1000
+	l, _ := m.Create(tp0, topic, cfg)
+	for i := range 10 {
+		mustAppend(t, l, 1000+int64(i), fmt.Sprint(i), 5)
+	}
+	for _, step := range []struct{ hw, wantStart int64 }{
+		{0, 0},   // nothing replicated: nothing goes
+		{15, 10}, // [0,10) is below the HW; [10,20) reaches above it
+		{20, 20},
+		{49, 40}, // the active segment [40,50) reaches the LEO
+		{50, 50}, // all replicated: all go, the active segment rolled
+	} {
+		l.SetHighWatermark(step.hw)
+		m.RunOnce(time.UnixMilli(100_000))
+		if got := l.LogStartOffset(); got != step.wantStart {
+			t.Fatalf("hw %d: log start %d, want %d", step.hw, got, step.wantStart)
+		}
 	}
 }
 
