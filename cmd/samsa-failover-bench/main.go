@@ -19,6 +19,11 @@
 // partitions it led, as a real controller crash does; -shared-session=false
 // gives the controllers sessions of their own (pure controller failover).
 //
+// With -mode crash it measures a broker failure instead (issue 6): the
+// last stand-in (never a controller candidate) crashes, and the figure is
+// from its session end until every live stand-in has UpdateMetadata naming
+// a new leader for every partition it led.
+//
 // Everything runs in this process on loopback: etcd, stand-ins and
 // controllers share the machine's cores.
 package main
@@ -39,6 +44,7 @@ type options struct {
 	sessionTimeout                 time.Duration
 	settle, wait, loadTimeout      time.Duration
 	sharedSession                  bool
+	crash                          bool // -mode crash: a broker dies instead of the controller
 	cpuProfile                     string
 	multi                          bool // several counts: profile file per count
 	etcdLog                        *slog.Logger
@@ -58,7 +64,13 @@ func main() {
 	flag.BoolVar(&o.sharedSession, "shared-session", true, "controllers campaign with their stand-in's session (the old controller's broker dies with it)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the failover phase here (suffixed .<partitions> when several counts run)")
 	verbose := flag.Bool("v", false, "log controller and store info")
+	mode := flag.String("mode", "failover", "failover: the active controller dies; crash: a broker that is not a controller candidate dies")
 	flag.Parse()
+	o.crash = *mode == "crash"
+	if *mode != "crash" && *mode != "failover" {
+		fmt.Fprintf(os.Stderr, "samsa-failover-bench: -mode %q: want failover or crash\n", *mode)
+		os.Exit(2)
+	}
 
 	counts, err := parseCounts(*parts)
 	if err == nil {
@@ -81,7 +93,11 @@ func main() {
 
 	fmt.Printf("controller failover: rf=%d, %d brokers, %d partitions per topic, session timeout %v, shared session %v\n",
 		o.rf, o.brokers, o.perTopic, o.sessionTimeout, o.sharedSession)
-	fmt.Println("failover: the active controller's loop and sender are stopped (as by SIGKILL), then its store session is closed (lease revoked)")
+	if o.crash {
+		fmt.Println("mode crash: the highest-numbered broker (not a controller candidate) dies: listener closed, then its store session closed (lease revoked)")
+	} else {
+		fmt.Println("failover: the active controller's loop and sender are stopped (as by SIGKILL), then its store session is closed (lease revoked)")
+	}
 	fmt.Println("brokers are stand-ins: they answer inter-broker requests (ApiVersions, LeaderAndIsr, UpdateMetadata, StopReplica) without hosting logs")
 	var results []result
 	for _, n := range counts {
@@ -100,6 +116,8 @@ func (o options) check() error {
 	switch {
 	case o.brokers < 2:
 		return fmt.Errorf("-brokers %d: need at least 2", o.brokers)
+	case o.crash && o.brokers < 3:
+		return fmt.Errorf("-mode crash: need at least 3 brokers (nodes 1 and 2 are the controller candidates)")
 	case o.rf < 1 || o.rf > o.brokers:
 		return fmt.Errorf("-rf %d: want 1..%d", o.rf, o.brokers)
 	case o.perTopic < 1 || o.writers < 1:
@@ -122,6 +140,17 @@ func parseCounts(s string) ([]int, error) {
 
 func printTable(rs []result) {
 	fmt.Println()
+	if len(rs) > 0 && rs[0].crashLed > 0 {
+		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(w, "partitions\ttopics\tled by the crashed broker\tall shown with new leaders\tµs/partition\t")
+		for _, r := range rs {
+			fmt.Fprintf(w, "%d\t%d\t%d\t%v\t%.1f\t\n", r.partitions, r.topics, r.crashLed, ms(r.crash), float64(r.crash.Microseconds())/float64(r.crashLed))
+		}
+		w.Flush()
+		fmt.Println("broker crash: its listener closed, then its store session ended (lease revoked); measured from the session end until")
+		fmt.Println("every live stand-in got UpdateMetadata showing a new leader for every partition the crashed broker led.")
+		return
+	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "partitions\ttopics\tstore keys\tload\tcold start\tnew controller active\tfirst UpdateMetadata everywhere\tall partitions everywhere\t")
 	for _, r := range rs {

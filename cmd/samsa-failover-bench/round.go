@@ -28,6 +28,8 @@ type result struct {
 	active             time.Duration // session end → new controller active (context loaded)
 	firstUM            time.Duration // session end → the new controller's first UpdateMetadata at every live stand-in
 	failover           time.Duration // session end → UpdateMetadata with every partition at every live stand-in
+	crashLed           int           // -mode crash: partitions the crashed broker led
+	crash              time.Duration // -mode crash: session end → all of them shown with new leaders at every live stand-in
 	umPartitions       int
 	keys               int64
 }
@@ -80,7 +82,12 @@ func runRound(o options, n int, log *slog.Logger) (res result, err error) {
 	}
 	fmt.Printf("  cold start: UpdateMetadata (epoch 1) at all %d stand-ins %v after Startup\n", len(r.stand), res.cold.Round(time.Millisecond))
 	time.Sleep(o.settle)
-	if err := r.failover(&res); err != nil {
+	if o.crash {
+		err = r.brokerCrash(&res)
+	} else {
+		err = r.failover(&res)
+	}
+	if err != nil {
 		return res, err
 	}
 	res.keys, err = r.countKeys()
@@ -262,6 +269,59 @@ func (r *round) failover(res *result) error {
 			old.id, nc.id, res.active.Round(time.Millisecond), len(live), res.firstUM.Round(time.Millisecond), last.partitions,
 			res.failover.Round(time.Millisecond), res.revoke.Round(time.Millisecond))
 	}
+	return nil
+}
+
+// brokerCrash ends the session of the last stand-in (never a controller
+// candidate) after closing its listener, as a SIGKILLed broker, and waits
+// until every live stand-in has UpdateMetadata showing a new leader for each
+// partition it led.
+func (r *round) brokerCrash(res *result) error {
+	victim := r.stand[len(r.stand)-1]
+	live := r.stand[:len(r.stand)-1]
+	for _, s := range live {
+		res.crashLed = s.watchCrash(victim.id)
+	}
+	if res.crashLed == 0 {
+		return fmt.Errorf("crash: broker %d leads no partition", victim.id)
+	}
+	stopProfile, err := r.startProfile()
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
+	victim.close()
+	t0 := time.Now()
+	if err := r.sess[victim.id-1].Close(); err != nil {
+		return fmt.Errorf("crash: end broker %d's session: %w", victim.id, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.o.wait)
+	defer cancel()
+	for {
+		var last time.Time
+		all := true
+		for _, s := range live {
+			a, ok := s.crashHandled()
+			if !ok {
+				all = false
+				break
+			}
+			if a.at.After(last) {
+				last = a.at
+			}
+		}
+		if all {
+			res.crash = last.Sub(t0)
+			break
+		}
+		select {
+		case <-r.notify:
+		case <-ctx.Done():
+			return fmt.Errorf("crash: new leaders never shown: %w", ctx.Err())
+		}
+	}
+	fmt.Printf("  broker %d crashed: %d partitions it led shown with new leaders at %d live stand-ins %v after its session end (%.1f µs/partition)\n",
+		victim.id, res.crashLed, len(live), res.crash.Round(time.Millisecond), float64(res.crash.Microseconds())/float64(res.crashLed))
 	return nil
 }
 

@@ -33,6 +33,18 @@ type standIn struct {
 	firstUM map[int32]umArrival // controller epoch → first UpdateMetadata
 	fullUM  map[int32]umArrival // controller epoch → first one carrying every partition
 	notify  chan<- struct{}     // signalled (non-blocking) on every arrival
+
+	// Leaders as UpdateMetadata told them, and the crash watch: the
+	// partitions the victim led, not yet shown with another leader.
+	leaders map[partKey]int32
+	victim  int32
+	pending map[partKey]bool
+	moved   umArrival // when pending emptied (zero: not yet)
+}
+
+type partKey struct {
+	topic     string
+	partition int32
 }
 
 type umArrival struct {
@@ -45,7 +57,8 @@ func startStandIn(id int32, notify chan<- struct{}) (*standIn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stand-in %d: %w", id, err)
 	}
-	s := &standIn{id: id, ln: ln, conns: map[net.Conn]bool{}, firstUM: map[int32]umArrival{}, fullUM: map[int32]umArrival{}, notify: notify}
+	s := &standIn{id: id, ln: ln, conns: map[net.Conn]bool{}, firstUM: map[int32]umArrival{}, fullUM: map[int32]umArrival{}, notify: notify,
+		leaders: map[partKey]int32{}, victim: -1}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -141,6 +154,18 @@ func (s *standIn) recordUM(r *kmsg.UpdateMetadataRequest, at time.Time) {
 		n += len(t.PartitionStates)
 	}
 	s.mu.Lock()
+	for _, t := range r.TopicStates {
+		for _, p := range t.PartitionStates {
+			k := partKey{t.Topic, p.Partition}
+			s.leaders[k] = p.Leader
+			if s.pending[k] && p.Leader >= 0 && p.Leader != s.victim {
+				delete(s.pending, k)
+				if len(s.pending) == 0 {
+					s.moved = umArrival{at: at, partitions: n}
+				}
+			}
+		}
+	}
 	if _, seen := s.firstUM[r.ControllerEpoch]; !seen {
 		s.firstUM[r.ControllerEpoch] = umArrival{at: at, partitions: n}
 	}
@@ -193,4 +218,26 @@ func waitUM(ctx context.Context, notify <-chan struct{}, standIns []*standIn, ep
 			return umArrival{}, fmt.Errorf("waiting for UpdateMetadata with controller epoch %d: %w", epoch, ctx.Err())
 		}
 	}
+}
+
+// watchCrash starts watching for new leaders of every partition victim
+// leads now; it returns how many those are.
+func (s *standIn) watchCrash(victim int32) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.victim, s.pending, s.moved = victim, map[partKey]bool{}, umArrival{}
+	for k, l := range s.leaders {
+		if l == victim {
+			s.pending[k] = true
+		}
+	}
+	return len(s.pending)
+}
+
+// crashHandled reports when every partition the victim led was shown with
+// another leader.
+func (s *standIn) crashHandled() (umArrival, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.moved, !s.moved.at.IsZero()
 }

@@ -95,6 +95,9 @@ func (c *Controller) onControllerFailover(ctx context.Context) error {
 		return err
 	}
 	c.send(b)
+	if err := c.initializeReassignments(ctx); err != nil {
+		return err
+	}
 	return c.resumeDeletions(ctx)
 }
 
@@ -112,7 +115,8 @@ func (c *Controller) loadContext(ctx context.Context, cx *Context) error {
 		return err
 	}
 	for name, t := range topics {
-		cx.setTopic(name, &topicInfo{id: t.Assignment.TopicID, assignment: t.Assignment.Partitions, version: t.AssignmentVersion})
+		cx.setTopic(name, &topicInfo{id: t.Assignment.TopicID, assignment: t.Assignment.Partitions, version: t.AssignmentVersion,
+			adding: t.Assignment.AddingReplicas, removing: t.Assignment.RemovingReplicas})
 		for p, s := range t.States {
 			cx.setState(TP{Topic: name, Partition: p}, s)
 		}
@@ -227,6 +231,9 @@ func (c *Controller) onBrokerStartup(ctx context.Context, ids []int32) error {
 		return err
 	}
 	c.send(b)
+	if err := c.resumeReassignmentsTo(ctx, ids); err != nil {
+		return err
+	}
 	return c.resumeDeletions(ctx)
 }
 
@@ -264,13 +271,19 @@ func (c *Controller) onBrokerFailure(ctx context.Context, ids []int32) error {
 	if err := c.electOffline(ctx, b); err != nil {
 		return err
 	}
+	// The new leaders go out first, as Kafka's onReplicasBecomeOffline
+	// sends the partition state machine's batch before the replicas'.
+	c.send(b)
+	b = newBatch()
 	if err := c.changeReplicas(ctx, b, keys, OfflineReplica); err != nil {
 		return err
 	}
 	if err := c.changeReplicas(ctx, b, failedDeletes, ReplicaDeletionIneligible); err != nil {
 		return err
 	}
-	b.addUpdateMetadata(c.ctx.liveBrokerIDs(), nil)
+	if len(led) == 0 { // as Kafka: otherwise the new leaders' UpdateMetadata told everyone
+		b.addUpdateMetadata(c.ctx.liveBrokerIDs(), nil)
+	}
 	c.send(b)
 	return c.resumeDeletions(ctx)
 }
