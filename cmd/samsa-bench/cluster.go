@@ -35,10 +35,19 @@ func runBrokerChild(args []string) {
 	dir := fs.String("dir", "", "log.dirs")
 	port := fs.Int("port", 0, "listener port")
 	store := fs.String("store", "", "metadata.store.connect")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of this broker to the file (hidden: set by -profile)")
 	fs.Parse(args)
+	if *cpuprofile != "" {
+		stop, err := startCPUProfile(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer stop()
+	}
 	cfg, _, err := config.Load(map[string]string{
 		"broker.id": *id, "listeners": fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", *port), "log.dirs": *dir,
-		"metadata.store.connect": *store,
+		"metadata.store.connect": *store, "metadata.store.max.txn.ops": strconv.Itoa(embedetcd.MaxTxnOps),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -80,8 +89,12 @@ func startBenchCluster() (*benchCluster, error) {
 		}
 		port := l.Addr().(*net.TCPAddr).Port
 		l.Close()
-		cmd := exec.Command(os.Args[0], "-broker", "-id", strconv.Itoa(id), "-dir", filepath.Join(dir, strconv.Itoa(id)),
-			"-port", strconv.Itoa(port), "-store", c.store.Endpoints()[0])
+		args := []string{"-broker", "-id", strconv.Itoa(id), "-dir", filepath.Join(dir, strconv.Itoa(id)),
+			"-port", strconv.Itoa(port), "-store", c.store.Endpoints()[0]}
+		if profileDir != "" {
+			args = append(args, "-cpuprofile", filepath.Join(profileDir, fmt.Sprintf("broker-%d.cpu", id)))
+		}
+		cmd := exec.Command(os.Args[0], args...)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			c.stop()
@@ -141,8 +154,11 @@ func replicationBench(partitions, records, size int) error {
 		rf   int16
 		acks kgo.Acks
 	}{{"rf3-all", 3, kgo.AllISRAcks()}, {"rf1-one", 1, kgo.LeaderAck()}} {
+		if onlyConfig != "" && onlyConfig != m.name {
+			continue
+		}
 		r, err := runWith(runParams{target: m.name, addrs: c.addrs, partitions: partitions, records: records, size: size,
-			rf: m.rf, acks: m.acks, pacedHalf: true})
+			rf: m.rf, acks: m.acks, pacedHalf: !pacedSet})
 		if err != nil {
 			return fmt.Errorf("%s: %w", m.name, err)
 		}

@@ -105,7 +105,7 @@ func (r *round) startStore() error {
 }
 
 func (r *round) connect() (metastore.Store, error) {
-	return etcdstore.ConnectLogger(r.srv.Endpoints(), "", 10*time.Second, r.log)
+	return etcdstore.ConnectMaxOps(r.srv.Endpoints(), "", 10*time.Second, r.log, embedetcd.MaxTxnOps)
 }
 
 func (r *round) load() (time.Duration, error) {

@@ -69,7 +69,7 @@ func runDev(args []string) error {
 		return err
 	}
 	defer srv.Close()
-	store, err := etcdstore.ConnectLogger(srv.Endpoints(), "", 10*time.Second, logger.With("component", "store"))
+	store, err := etcdstore.ConnectMaxOps(srv.Endpoints(), "", 10*time.Second, logger.With("component", "store"), embedetcd.MaxTxnOps)
 	if err != nil {
 		return err
 	}

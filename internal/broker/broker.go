@@ -109,9 +109,12 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	b.channels = controller.NewChannelManager(b.log.With("component", "controller-channel"), cfg.ControllerSocketTimeout)
 	b.ctrl = controller.New(controller.Config{
 		NodeID: b.nodeID, Store: b.store, Sender: b.channels,
-		UncleanLeaderElection: cfg.UncleanLeaderElection,
-		Logger:                b.log.With("component", "controller"),
-		StateChange:           b.log.With("component", "state-change"),
+		UncleanLeaderElection:        cfg.UncleanLeaderElection,
+		Logger:                       b.log.With("component", "controller"),
+		StateChange:                  b.log.With("component", "state-change"),
+		AutoLeaderRebalance:          cfg.AutoLeaderRebalanceEnable,
+		LeaderImbalanceCheckInterval: cfg.LeaderImbalanceCheck,
+		LeaderImbalancePercentage:    cfg.LeaderImbalancePercentage,
 	})
 	b.loop = controller.NewLoop(b.ctrl)
 	b.startReplication()
@@ -120,8 +123,10 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 		Admin: &clusterAdmin{md: b.md, ctrl: b.ctrl, cache: b.cache},
 		Control: &controlPlane{cache: b.cache, replicas: b.replicas, fetchers: b.fetchers, nodeID: b.nodeID,
 			log: b.log.With("component", "replica"), topicConfig: b.topicConfig, partitionConfig: b.partitionConfig,
-			alterPartition: b.loop.AlterPartition},
-		Logger: b.log.With("component", "api"),
+			alterPartition: b.loop.AlterPartition, controlledShutdown: b.loop.ControlledShutdown},
+		Elections: &leaderElections{loop: b.loop, cache: b.cache},
+		Reassign:  b.loop, // KIP-455, controller/reassignment.go
+		Logger:    b.log.With("component", "api"),
 	})
 	b.srv, err = server.New(server.Config{
 		Addr:            net.JoinHostPort(cfg.Listeners[0].Host, strconv.Itoa(int(cfg.Listeners[0].Port))),
@@ -172,7 +177,8 @@ func (b *Broker) openStore(shared metastore.Store) error {
 		if err != nil {
 			return err
 		}
-		b.store, err = etcdstore.ConnectLogger(endpoints, chroot, 10*time.Second, b.log.With("component", "store"))
+		b.store, err = etcdstore.ConnectMaxOps(endpoints, chroot, 10*time.Second, b.log.With("component", "store"),
+			int(b.cfg.MetadataStoreMaxTxnOps))
 		return err
 	}
 	dir := b.cfg.MetadataStoreDataDir
@@ -184,7 +190,7 @@ func (b *Broker) openStore(shared metastore.Store) error {
 		return fmt.Errorf("broker: embedded store: %w", err)
 	}
 	b.embedded = srv
-	b.store, err = etcdstore.ConnectLogger(srv.Endpoints(), "", 10*time.Second, b.log.With("component", "store"))
+	b.store, err = etcdstore.ConnectMaxOps(srv.Endpoints(), "", 10*time.Second, b.log.With("component", "store"), embedetcd.MaxTxnOps)
 	return err
 }
 
@@ -347,8 +353,9 @@ func (b *Broker) NodeID() int32 { return b.nodeID }
 // IsController reports whether this broker is the active controller.
 func (b *Broker) IsController() bool { return b.ctrl.IsActive() }
 
-// Close leaves the cluster: the controller resigns, the registration goes,
-// the listener stops, storage flushes and closes.
+// Close leaves the cluster: a controlled shutdown first (shutdown.go), then
+// the controller resigns, the registration goes, the listener stops,
+// storage flushes and closes.
 func (b *Broker) Close() error {
 	b.mu.Lock()
 	if b.closed {
@@ -357,6 +364,7 @@ func (b *Broker) Close() error {
 	}
 	b.closed = true
 	b.mu.Unlock()
+	b.controlledShutdown()
 	err := b.teardown()
 	b.log.Info("broker stopped")
 	return err

@@ -81,6 +81,7 @@ type Broker struct {
 	MetadataStoreConnect        string        // metadata.store.connect; "": embedded store
 	MetadataStoreSessionTimeout time.Duration // metadata.store.session.timeout.ms
 	MetadataStoreDataDir        string        // metadata.store.data.dir; "": caller decides
+	MetadataStoreMaxTxnOps      int32         // metadata.store.max.txn.ops
 
 	rawListeners, rawAdvertised, rawProtocolMap string
 

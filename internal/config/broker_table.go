@@ -63,6 +63,8 @@ var serverSettings = []setting{
 		tStr("metadata.store.connect", "", nil, "Samsa: comma-separated endpoints of an external metadata store; empty runs the embedded store.")),
 	bind(func(b *Broker) any { return &b.MetadataStoreSessionTimeout },
 		msInt("metadata.store.session.timeout.ms", "6000", atLeast(2000), "Samsa: session (lease) timeout with the metadata store.")),
+	bind(func(b *Broker) any { return &b.MetadataStoreMaxTxnOps },
+		tInt("metadata.store.max.txn.ops", "128", atLeast(4), "Samsa: the external metadata store's --max-txn-ops (etcd's default is 128; `samsa store` and the embedded store allow 2048).")),
 	bind(func(b *Broker) any { return &b.MetadataStoreDataDir },
 		tStr("metadata.store.data.dir", "", nil, "Samsa: data directory of the embedded metadata store; empty lets the caller decide.")),
 }

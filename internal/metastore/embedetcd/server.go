@@ -19,6 +19,15 @@ const (
 	StartTimeout = 60 * time.Second
 )
 
+// Limits of the embedded server, above etcd's defaults (128 operations,
+// 1.5 MiB): the controller writes thousands of partition states per
+// election, and fewer, larger transactions mean fewer commits. Clients
+// must be told (etcdstore.ConnectMaxOps).
+const (
+	MaxTxnOps       = 2048
+	MaxRequestBytes = 8 << 20
+)
+
 // Config describes one member. Empty fields take the defaults; an empty
 // InitialCluster is a single-member cluster of this member.
 type Config struct {
@@ -107,6 +116,7 @@ func (c Config) embedConfig() (*embed.Config, error) {
 	cfg.AutoCompactionMode = embed.CompactorModePeriodic
 	cfg.AutoCompactionRetention = retention.String()
 	cfg.QuotaBackendBytes = 8 << 30
+	cfg.MaxTxnOps, cfg.MaxRequestBytes = MaxTxnOps, MaxRequestBytes
 	cfg.WarningUnaryRequestDuration = embed.DefaultWarningUnaryRequestDuration
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(newZap(c.Logger))
 	return cfg, nil

@@ -69,6 +69,12 @@ func Connect(endpoints []string, chroot string, dialTimeout time.Duration) (meta
 
 // ConnectLogger is Connect with a logger (nil: discard).
 func ConnectLogger(endpoints []string, chroot string, dialTimeout time.Duration, lg *slog.Logger) (metastore.Store, error) {
+	return ConnectMaxOps(endpoints, chroot, dialTimeout, lg, DefaultMaxTxnOps)
+}
+
+// ConnectMaxOps is ConnectLogger to servers started with --max-txn-ops
+// maxTxnOps (larger transactions: fewer commits for big batches).
+func ConnectMaxOps(endpoints []string, chroot string, dialTimeout time.Duration, lg *slog.Logger, maxTxnOps int) (metastore.Store, error) {
 	if len(endpoints) == 0 {
 		return nil, errors.New("etcdstore: no endpoints")
 	}
@@ -83,7 +89,9 @@ func ConnectLogger(endpoints []string, chroot string, dialTimeout time.Duration,
 	if err != nil {
 		return nil, fmt.Errorf("etcdstore: connect %v: %w", endpoints, err)
 	}
-	return metastore.WithPrefix(New(cli, lg), strings.TrimRight(chroot, "/")), nil
+	st := New(cli, lg)
+	st.SetMaxTxnOps(maxTxnOps)
+	return metastore.WithPrefix(st, strings.TrimRight(chroot, "/")), nil
 }
 
 // New returns a Store over an existing client; Close closes the client.
