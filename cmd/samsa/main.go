@@ -14,6 +14,8 @@ Usage:
   samsa store [--data-dir DIR] [--listen-client-urls URL] [--initial-cluster ...]
   samsa dev [--dir ./samsa-data] [--brokers 3] [--port 9092]
   samsa topics --bootstrap-server HOST:PORT --create|--delete|--list|--describe|--alter ...
+  samsa leader-election --bootstrap-server HOST:PORT --election-type preferred|unclean --all-topic-partitions|--topic T --partition P|--path-to-json-file F
+  samsa reassign-partitions --bootstrap-server HOST:PORT --execute|--verify|--cancel --reassignment-json-file F | --generate --topics-to-move-json-file F --broker-list 0,1,2 | --list
   samsa version
 
 Run 'samsa <command> --help' for a command's flags.
@@ -36,6 +38,10 @@ func main() {
 		err = runStore(args)
 	case "topics":
 		err = runTopics(args)
+	case "leader-election":
+		err = runLeaderElection(args)
+	case "reassign-partitions":
+		err = runReassign(args)
 	case "version", "--version":
 		fmt.Println("samsa", version)
 	case "help", "-h", "--help":

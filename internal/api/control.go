@@ -17,4 +17,6 @@ type Control interface {
 	// AlterPartition (from partition leaders) is the controller's:
 	// NOT_CONTROLLER when this broker is not the active one.
 	AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) *kmsg.AlterPartitionResponse
+	// ControlledShutdown (from a stopping broker) is the controller's too.
+	ControlledShutdown(ctx context.Context, req *kmsg.ControlledShutdownRequest) *kmsg.ControlledShutdownResponse
 }

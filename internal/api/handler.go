@@ -89,6 +89,8 @@ type Config struct {
 	Meta       Metadata
 	Admin      Admin
 	Control    Control
+	Reassign   Reassignments // nil: KIP-455 requests answer NOT_CONTROLLER
+	Elections  Elections     // nil: ElectLeaders answers NOT_CONTROLLER
 	Partitions Partitions
 	Logger     *slog.Logger
 	Now        func() time.Time
@@ -144,6 +146,14 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.updateMetadata(ctx, r), nil
 	case *kmsg.AlterPartitionRequest:
 		return h.alterPartition(ctx, r), nil
+	case *kmsg.AlterPartitionAssignmentsRequest:
+		return h.alterPartitionReassignments(ctx, r), nil
+	case *kmsg.ListPartitionReassignmentsRequest:
+		return h.listPartitionReassignments(ctx, r), nil
+	case *kmsg.ElectLeadersRequest:
+		return h.electLeaders(ctx, r), nil
+	case *kmsg.ControlledShutdownRequest:
+		return h.controlledShutdown(ctx, r), nil
 	case *kmsg.CreatePartitionsRequest:
 		return h.createPartitions(ctx, r), nil
 	}

@@ -68,6 +68,9 @@ type controlPlane struct {
 	nodeID          int32
 	log             *slog.Logger
 
+	// controlledShutdown: this broker's controller serves ControlledShutdown (shutdown.go).
+	controlledShutdown func(ctx context.Context, req *kmsg.ControlledShutdownRequest) *kmsg.ControlledShutdownResponse
+
 	mu sync.Mutex // one control request at a time
 }
 

@@ -181,14 +181,17 @@ func (c *Controller) onAlterPartition(ctx context.Context, e AlterPartition) err
 		b.addUpdateMetadata(c.ctx.liveBrokerIDs(), changed)
 		c.send(b)
 	}
-	return nil
+	// An ISR that grew may complete reassignments (reassignment_exec.go).
+	return c.maybeCompleteReassignments(ctx, changed)
 }
 
 // checkAlterPartition decides one partition: an error code, or the update
 // to write (write=false: already in the requested state).
 func (c *Controller) checkAlterPartition(req *kmsg.AlterPartitionRequest, tp TP, rp *kmsg.AlterPartitionRequestTopicPartition) (metadata.StateUpdate, int16, bool) {
 	cur, ok := c.ctx.states[tp]
-	if !ok || c.ctx.topics[tp.Topic] == nil || c.ctx.replicas(tp) == nil || c.deleting[tp.Topic] {
+	// A topic queued for deletion keeps taking ISR changes while it is
+	// being reassigned: its deletion waits for the reassignment to end.
+	if !ok || c.ctx.topics[tp.Topic] == nil || c.ctx.replicas(tp) == nil || (c.deleting[tp.Topic] && !c.topicReassigning(tp.Topic)) {
 		return metadata.StateUpdate{}, kerr.UnknownTopicOrPartition.Code, false
 	}
 	st := cur.State

@@ -34,8 +34,17 @@ func (s *scenario) moreCommands(d *datadriven.TestData, out *strings.Builder) bo
 	case "alter-partition":
 		s.alterPartition(d, out)
 		return true
+	case "controlled-shutdown":
+		s.controlledShutdown(d, out)
+		return true
+	case "elect-leaders":
+		s.electLeaders(d, out)
+		return true
+	case "auto-rebalance":
+		s.autoRebalance(d, out)
+		return true
 	}
-	return false
+	return s.reassignmentCommands(d, out)
 }
 
 func (s *scenario) alterPartition(d *datadriven.TestData, out *strings.Builder) {

@@ -204,6 +204,7 @@ func (c *Controller) leaderAndIsrRequest(broker int32, parts []lairItem) *kmsg.L
 		ps.Partition, ps.ControllerEpoch = tp.Partition, st.State.ControllerEpoch
 		ps.Leader, ps.LeaderEpoch, ps.ISR = st.State.Leader, st.State.LeaderEpoch, st.State.ISR
 		ps.ZKVersion, ps.Replicas, ps.IsNew = st.State.PartitionEpoch, t.assignment[tp.Partition], it.isNew
+		ps.AddingReplicas, ps.RemovingReplicas = t.adding[tp.Partition], t.removing[tp.Partition] // KIP-455
 		req.TopicStates[i].PartitionStates = append(req.TopicStates[i].PartitionStates, ps)
 		if st.State.Leader >= 0 {
 			leaders[st.State.Leader] = true

@@ -17,6 +17,9 @@ type topicInfo struct {
 	id         metadata.TopicID
 	assignment map[int32][]int32
 	version    int64 // of the assignment key
+	// Reassignments in progress (reassignment.go): each partition's adding
+	// and removing replicas; no entry when it is not being reassigned.
+	adding, removing map[int32][]int32
 }
 
 // Context is the controller's cache of the cluster (Kafka's

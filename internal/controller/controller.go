@@ -35,6 +35,12 @@ type Config struct {
 	Now         func() time.Time
 	// OnChange is told who the controller is whenever that changes.
 	OnChange func(controllerID int32, active bool)
+	// Automatic preferred leader elections (auto_rebalance.go):
+	// auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds
+	// and leader.imbalance.per.broker.percentage.
+	AutoLeaderRebalance          bool
+	LeaderImbalanceCheckInterval time.Duration
+	LeaderImbalancePercentage    int32
 }
 
 // Controller is the event-handling core. Only the event loop calls Handle.
@@ -139,6 +145,16 @@ func (c *Controller) Handle(ctx context.Context, ev Event) {
 		c.resign("session expired")
 	case AlterPartition:
 		err = c.onAlterPartition(ctx, e)
+	case AlterReassignments:
+		err = c.onAlterReassignments(ctx, e)
+	case ListReassignments:
+		c.onListReassignments(e)
+	case ElectLeaders:
+		err = c.onElectLeaders(ctx, e)
+	case AutoLeaderRebalance:
+		err = c.onAutoLeaderRebalance(ctx)
+	case ControlledShutdown:
+		err = c.onControlledShutdown(ctx, e)
 	case response:
 		err = c.onResponse(ctx, e)
 	case storeChange:

@@ -104,6 +104,9 @@ func (c *Controller) resumeDeletions(ctx context.Context) error {
 // eligibleForDeletion: every replica's broker is live (Kafka marks topics
 // with dead replicas, or with a reassignment in progress, ineligible).
 func (c *Controller) eligibleForDeletion(keys []replicaKey) bool {
+	if len(keys) > 0 && c.topicReassigning(keys[0].tp.Topic) {
+		return false // resumed when the reassignment completes
+	}
 	for _, k := range keys {
 		if !c.ctx.isLive(k.broker) {
 			return false

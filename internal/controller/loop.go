@@ -44,6 +44,7 @@ func (l *Loop) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	l.c.mirroring = true
 	l.follow(ctx, &wg)
+	l.rebalanceTimer(ctx, &wg)
 	defer wg.Wait()
 	for {
 		select {

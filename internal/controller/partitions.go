@@ -51,6 +51,9 @@ const (
 	ReassignElection
 	PreferredElection
 	ControlledShutdownElection
+	// UncleanElection is the offline strategy with unclean election
+	// allowed whatever the topic says (an admin's ElectLeaders UNCLEAN).
+	UncleanElection
 )
 
 // errAborted: a newer controller wrote the state; the election is dropped.
@@ -109,7 +112,7 @@ func (c *Controller) initializeLeaders(ctx context.Context, b *requestBatch, tps
 	for _, tp := range tps {
 		var live []int32
 		for _, r := range c.ctx.replicas(tp) {
-			if c.ctx.isLive(r) {
+			if c.electable(r) {
 				live = append(live, r)
 			}
 		}
@@ -145,6 +148,12 @@ func (c *Controller) electLeaders(ctx context.Context, b *requestBatch, tps []TP
 			u, ok, err := c.nextLeader(tp, strategy)
 			if errors.Is(err, errAborted) {
 				c.stateChange(err.Error(), "partition", tp)
+				continue
+			}
+			if !ok && strategy != OfflineElection {
+				// Kafka: a failed controlled-shutdown, preferred or
+				// reassignment election leaves the partition as it was.
+				c.stateChange("no eligible leader; leadership unchanged", "partition", tp, "strategy", strategy)
 				continue
 			}
 			if !ok {
@@ -191,18 +200,18 @@ func (c *Controller) nextLeader(tp TP, strategy Strategy) (metadata.StateUpdate,
 	isr := cur.State.ISR
 	leader := int32(-1)
 	switch strategy {
-	case OfflineElection:
+	case OfflineElection, UncleanElection:
 		var unclean bool
-		leader, unclean = offlineLeader(assignment, isr, c.ctx.isLive, c.uncleanAllowed(tp.Topic))
+		leader, unclean = offlineLeader(assignment, isr, c.electable, strategy == UncleanElection || c.uncleanAllowed(tp.Topic))
 		if unclean {
 			isr = []int32{leader}
 		} else {
-			isr = slices.DeleteFunc(slices.Clone(isr), func(r int32) bool { return !c.ctx.isLive(r) })
+			isr = slices.DeleteFunc(slices.Clone(isr), func(r int32) bool { return !c.electable(r) })
 		}
 	case ReassignElection:
-		leader = reassignLeader(assignment, isr, c.ctx.isLive)
+		leader = reassignLeader(assignment, isr, c.electable)
 	case PreferredElection:
-		leader = preferredLeader(assignment, isr, c.ctx.isLive)
+		leader = preferredLeader(assignment, isr, c.electable)
 	case ControlledShutdownElection:
 		leader = controlledShutdownLeader(assignment, isr, c.ctx.isLive, c.shuttingDown)
 		isr = slices.DeleteFunc(slices.Clone(isr), c.shuttingDown)

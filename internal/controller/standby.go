@@ -167,6 +167,7 @@ func (c *Controller) applyTopicsEvent(cx *Context, ev metastore.Event) *metastor
 		c.cfg.Logger.Warn("bad topic assignment", "topic", topic, "err", err)
 		return nil
 	}
-	cx.setTopic(topic, &topicInfo{id: a.TopicID, assignment: a.Partitions, version: ev.KV.Version})
+	cx.setTopic(topic, &topicInfo{id: a.TopicID, assignment: a.Partitions, version: ev.KV.Version,
+		adding: a.AddingReplicas, removing: a.RemovingReplicas})
 	return nil
 }

@@ -95,9 +95,16 @@ func TestParseRequestRoundTrip(t *testing.T) {
 }
 
 func TestParseRequestHeaderV0(t *testing.T) {
-	key := int16(kmsg.ControlledShutdown)
+	key := int16(kmsg.ControlledShutdown) // v0 is its only request with header v0
+	old, had := Supported[key]
 	Supported[key] = VersionRange{0, 1}
-	defer delete(Supported, key)
+	defer func() {
+		if had {
+			Supported[key] = old
+		} else {
+			delete(Supported, key)
+		}
+	}()
 
 	req := kmsg.NewPtrControlledShutdownRequest()
 	req.SetVersion(0)

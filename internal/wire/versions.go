@@ -20,6 +20,11 @@ var Supported = map[int16]VersionRange{
 	int16(kmsg.DescribeConfigs):  {0, 4},
 	int16(kmsg.DescribeCluster):  {0, 1},
 	int16(kmsg.CreatePartitions): {0, 3},
+	// Admin, served by the controller (KIP-455).
+	int16(kmsg.AlterPartitionAssignments):  {0, 0},
+	int16(kmsg.ListPartitionReassignments): {0, 0},
+	// Admin, served by the controller (KIP-183, KIP-460).
+	int16(kmsg.ElectLeaders): {0, 2},
 
 	// Clients and followers alike (KIP-101, KIP-320).
 	int16(kmsg.OffsetForLeaderEpoch): {0, 4},
@@ -31,4 +36,7 @@ var Supported = map[int16]VersionRange{
 	int16(kmsg.UpdateMetadata): {7, 7},
 	// Inter-broker, from partition leaders to the controller (KIP-497).
 	int16(kmsg.AlterPartition): {0, 3},
+	// Inter-broker, from a stopping broker to the controller (v1+: the
+	// usual request header; v2+ carries the broker epoch).
+	int16(kmsg.ControlledShutdown): {1, 3},
 }

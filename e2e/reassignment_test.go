@@ -1,0 +1,222 @@
+package e2e
+
+// Partition reassignment with real processes (KIP-455): under continuous
+// acks=all produce, `samsa reassign-partitions --execute` moves an RF=2
+// partition from brokers {0,1} to {1,2} and an RF=1 partition from {0} to
+// {2} — both led by broker 0, which leaves them — and `--verify` reports
+// them completed. Metadata then shows the new replicas and leaders, broker
+// 0 has renamed its copies for deletion, and every acknowledged record is
+// read back from the new leaders.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// samsaReassign runs `samsa reassign-partitions` and returns its output and
+// exit code.
+func samsaReassign(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, samsaBin, append([]string{"reassign-partitions"}, args...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return out.String(), ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), 0
+}
+
+// createAssigned creates topic with a manual replica assignment.
+func createAssigned(t *testing.T, addrs []string, topic string, assignment [][]int32) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 20000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, -1, -1
+	for p, rs := range assignment {
+		a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+		a.Partition, a.Replicas = int32(p), rs
+		rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+	}
+	req.Topics = append(req.Topics, rt)
+	for {
+		resp, err := req.RequestWith(ctx, cl)
+		if err == nil && len(resp.Topics) == 1 && resp.Topics[0].ErrorCode == 0 {
+			return
+		}
+		if err == nil {
+			err = kerr.ErrorForCode(resp.Topics[0].ErrorCode)
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("create %s: %v", topic, err)
+		}
+		t.Logf("create %s: %v", topic, err)
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// replicasOf returns each partition's replica list and leader from Metadata.
+func replicasOf(ctx context.Context, addrs []string, topic string) (map[int32][]int32, map[int32]int32, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer cl.Close()
+	tds, err := kadm.NewClient(cl).ListTopics(ctx, topic)
+	if err != nil {
+		return nil, nil, err
+	}
+	if td := tds[topic]; td.Err != nil {
+		return nil, nil, td.Err
+	}
+	replicas, leaders := map[int32][]int32{}, map[int32]int32{}
+	for id, p := range tds[topic].Partitions {
+		replicas[id], leaders[id] = p.Replicas, p.Leader
+	}
+	return replicas, leaders, nil
+}
+
+func TestReassignPartitionsUnderProduce(t *testing.T) {
+	st := startStore(t, "samsa-store")
+	c := startCluster(t, st.endpoint)
+	all := c.addrs(-1)
+	bs := strings.Join(all, ",")
+	c.waitView(all[0], "3 brokers and a controller", func(n int, ctl int32) bool { return n == 3 && ctl >= 0 })
+	// A topic's partitions share one replication factor: one topic each.
+	createAssigned(t, all, "rf2", [][]int32{{0, 1}})
+	createAssigned(t, all, "rf1", [][]int32{{0}})
+	c.waitPartitions(all, "rf2", "rf2 led by broker 0, full ISR", func(v map[int32]partitionView) bool {
+		return len(v) == 1 && v[0].leader == 0 && len(v[0].isr) == 2
+	})
+	c.waitPartitions(all, "rf1", "rf1 led by broker 0", func(v map[int32]partitionView) bool { return len(v) == 1 && v[0].leader == 0 })
+
+	logs := map[string]*ackLog{"rf2": {}, "rf1": {}}
+	stop := make(chan struct{})
+	var finish []func()
+	for topic, log := range logs {
+		finish = append(finish, produceUntil(t, all, topic, stop, log))
+	}
+	acked := func() int { return logs["rf2"].count() + logs["rf1"].count() }
+	for deadline := time.Now().Add(30 * time.Second); acked() < 1000 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	plan := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(plan, []byte(`{"version":1,"partitions":[
+		{"topic":"rf2","partition":0,"replicas":[1,2],"log_dirs":["any","any"]},
+		{"topic":"rf1","partition":0,"replicas":[2]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := samsaReassign(t, "--bootstrap-server", bs, "--execute", "--reassignment-json-file", plan)
+	want := "Current partition replica assignment\n\n" +
+		`{"version":1,"partitions":[{"topic":"rf1","partition":0,"replicas":[0],"log_dirs":["any"]},` +
+		`{"topic":"rf2","partition":0,"replicas":[0,1],"log_dirs":["any","any"]}]}` +
+		"\n\nSave this to use as the --reassignment-json-file option during rollback\n" +
+		"Successfully started partition reassignments for rf1-0,rf2-0\n"
+	if code != 0 || out != want {
+		t.Fatalf("--execute: exit %d\n%s", code, out)
+	}
+	t.Logf("reassignment started after %d acknowledged records", acked())
+
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		out, code = samsaReassign(t, "--bootstrap-server", bs, "--verify", "--reassignment-json-file", plan)
+		if code != 0 || !strings.HasPrefix(out, "Status of partition reassignment:\n") {
+			t.Fatalf("--verify: exit %d\n%s", code, out)
+		}
+		if strings.Contains(out, "Reassignment of partition rf1-0 is completed.\nReassignment of partition rf2-0 is completed.") {
+			break
+		}
+		// Otherwise in progress, or done while the broker that answered
+		// Metadata has not heard yet (Kafka's tool then says "There is no
+		// active reassignment …, but replica set is …").
+		if time.Now().After(deadline) {
+			t.Fatalf("--verify never reported completion:\n%s", out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if out, code = samsaReassign(t, "--bootstrap-server", bs, "--list"); code != 0 || out != "No partition reassignments found.\n" {
+		t.Fatalf("--list: exit %d\n%s", code, out)
+	}
+
+	// Every broker's metadata shows the new replica sets, led by one of them.
+	for id, p := range c.procs {
+		for topic, target := range map[string][]int32{"rf2": {1, 2}, "rf1": {2}} {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			for {
+				replicas, leaders, err := replicasOf(ctx, []string{p.addr}, topic)
+				if err == nil && slices.Equal(replicas[0], target) && slices.Contains(target, leaders[0]) {
+					break
+				}
+				if ctx.Err() != nil {
+					t.Fatalf("broker %d shows %s with replicas %v, leaders %v (%v)", id, topic, replicas, leaders, err)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			cancel()
+		}
+	}
+
+	// More acknowledged traffic on the new leaders, then stop producing.
+	before := acked()
+	for deadline := time.Now().Add(30 * time.Second); acked() < before+1000 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(stop)
+	for _, f := range finish {
+		f()
+	}
+	if acked() < before+1000 {
+		t.Fatalf("only %d records acknowledged, %d before the move completed", acked(), before)
+	}
+
+	// Broker 0 hosts neither partition any more: its copies are renamed
+	// for deletion (log.segment.delete.delay.ms keeps them a minute).
+	for _, tc := range []struct {
+		broker        int32
+		topic         string
+		live, renamed int
+	}{{0, "rf2", 0, 1}, {0, "rf1", 0, 1}, {1, "rf2", 1, 0}, {1, "rf1", 0, 0}, {2, "rf2", 1, 0}, {2, "rf1", 1, 0}} {
+		live, renamed := partitionDirs(c.dirs[tc.broker], tc.topic)
+		if live != tc.live || renamed != tc.renamed {
+			t.Errorf("broker %d: %d live and %d renamed directories of %s, want %d and %d", tc.broker, live, renamed, tc.topic, tc.live, tc.renamed)
+		}
+	}
+
+	// Every acknowledged record is read back, from the new leaders.
+	for topic, log := range logs {
+		log.mu.Lock()
+		acks, errs := slices.Clone(log.acks), log.errs
+		log.mu.Unlock()
+		got := consumeAll(t, []string{c.procs[2].addr}, topic)
+		checkAcked(t, acks, got)
+		t.Logf("%s: %d acknowledged records, none lost; producer errors (retried): %v", topic, len(acks), errs)
+	}
+}

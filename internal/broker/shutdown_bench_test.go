@@ -1,0 +1,105 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// BenchmarkControlledShutdown: 3 brokers in this process (real logs, one
+// embedded etcd), SAMSA_CS_PARTITIONS partitions (default 30000) of RF 3 in
+// topics of 1000, so each broker leads a third of them and follows the
+// rest. Timed: one ControlledShutdown request for a broker other than the
+// controller, from sending it to the answer with no partition remaining
+// (every partition changes: a third elect a new leader, the others drop
+// the broker from their ISR). Also reported: when the other brokers'
+// metadata caches no longer show it leading anything.
+//
+//	go test ./internal/broker -run '^$' -bench ControlledShutdown -benchtime 1x
+func BenchmarkControlledShutdown(b *testing.B) {
+	total := 30_000
+	if s := os.Getenv("SAMSA_CS_PARTITIONS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1000 {
+			b.Fatalf("SAMSA_CS_PARTITIONS=%q: a number of at least 1000", s)
+		}
+		total = n
+	}
+	const perTopic = 1000
+	topics := total / perTopic
+	total = topics * perTopic
+	for range b.N {
+		b.StopTimer()
+		brokers := startCluster(b, 3, nil)
+		ctrl := controllerOf(b, brokers)
+		start := time.Now()
+		createTopicsConcurrently(b, adminClients(b, ctrl, 4), "cs", topics, perTopic, 5)
+		created := time.Since(start)
+		var victim *Broker
+		for _, br := range brokers {
+			if br != ctrl {
+				victim = br
+				break
+			}
+		}
+		led := leadersOn(ctrl, victim.NodeID())
+		req := kmsg.NewPtrControlledShutdownRequest()
+		req.BrokerID, req.BrokerEpoch = victim.NodeID(), victim.cache.BrokerEpoch()
+		raw := newClient(b, ctrl, kgo.RequestTimeoutOverhead(5*time.Minute))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		b.StartTimer()
+		start = time.Now()
+		resp, err := req.RequestWith(ctx, raw)
+		took := time.Since(start)
+		b.StopTimer()
+		cancel()
+		if err != nil || resp.ErrorCode != 0 || len(resp.PartitionsRemaining) != 0 {
+			b.Fatalf("ControlledShutdown: %v %+v", err, resp)
+		}
+		var seen time.Duration
+		for {
+			left := 0
+			for _, br := range brokers {
+				left += leadersOn(br, victim.NodeID())
+			}
+			if left == 0 {
+				seen = time.Since(start)
+				break
+			}
+			if time.Since(start) > 5*time.Minute {
+				b.Fatalf("%d partitions still led by broker %d in the caches", left, victim.NodeID())
+			}
+			time.Sleep(time.Millisecond)
+		}
+		// On the benchmark line itself (the log below may be cut off by the
+		// brokers' warnings).
+		b.ReportMetric(float64(total), "partitions")
+		b.ReportMetric(float64(led), "leaders-moved")
+		b.ReportMetric(took.Seconds(), "s/controlled-shutdown")
+		b.ReportMetric(seen.Seconds(), "s/caches-updated")
+		var load1 float64
+		fmt.Sscan(loadAvg(), &load1)
+		b.ReportMetric(load1, "loadavg-1m")
+		b.Logf("%d partitions (RF 3, %d topics) created in %v; controlled shutdown of broker %d leading %d of them: answered (nothing remaining) after %v, every cache updated after %v; load average %s",
+			total, topics, created.Round(time.Millisecond), victim.NodeID(), led, took.Round(time.Millisecond), seen.Round(time.Millisecond), loadAvg())
+	}
+}
+
+// leadersOn counts the partitions br's metadata cache shows led by id.
+func leadersOn(br *Broker, id int32) int {
+	n := 0
+	for _, t := range br.cache.Topics() {
+		for _, p := range t.Partitions {
+			if p.Leader == id {
+				n++
+			}
+		}
+	}
+	return n
+}

@@ -1,0 +1,176 @@
+package controller
+
+// Controlled shutdown, as the ZooKeeper-era KafkaController's
+// doControlledShutdown: a broker about to stop asks the controller to move
+// its work away first, so that clients see leaders change at once instead
+// of after its session expires.
+//
+// The request is refused with NOT_CONTROLLER when this broker is not the
+// active controller, BROKER_NOT_AVAILABLE when BrokerID is not a live
+// broker, and STALE_BROKER_EPOCH when BrokerEpoch (v2+; -1 skips the check,
+// as v1 carries none) is older than the broker's registration. Otherwise the
+// broker joins the shutting-down set: no strategy elects it and no ISR takes
+// it back (alterpartition.go) until it deregisters or registers again
+// (brokersChanged drops it from the set). Then, for every partition with a
+// replica on it, more than one replica, a leader and a topic not being
+// deleted:
+//
+//   - it leads: the partition goes Online with the controlled-shutdown
+//     strategy (the first assigned replica live, in the ISR and not shutting
+//     down leads; the shutting-down brokers leave the ISR). With no such
+//     replica it stays leader and nothing is written;
+//   - it follows: its replica goes OfflineReplica — StopReplica(delete=false)
+//     to it, and it leaves the ISR (leader epoch + 1, LeaderAndIsr to the
+//     other replicas).
+//
+// Elections and ISR removals are written with batched conditional writes
+// (WriteStates), and every request goes out in one batch: LeaderAndIsr to
+// the replicas of the changed partitions, UpdateMetadata to every live
+// broker, StopReplica to the shutting-down broker. The answer lists the
+// partitions the broker still leads (RemainingPartitions, RF 1 ones
+// included, as Kafka): the broker retries while some remain. A retry is
+// handled the same way, so it is idempotent.
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/metadata"
+)
+
+// ControlledShutdown is a ControlledShutdown request for the controller's
+// loop. Reply is called exactly once, from the loop.
+type ControlledShutdown struct {
+	Req   *kmsg.ControlledShutdownRequest
+	Reply func(*kmsg.ControlledShutdownResponse)
+}
+
+func (ControlledShutdown) name() string { return "ControlledShutdown" }
+
+// ControlledShutdown hands req to the controller and waits for the answer:
+// NOT_CONTROLLER at once when this broker is not the active controller,
+// REQUEST_TIMED_OUT when ctx ends first (the request may still be applied;
+// a retry is answered the same way). Safe from any goroutine.
+func (l *Loop) ControlledShutdown(ctx context.Context, req *kmsg.ControlledShutdownRequest) *kmsg.ControlledShutdownResponse {
+	if !l.c.IsActive() {
+		return controlledShutdownError(req, kerr.NotController.Code)
+	}
+	ch := make(chan *kmsg.ControlledShutdownResponse, 1)
+	l.Enqueue(ControlledShutdown{Req: req, Reply: func(r *kmsg.ControlledShutdownResponse) { ch <- r }})
+	select {
+	case r := <-ch:
+		return r
+	case <-ctx.Done():
+		return controlledShutdownError(req, kerr.RequestTimedOut.Code)
+	}
+}
+
+func controlledShutdownError(req *kmsg.ControlledShutdownRequest, code int16) *kmsg.ControlledShutdownResponse {
+	resp := req.ResponseKind().(*kmsg.ControlledShutdownResponse)
+	resp.ErrorCode = code
+	return resp
+}
+
+// unknownBrokerEpoch in a request skips the broker epoch check (v0–1).
+const unknownBrokerEpoch = -1
+
+// onControlledShutdown validates, moves the broker's work away and answers.
+func (c *Controller) onControlledShutdown(ctx context.Context, e ControlledShutdown) error {
+	req := e.Req
+	if c.ctx == nil {
+		e.Reply(controlledShutdownError(req, kerr.NotController.Code))
+		return nil
+	}
+	id := req.BrokerID
+	reg, live := c.ctx.liveBrokers[id]
+	switch {
+	case !live:
+		c.stateChange("controlled shutdown refused: broker not available", "broker", id)
+		e.Reply(controlledShutdownError(req, kerr.BrokerNotAvailable.Code))
+		return nil
+	case req.BrokerEpoch != unknownBrokerEpoch && req.BrokerEpoch < reg.Epoch:
+		c.stateChange("controlled shutdown refused: stale broker epoch", "broker", id,
+			"broker_epoch", req.BrokerEpoch, "registered_epoch", reg.Epoch)
+		e.Reply(controlledShutdownError(req, kerr.StaleBrokerEpoch.Code))
+		return nil
+	}
+	c.shutting[id] = true
+	c.stateChange("shutting down broker", "broker", id, "shutting_down", sortedIDs(c.shutting))
+
+	led, followed := c.partitionsToMove(id)
+	b := newBatch()
+	err := c.changePartitions(ctx, b, led, OnlinePartition, ControlledShutdownElection)
+	if err == nil {
+		err = c.changeReplicas(ctx, b, followed, OfflineReplica)
+	}
+	if errors.Is(err, metadata.ErrControllerMoved) {
+		e.Reply(controlledShutdownError(req, kerr.NotController.Code))
+		return err
+	}
+	c.send(b) // what was decided before a failure is told all the same
+	if err != nil {
+		e.Reply(controlledShutdownError(req, kerr.UnknownServerError.Code))
+		return err
+	}
+	resp := req.ResponseKind().(*kmsg.ControlledShutdownResponse)
+	remaining := c.partitionsLedBy(id)
+	for _, tp := range remaining {
+		r := kmsg.NewControlledShutdownResponsePartitionsRemaining()
+		r.Topic, r.Partition = tp.Topic, tp.Partition
+		resp.PartitionsRemaining = append(resp.PartitionsRemaining, r)
+	}
+	c.cfg.Logger.Info("controlled shutdown", "broker", id, "leaders_moved", len(led)-len(remainingOf(led, remaining)),
+		"followers_stopped", len(followed), "remaining", len(remaining))
+	e.Reply(resp)
+	return nil
+}
+
+// partitionsToMove splits the partitions with a replica on broker id that
+// controlled shutdown acts on (more than one replica, a leader, a topic not
+// being deleted) into those it leads and its follower replicas.
+func (c *Controller) partitionsToMove(id int32) (led []TP, followed []replicaKey) {
+	for _, tp := range c.ctx.partitionsOnBroker(id) {
+		st, ok := c.ctx.states[tp]
+		if !ok || len(c.ctx.replicas(tp)) <= 1 || c.deleting[tp.Topic] {
+			continue
+		}
+		if st.State.Leader == id {
+			led = append(led, tp)
+		} else {
+			followed = append(followed, replicaKey{tp, id})
+		}
+	}
+	return led, followed
+}
+
+// partitionsLedBy lists, sorted, the partitions broker id leads.
+func (c *Controller) partitionsLedBy(id int32) []TP {
+	var out []TP
+	for _, tp := range c.ctx.partitionsOnBroker(id) {
+		if st, ok := c.ctx.states[tp]; ok && st.State.Leader == id {
+			out = append(out, tp)
+		}
+	}
+	return out
+}
+
+// remainingOf is the part of led (sorted) still in remaining (sorted).
+func remainingOf(led, remaining []TP) []TP {
+	var out []TP
+	for _, tp := range led {
+		if _, found := slices.BinarySearchFunc(remaining, tp, cmpTP); found {
+			out = append(out, tp)
+		}
+	}
+	return out
+}
+
+// electable: live and not shutting down (Kafka's isReplicaOnline, which
+// leaves the shutting-down brokers out). The offline, reassign and
+// preferred strategies and new partitions take it as liveness, so a
+// shutting-down broker is never elected nor put in an ISR by them.
+func (c *Controller) electable(id int32) bool { return c.ctx.isLive(id) && !c.shuttingDown(id) }
