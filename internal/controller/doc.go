@@ -10,7 +10,14 @@
 // partitions.go (PartitionStateMachine), replicas.go (ReplicaStateMachine),
 // controller.go (the event handlers of KafkaController), loop.go
 // (ControllerEventManager: the one goroutine), sender.go
-// (ControllerChannelManager).
+// (ControllerChannelManager), deletion.go (TopicDeletionManager),
+// failover.go (onControllerFailover, onBrokerStartup/Failure), standby.go
+// (the warm standby's mirror of the store), umcache.go (UpdateMetadata
+// bodies kept per topic), alterpartition.go (processAlterPartition,
+// KIP-497), controlled_shutdown.go (doControlledShutdown),
+// elect_leaders.go and auto_rebalance*.go (onReplicaElection,
+// checkAndTriggerAutoLeaderRebalance), reassignment*.go
+// (onPartitionReassignment, KIP-455).
 //
 // Invariants: exactly one goroutine — the loop — calls Controller methods;
 // everything else (store watches, broker responses, API handlers) enqueues
