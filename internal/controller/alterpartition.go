@@ -58,17 +58,9 @@ func (AlterPartition) name() string { return "AlterPartition" }
 // REQUEST_TIMED_OUT when ctx ends first (the request may still be applied;
 // a retry is answered idempotently). Safe from any goroutine.
 func (l *Loop) AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) *kmsg.AlterPartitionResponse {
-	if !l.c.IsActive() {
-		return alterPartitionError(req, kerr.NotController.Code)
-	}
-	ch := make(chan *kmsg.AlterPartitionResponse, 1)
-	l.Enqueue(AlterPartition{Req: req, Reply: func(r *kmsg.AlterPartitionResponse) { ch <- r }})
-	select {
-	case r := <-ch:
-		return r
-	case <-ctx.Done():
-		return alterPartitionError(req, kerr.RequestTimedOut.Code)
-	}
+	return askLoop(ctx, l, func(reply func(*kmsg.AlterPartitionResponse)) Event {
+		return AlterPartition{Req: req, Reply: reply}
+	}, func(code int16) *kmsg.AlterPartitionResponse { return alterPartitionError(req, code) })
 }
 
 func alterPartitionError(req *kmsg.AlterPartitionRequest, code int16) *kmsg.AlterPartitionResponse {

@@ -56,17 +56,9 @@ func (ControlledShutdown) name() string { return "ControlledShutdown" }
 // REQUEST_TIMED_OUT when ctx ends first (the request may still be applied;
 // a retry is answered the same way). Safe from any goroutine.
 func (l *Loop) ControlledShutdown(ctx context.Context, req *kmsg.ControlledShutdownRequest) *kmsg.ControlledShutdownResponse {
-	if !l.c.IsActive() {
-		return controlledShutdownError(req, kerr.NotController.Code)
-	}
-	ch := make(chan *kmsg.ControlledShutdownResponse, 1)
-	l.Enqueue(ControlledShutdown{Req: req, Reply: func(r *kmsg.ControlledShutdownResponse) { ch <- r }})
-	select {
-	case r := <-ch:
-		return r
-	case <-ctx.Done():
-		return controlledShutdownError(req, kerr.RequestTimedOut.Code)
-	}
+	return askLoop(ctx, l, func(reply func(*kmsg.ControlledShutdownResponse)) Event {
+		return ControlledShutdown{Req: req, Reply: reply}
+	}, func(code int16) *kmsg.ControlledShutdownResponse { return controlledShutdownError(req, code) })
 }
 
 func controlledShutdownError(req *kmsg.ControlledShutdownRequest, code int16) *kmsg.ControlledShutdownResponse {

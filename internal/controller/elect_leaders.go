@@ -81,17 +81,9 @@ func (ElectLeaders) name() string { return "ElectLeaders" }
 // controller, REQUEST_TIMED_OUT when ctx ends first (the election may still
 // happen). Safe from any goroutine.
 func (l *Loop) ElectLeaders(ctx context.Context, typ ElectionType, tps []TP) []ElectionResult {
-	if !l.c.IsActive() {
-		return electionErrors(tps, kerr.NotController.Code, "")
-	}
-	ch := make(chan []ElectionResult, 1)
-	l.Enqueue(ElectLeaders{Type: typ, Partitions: tps, Reply: func(r []ElectionResult) { ch <- r }})
-	select {
-	case r := <-ch:
-		return r
-	case <-ctx.Done():
-		return electionErrors(tps, kerr.RequestTimedOut.Code, "")
-	}
+	return askLoop(ctx, l, func(reply func([]ElectionResult)) Event {
+		return ElectLeaders{Type: typ, Partitions: tps, Reply: reply}
+	}, func(code int16) []ElectionResult { return electionErrors(tps, code, "") })
 }
 
 // electionErrors answers every distinct partition of tps with code.

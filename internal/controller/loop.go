@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/samsa-kafka/samsa/internal/metastore"
 )
 
@@ -125,4 +127,21 @@ func (l *Loop) follow(ctx context.Context, wg *sync.WaitGroup) {
 			}
 		}
 	}()
+}
+
+// askLoop enqueues the event ev builds and waits for its reply: fail's
+// NOT_CONTROLLER at once on an inactive controller, REQUEST_TIMED_OUT when
+// ctx ends first.
+func askLoop[R any](ctx context.Context, l *Loop, ev func(reply func(R)) Event, fail func(code int16) R) R {
+	if !l.c.IsActive() {
+		return fail(kerr.NotController.Code)
+	}
+	ch := make(chan R, 1)
+	l.Enqueue(ev(func(r R) { ch <- r }))
+	select {
+	case r := <-ch:
+		return r
+	case <-ctx.Done():
+		return fail(kerr.RequestTimedOut.Code)
+	}
 }

@@ -75,23 +75,6 @@ func (l *Loop) ListPartitionReassignments(ctx context.Context, req *kmsg.ListPar
 	}, func(code int16) *kmsg.ListPartitionReassignmentsResponse { return listReassignmentsError(req, code) })
 }
 
-// askLoop enqueues the event ev builds and waits for its reply: fail's
-// NOT_CONTROLLER at once on an inactive controller, REQUEST_TIMED_OUT when
-// ctx ends first.
-func askLoop[R any](ctx context.Context, l *Loop, ev func(reply func(R)) Event, fail func(code int16) R) R {
-	if !l.c.IsActive() {
-		return fail(kerr.NotController.Code)
-	}
-	ch := make(chan R, 1)
-	l.Enqueue(ev(func(r R) { ch <- r }))
-	select {
-	case r := <-ch:
-		return r
-	case <-ctx.Done():
-		return fail(kerr.RequestTimedOut.Code)
-	}
-}
-
 func alterReassignmentsError(req *kmsg.AlterPartitionAssignmentsRequest, code int16) *kmsg.AlterPartitionAssignmentsResponse {
 	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
 	resp.ErrorCode = code
