@@ -9,7 +9,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -83,59 +82,4 @@ func parseElectionArgs(args []string) (*electionOpts, error) {
 		o.adminConfig = last("admin.config")
 	}
 	return o, nil
-}
-
-// scanOptions splits args into option values, flags naming whether an
-// option takes a value; an option without one maps to [""]. Arguments that
-// are not options are ignored, as joptsimple leaves them to the tool.
-func scanOptions(args []string, flags map[string]bool) (map[string][]string, error) {
-	vals := map[string][]string{}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "--") || a == "--" {
-			continue
-		}
-		name, value, hasValue := strings.Cut(a[2:], "=")
-		full, err := resolveOption(name, flags)
-		if err != nil {
-			return nil, err
-		}
-		if !flags[full] {
-			if hasValue {
-				return nil, fmt.Errorf("Option %s does not take an argument", full)
-			}
-			vals[full] = append(vals[full], "")
-			continue
-		}
-		if !hasValue {
-			if i+1 >= len(args) {
-				return nil, fmt.Errorf("Option %s requires an argument", full)
-			}
-			i++
-			value = args[i]
-		}
-		vals[full] = append(vals[full], value)
-	}
-	return vals, nil
-}
-
-// resolveOption finds the option named, or uniquely abbreviated, by name.
-func resolveOption(name string, flags map[string]bool) (string, error) {
-	if _, ok := flags[name]; ok {
-		return name, nil
-	}
-	var found []string
-	for f := range flags {
-		if name != "" && strings.HasPrefix(f, name) {
-			found = append(found, f)
-		}
-	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		return "", fmt.Errorf("%s is not a recognized option", name)
-	}
-	slices.Sort(found)
-	return "", fmt.Errorf("Option %s is ambiguous; possibilities: %s", name, strings.Join(found, ", "))
 }

@@ -73,23 +73,9 @@ func parseReassignArgs(args []string) (*reassignOpts, error) {
 	if len(args) == 0 {
 		return nil, &usageError{reassignAbout, 1}
 	}
-	vals := map[string][]string{}
-	for i := 0; i < len(args); i++ {
-		name, value, hasValue := strings.Cut(strings.TrimPrefix(args[i], "--"), "=")
-		takes, known := reassignFlags[name]
-		switch {
-		case !strings.HasPrefix(args[i], "--"):
-			continue
-		case !known:
-			return nil, &usageError{fmt.Sprintf("%s is not a recognized option", name), 1}
-		case takes && !hasValue:
-			if i+1 >= len(args) {
-				return nil, &usageError{fmt.Sprintf("Option %s requires an argument", name), 1}
-			}
-			i++
-			value = args[i]
-		}
-		vals[name] = append(vals[name], value)
+	vals, err := scanOptions(args, reassignFlags)
+	if err != nil {
+		return nil, &usageError{err.Error(), 1}
 	}
 	has := func(k string) bool { _, ok := vals[k]; return ok }
 	last := func(k string) string { v := vals[k]; return v[len(v)-1] }

@@ -468,7 +468,7 @@ func parseTopicsArgs(args []string) (*topicsOpts, error) {
 	if len(args) == 0 {
 		return nil, &usageError{"Create, delete, describe, or change a topic.", 1}
 	}
-	vals, err := scanFlags(args)
+	vals, err := scanOptions(args, topicsFlags)
 	if err != nil {
 		return nil, err
 	}
@@ -483,61 +483,6 @@ func parseTopicsArgs(args []string) (*topicsOpts, error) {
 		return nil, err
 	}
 	return o, o.fill(vals)
-}
-
-// scanFlags splits args into option values; a flag without a value maps
-// to an empty list. Arguments that are not options are ignored, as Kafka
-// does.
-func scanFlags(args []string) (map[string][]string, error) {
-	vals := map[string][]string{}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "--") || a == "--" {
-			continue
-		}
-		name, value, hasValue := strings.Cut(a[2:], "=")
-		full, err := resolveFlag(name)
-		if err != nil {
-			return nil, err
-		}
-		if !topicsFlags[full] {
-			if hasValue {
-				return nil, fmt.Errorf("Option %s does not take an argument", full)
-			}
-			vals[full] = append(vals[full], "")
-			continue
-		}
-		if !hasValue {
-			if i+1 >= len(args) {
-				return nil, fmt.Errorf("Option %s requires an argument", full)
-			}
-			i++
-			value = args[i]
-		}
-		vals[full] = append(vals[full], value)
-	}
-	return vals, nil
-}
-
-// resolveFlag finds the option named, or uniquely abbreviated, by name.
-func resolveFlag(name string) (string, error) {
-	if _, ok := topicsFlags[name]; ok {
-		return name, nil
-	}
-	var found []string
-	for f := range topicsFlags {
-		if name != "" && strings.HasPrefix(f, name) {
-			found = append(found, f)
-		}
-	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		return "", fmt.Errorf("%s is not a recognized option", name)
-	}
-	slices.Sort(found)
-	return "", fmt.Errorf("Option %s is ambiguous; possibilities: %s", name, strings.Join(found, ", "))
 }
 
 // topicsInvalid lists, per option, the options it cannot be used with
