@@ -17,6 +17,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,7 +33,12 @@ import (
 	"github.com/samsa-kafka/samsa/internal/config"
 )
 
-var pacedMBs float64
+var (
+	pacedMBs   float64
+	profileDir string // -profile: CPU profiles of the client and each broker process
+	onlyConfig string // -only: run one configuration of -replication
+	pacedSet   bool   // -paced-mbs given: -replication paces at it rather than at half the throughput
+)
 
 type result struct {
 	target              string
@@ -66,7 +73,18 @@ func main() {
 	recSize := flag.Int("record", 1024, "record value size in bytes")
 	parts := flag.String("partitions", "1,16", "partition counts to run")
 	flag.Float64Var(&pacedMBs, "paced-mbs", 50, "produce rate (MB/s) of the latency run")
+	flag.StringVar(&profileDir, "profile", "", "write CPU profiles (client.cpu, broker-N.cpu) to this directory")
+	flag.StringVar(&onlyConfig, "only", "", "with -replication: run only this configuration (rf3-all or rf1-one)")
 	flag.Parse()
+	flag.Visit(func(f *flag.Flag) { pacedSet = pacedSet || f.Name == "paced-mbs" })
+	if profileDir != "" {
+		stop, err := startCPUProfile(filepath.Join(profileDir, "client.cpu"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer stop()
+	}
 
 	var counts []int
 	for _, s := range strings.Split(*parts, ",") {
@@ -270,4 +288,18 @@ func printTable(results []result) {
 	fmt.Println("latency = Produce call to acknowledgement per record; 'sat' is during the throughput run (client queueing included),")
 	fmt.Println("the paced columns produce at a fixed rate with no linger. acks=1, 1 KiB incompressible records, no compression,")
 	fmt.Println("1 broker; client and servers share this 2-core machine.")
+}
+
+// startCPUProfile profiles this process into path until the returned
+// function is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

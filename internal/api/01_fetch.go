@@ -18,17 +18,21 @@ package api
 // OFFSET_OUT_OF_RANGE, with the log start offset. Diverging epochs (v12+)
 // are not reported: followers truncate with OffsetForLeaderEpoch first. v13+
 // name topics by id (UNKNOWN_TOPIC_ID when unknown). Sessions: see
-// fetch_session.go.
+// fetch_session.go; a fetch in a session waits on the session's wake-up
+// (woken by the partitions it listens to), a sessionless one registers a
+// waiter on each of its partitions. Each wake-up is a pass: the partitions
+// to read (all, or a follower session's changed ones) are read again, and
+// the response carries each partition's latest read (fetch_read.go).
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/replica"
+	"github.com/samsa-kafka/samsa/internal/server"
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
@@ -36,41 +40,63 @@ import (
 type fetchCtx struct {
 	sess        *fetchSession // nil for sessionless fetches
 	incremental bool
-	parts       []*sessPart
-	unknownIDs  []sessPart // v13+: partitions of topic ids we do not know
+	sweep       bool        // a follower session's fetch reads every partition
+	parts       []*sessPart // every partition of a full fetch, in response order
+	unknownIDs  []sessPart  // v13+: partitions of topic ids we do not know
+	forgotten   []*sessPart // left the session: stop listening
 }
 
 func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
-	fc, kerrv := h.resolveFetch(req)
+	replicaID := fetchReplicaID(req)
+	fc, kerrv := h.resolveFetch(req, replicaID)
 	if kerrv != nil {
 		resp.ErrorCode = kerrv.Code
 		return resp, nil
 	}
+	var wake <-chan struct{}
 	if fc.sess != nil {
+		defer h.sessions.done(fc.sess)
 		resp.SessionID = fc.sess.id
-	}
-	w := replica.NewWaiter()
-	var waitingOn []*replica.Partition
-	for _, sp := range fc.parts {
-		if p := h.Partitions.Get(storage.TopicPartition{Topic: sp.key.topic, Partition: sp.key.partition}); p != nil {
-			p.AddWaiter(w)
-			waitingOn = append(waitingOn, p)
+		for _, sp := range fc.forgotten {
+			fc.sess.release(sp)
 		}
-	}
-	defer func() {
-		for _, p := range waitingOn {
-			p.RemoveWaiter(w)
+		if s := fc.sess; s.follower {
+			now := h.Now()
+			s.clock.Fetched(now)
+			if !fc.incremental || now.Sub(s.lastSweep) >= sessionSweepInterval {
+				fc.sweep, s.lastSweep = true, now
+			}
 		}
-	}()
+		wake = fc.sess.wake
+	} else {
+		w := replica.NewWaiter()
+		var waitingOn []*replica.Partition
+		for _, sp := range fc.parts {
+			if p := h.Partitions.Get(storage.TopicPartition{Topic: sp.key.topic, Partition: sp.key.partition}); p != nil {
+				p.AddWaiter(w)
+				waitingOn = append(waitingOn, p)
+			}
+		}
+		defer func() {
+			for _, p := range waitingOn {
+				p.RemoveWaiter(w)
+			}
+		}()
+		wake = w.C
+	}
 
-	replicaID := fetchReplicaID(req)
+	acc := &fetchAcc{maxBytes: int(req.MaxBytes)}
+	if req.MaxBytes <= 0 {
+		acc.maxBytes = 1<<31 - 1
+	}
 	deadline := h.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	var timer *time.Timer
-	for {
-		results, total, failed := h.readFetch(fc.parts, req, replicaID)
-		if total >= int(req.MinBytes) || failed || req.MaxWaitMillis <= 0 || !h.Now().Before(deadline) {
-			h.buildFetchResponse(resp, fc, req.Version, results)
+	for pass := 0; ; pass++ {
+		h.readFetch(acc, fc.toRead(pass), replicaID, fc.sess)
+		if acc.total >= int(req.MinBytes) || acc.failed > 0 || req.MaxWaitMillis <= 0 || !h.Now().Before(deadline) {
+			h.buildFetchResponse(resp, fc, acc.results)
+			server.AfterResponse(ctx, acc.release) // the records are encoded then
 			return resp, nil
 		}
 		if timer == nil {
@@ -78,12 +104,28 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 			defer timer.Stop()
 		}
 		select {
-		case <-w.C:
+		case <-wake:
 		case <-timer.C:
 		case <-ctx.Done(): // the connection is closing: nothing to answer
+			acc.release()
 			return nil, nil
 		}
 	}
+}
+
+// toRead is what a pass of the fetch reads: every partition, except in a
+// follower session, where the first pass of a full fetch or a sweep reads
+// every one and the others only those that changed (dirty).
+func (fc *fetchCtx) toRead(pass int) []*sessPart {
+	s := fc.sess
+	if s == nil {
+		return fc.parts
+	}
+	dirty := s.takeDirty()
+	if !s.follower || (pass == 0 && fc.sweep) {
+		return s.list()
+	}
+	return dirty
 }
 
 // fetchReplicaID is the fetching follower's broker id, or -1 for a
@@ -95,9 +137,9 @@ func fetchReplicaID(req *kmsg.FetchRequest) int32 {
 	return req.ReplicaID
 }
 
-// resolveFetch applies the request to the session cache and returns the
-// partitions to read, in response order.
-func (h *Handler) resolveFetch(req *kmsg.FetchRequest) (*fetchCtx, *kerr.Error) {
+// resolveFetch applies the request to the session cache. A session it
+// returns is in use until h.sessions.done.
+func (h *Handler) resolveFetch(req *kmsg.FetchRequest, replicaID int32) (*fetchCtx, *kerr.Error) {
 	fc := &fetchCtx{}
 	reqParts := h.fetchRequestParts(req, fc)
 	switch {
@@ -111,7 +153,7 @@ func (h *Handler) resolveFetch(req *kmsg.FetchRequest) (*fetchCtx, *kerr.Error) 
 		if req.SessionID != 0 {
 			h.sessions.remove(req.SessionID)
 		}
-		fc.sess = h.sessions.create()
+		fc.sess = h.sessions.create(replicaID)
 		if fc.sess == nil {
 			fc.parts = reqParts
 			return fc, nil
@@ -119,7 +161,6 @@ func (h *Handler) resolveFetch(req *kmsg.FetchRequest) (*fetchCtx, *kerr.Error) 
 		for _, p := range reqParts {
 			fc.sess.upsert(*p)
 		}
-		fc.parts = fc.sess.list()
 		return fc, nil
 	}
 	s, kerrv := h.sessions.lookup(req.SessionID, req.SessionEpoch)
@@ -136,13 +177,15 @@ func (h *Handler) resolveFetch(req *kmsg.FetchRequest) (*fetchCtx, *kerr.Error) 
 			name = t.Name
 		}
 		for _, p := range ft.Partitions {
-			s.forget(sessKey{name, p})
+			if sp := s.forget(sessKey{name, p}); sp != nil {
+				fc.forgotten = append(fc.forgotten, sp)
+			}
 		}
 	}
 	for _, p := range reqParts {
 		s.upsert(*p)
 	}
-	fc.sess, fc.incremental, fc.parts = s, true, s.list()
+	fc.sess, fc.incremental = s, true
 	return fc, nil
 }
 
@@ -172,101 +215,6 @@ func (h *Handler) fetchRequestParts(req *kmsg.FetchRequest, fc *fetchCtx) []*ses
 	return out
 }
 
-// fetchResult is what one partition read produced.
-type fetchResult struct {
-	part         *sessPart
-	err          int16
-	records      []byte
-	hw, logStart int64
-}
-
-// readFetch reads every partition within the request's byte limits, for
-// the follower replicaID (>= 0) or a consumer.
-func (h *Handler) readFetch(parts []*sessPart, req *kmsg.FetchRequest, replicaID int32) ([]fetchResult, int, bool) {
-	results := make([]fetchResult, 0, len(parts))
-	remaining := int(req.MaxBytes)
-	if req.MaxBytes <= 0 {
-		remaining = 1<<31 - 1
-	}
-	total, failed, minOne := 0, false, true
-	now := h.Now()
-	for _, sp := range parts {
-		r := fetchResult{part: sp, hw: -1, logStart: -1}
-		limit := int32(max(min(int(sp.maxBytes), remaining), 0))
-		if replicaID >= 0 {
-			h.readFollower(sp, replicaID, limit, minOne, now, &r)
-		} else {
-			h.readPartition(sp, limit, minOne, &r)
-		}
-		if r.err != 0 {
-			failed = true
-		}
-		if len(r.records) > 0 {
-			minOne = false
-			total += len(r.records)
-			remaining -= len(r.records)
-		}
-		results = append(results, r)
-	}
-	return results, total, failed
-}
-
-// leaderFor returns the partition if this broker leads it at the fetch's
-// leader epoch, or sets the error.
-func (h *Handler) leaderFor(sp *sessPart, r *fetchResult) *replica.Partition {
-	p := h.Partitions.Get(storage.TopicPartition{Topic: sp.key.topic, Partition: sp.key.partition})
-	if p == nil {
-		r.err = h.missingPartitionCode(sp.key.topic, sp.key.partition)
-		return nil
-	}
-	if !p.IsLeader() {
-		r.err = kerr.NotLeaderForPartition.Code
-		return nil
-	}
-	if code := leaderEpochCode(sp.leaderEpoch, p.LeaderEpoch()); code != 0 {
-		r.err = code
-		return nil
-	}
-	return p
-}
-
-// readFollower reads up to the log end offset for follower replicaID and
-// records its fetch offset, even when limit leaves no room for data.
-func (h *Handler) readFollower(sp *sessPart, replicaID, limit int32, minOne bool, now time.Time, r *fetchResult) {
-	p := h.leaderFor(sp, r)
-	if p == nil {
-		return
-	}
-	res, hw, err := p.FollowerRead(replicaID, sp.fetchOffset, limit, minOne, now)
-	h.readDone(p, res, hw, err, r)
-}
-
-// readPartition reads below the high watermark for a consumer.
-func (h *Handler) readPartition(sp *sessPart, limit int32, minOne bool, r *fetchResult) {
-	p := h.leaderFor(sp, r)
-	if p == nil {
-		return
-	}
-	if limit <= 0 && !minOne {
-		r.hw, r.logStart = p.HighWatermark(), p.LogStartOffset()
-		return
-	}
-	res, hw, err := p.Read(sp.fetchOffset, limit, minOne)
-	h.readDone(p, res, hw, err, r)
-}
-
-func (h *Handler) readDone(p *replica.Partition, res storage.ReadResult, hw int64, err error, r *fetchResult) {
-	r.hw, r.logStart = hw, res.LogStartOffset
-	if err != nil {
-		if errors.Is(err, storage.ErrOffsetOutOfRange) {
-			r.logStart = p.LogStartOffset()
-		}
-		r.err = errorCode(err)
-		return
-	}
-	r.records = res.Records
-}
-
 // leaderEpochCode checks a client's current leader epoch against ours
 // (KIP-320): -1 skips the check.
 func leaderEpochCode(client, ours int32) int16 {
@@ -280,7 +228,13 @@ func leaderEpochCode(client, ours int32) int16 {
 	}
 }
 
-func (h *Handler) buildFetchResponse(resp *kmsg.FetchResponse, fc *fetchCtx, version int16, results []fetchResult) {
+// buildFetchResponse answers with results (an incremental fetch only with
+// the partitions that changed) and then updates the session: partitions that
+// returned records move to the back of an incremental session's order, and a
+// follower session's partitions whose answer may change without any event
+// (an error, or data left unsent for lack of room) stay dirty for the next
+// fetch.
+func (h *Handler) buildFetchResponse(resp *kmsg.FetchResponse, fc *fetchCtx, results []fetchResult) {
 	var cur *kmsg.FetchResponseTopic
 	add := func(name string, id [16]byte, sp kmsg.FetchResponseTopicPartition) {
 		if cur == nil || cur.Topic != name || cur.TopicID != id {
@@ -315,7 +269,17 @@ func (h *Handler) buildFetchResponse(resp *kmsg.FetchResponse, fc *fetchCtx, ver
 		p.HighWatermark, p.LastStableOffset, p.LogStartOffset = -1, -1, -1
 		add("", u.topicID, p)
 	}
-	if fc.sess != nil {
-		fc.sess.epoch = nextEpoch(fc.sess.epoch)
+	s := fc.sess
+	if s == nil {
+		return
+	}
+	for _, r := range results {
+		sp := r.part
+		if fc.incremental && len(r.records) > 0 && s.parts[sp.key] == sp {
+			s.moveToBack(sp)
+		}
+		if s.follower && (r.err != 0 || (len(r.records) == 0 && r.end > sp.fetchOffset)) {
+			s.markDirty(sp)
+		}
 	}
 }

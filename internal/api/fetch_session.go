@@ -8,10 +8,31 @@ package api
 // request lists only added or changed partitions plus forgotten ones, and the
 // response lists only partitions with records, an error, or a changed high
 // watermark or log start offset. The session's epoch advances by one per
-// fetch; a mismatch is INVALID_FETCH_SESSION_EPOCH, an unknown id
-// FETCH_SESSION_ID_NOT_FOUND. The cache holds at most `slots` sessions
-// (Kafka's max.incremental.fetch.session.cache.slots) and evicts the least
-// recently used.
+// fetch, as soon as the fetch is accepted; a mismatch, or a second fetch
+// while one still uses the session, is INVALID_FETCH_SESSION_EPOCH, an
+// unknown id FETCH_SESSION_ID_NOT_FOUND.
+// Partitions that returned records in an incremental response move to the
+// end of the session's order, so that a response cut at MaxBytes does not
+// starve the partitions behind them.
+//
+// The cache holds at most `slots` sessions (Kafka's
+// max.incremental.fetch.session.cache.slots). A new follower session evicts
+// the least recently used consumer session, or else the least recently used
+// follower session; a new consumer session evicts only consumer sessions
+// (Kafka privileges replica sessions the same way), and when every slot
+// holds a follower session the consumer fetches without one.
+//
+// A session listens to its partitions (replica.Listener) for as long as it
+// holds them: each change marks the partition dirty and wakes the fetch
+// waiting on the session. A follower's incremental fetch reads only dirty
+// partitions (and the ones its request changed); the others are unchanged
+// since the session last read them, at the follower's log end offset, so
+// their answer would be empty. Their fetch is still recorded, through the
+// session's replica.FetchClock. Every sessionSweepInterval a follower's fetch
+// reads all of its partitions anyway: what no event announces (a follower
+// caught up but left out of the ISR because its expansion was refused, to
+// be proposed again; a moved log start offset) is caught up with then.
+// Consumer sessions read every partition at every fetch, as Kafka does.
 
 import (
 	"container/list"
@@ -20,7 +41,13 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-kafka/samsa/internal/replica"
 )
+
+// sessionSweepInterval is how often a follower session's fetch reads every
+// partition of the session, not only the changed ones.
+const sessionSweepInterval = 10 * time.Second
 
 type sessKey struct {
 	topic     string
@@ -37,45 +64,191 @@ type sessPart struct {
 	leaderEpoch int32
 	// last values sent in a response; -1 before the first.
 	sentHW, sentLogStart int64
+
+	// Session bookkeeping; nil sess for sessionless fetches.
+	sess       *fetchSession
+	prev, next *sessPart          // session order
+	p          *replica.Partition // listened to (guarded by the fetch using the session)
+	gone       bool               // forgotten or session closed (guarded by sess.mu)
+	dirty      bool               // in sess.dirty (guarded by sess.mu)
+}
+
+// PartitionChanged implements replica.Listener. A follower's fetch is not
+// woken for a move of the high watermark alone (as Kafka's delayed fetch
+// completes on bytes only): the partition is read at its next pass, at the
+// latest when it times out, and the new HW goes out then.
+func (sp *sessPart) PartitionChanged(onlyHW bool) {
+	sp.sess.mark(sp, !(onlyHW && sp.sess.follower))
 }
 
 type fetchSession struct {
-	id    int32
-	epoch int32 // the epoch the next request must carry
-	parts map[sessKey]*sessPart
-	order []sessKey
-	elem  *list.Element
+	id        int32
+	epoch     int32 // the epoch the next request must carry
+	follower  bool
+	replicaID int32
+	clock     *replica.FetchClock // follower sessions
+	lastSweep time.Time           // last fetch that read every partition
+	parts     map[sessKey]*sessPart
+	head      *sessPart // session order: head ... tail
+	tail      *sessPart
+	elem      *list.Element
+	// busy: a fetch is using the session; closed: it left the cache (both
+	// guarded by the cache's mu). The fetch using a closed session
+	// releases it when done.
+	busy, closed bool
+
+	mu    sync.Mutex
+	dirty []*sessPart
+	wake  chan struct{} // wakes the fetch using the session
 }
 
-func (s *fetchSession) upsert(p sessPart) {
-	if cur, ok := s.parts[p.key]; ok {
-		cur.topicID, cur.fetchOffset, cur.maxBytes, cur.leaderEpoch = p.topicID, p.fetchOffset, p.maxBytes, p.leaderEpoch
-		return
+func newFetchSession(id int32, replicaID int32) *fetchSession {
+	s := &fetchSession{id: id, epoch: 1, // the opening fetch is epoch 0
+		follower: replicaID >= 0, replicaID: replicaID, parts: map[sessKey]*sessPart{},
+		wake: make(chan struct{}, 1)}
+	if s.follower {
+		s.clock = &replica.FetchClock{}
 	}
-	p.sentHW, p.sentLogStart = -1, -1
-	s.parts[p.key] = &p
-	s.order = append(s.order, p.key)
+	return s
 }
 
-func (s *fetchSession) forget(k sessKey) {
-	if _, ok := s.parts[k]; !ok {
-		return
+// upsert adds p or updates the session's copy; a new or changed partition
+// is marked dirty (its first read starts listening to it). It returns the
+// session's copy and whether it is new.
+func (s *fetchSession) upsert(p sessPart) (*sessPart, bool) {
+	if cur, ok := s.parts[p.key]; ok {
+		if cur.topicID != p.topicID || cur.fetchOffset != p.fetchOffset || cur.maxBytes != p.maxBytes || cur.leaderEpoch != p.leaderEpoch {
+			cur.topicID, cur.fetchOffset, cur.maxBytes, cur.leaderEpoch = p.topicID, p.fetchOffset, p.maxBytes, p.leaderEpoch
+			s.markDirty(cur)
+		}
+		return cur, false
+	}
+	np := &sessPart{key: p.key, topicID: p.topicID, fetchOffset: p.fetchOffset, maxBytes: p.maxBytes,
+		leaderEpoch: p.leaderEpoch, sentHW: -1, sentLogStart: -1, sess: s}
+	s.parts[p.key] = np
+	s.pushBack(np)
+	s.markDirty(np)
+	return np, true
+}
+
+// forget drops k from the session and returns it (nil if absent) for the
+// caller to stop listening.
+func (s *fetchSession) forget(k sessKey) *sessPart {
+	sp, ok := s.parts[k]
+	if !ok {
+		return nil
 	}
 	delete(s.parts, k)
-	for i, o := range s.order {
-		if o == k {
-			s.order = append(s.order[:i], s.order[i+1:]...)
-			break
+	s.unlink(sp)
+	s.mu.Lock()
+	sp.gone = true
+	s.mu.Unlock()
+	return sp
+}
+
+func (s *fetchSession) pushBack(sp *sessPart) {
+	sp.prev, sp.next = s.tail, nil
+	if s.tail != nil {
+		s.tail.next = sp
+	} else {
+		s.head = sp
+	}
+	s.tail = sp
+}
+
+func (s *fetchSession) unlink(sp *sessPart) {
+	if sp.prev != nil {
+		sp.prev.next = sp.next
+	} else {
+		s.head = sp.next
+	}
+	if sp.next != nil {
+		sp.next.prev = sp.prev
+	} else {
+		s.tail = sp.prev
+	}
+	sp.prev, sp.next = nil, nil
+}
+
+// moveToBack puts sp last in the session order (KIP-227 rotation).
+func (s *fetchSession) moveToBack(sp *sessPart) {
+	if s.tail == sp {
+		return
+	}
+	s.unlink(sp)
+	s.pushBack(sp)
+}
+
+// list returns the partitions in session order.
+func (s *fetchSession) list() []*sessPart {
+	out := make([]*sessPart, 0, len(s.parts))
+	for sp := s.head; sp != nil; sp = sp.next {
+		out = append(out, sp)
+	}
+	return out
+}
+
+// markDirty queues sp for the next read and wakes the waiting fetch.
+func (s *fetchSession) markDirty(sp *sessPart) { s.mark(sp, true) }
+
+// mark queues sp for the next read, waking the waiting fetch if wake.
+func (s *fetchSession) mark(sp *sessPart, wake bool) {
+	s.mu.Lock()
+	if !sp.dirty && !sp.gone {
+		sp.dirty = true
+		s.dirty = append(s.dirty, sp)
+	}
+	s.mu.Unlock()
+	if wake {
+		select {
+		case s.wake <- struct{}{}:
+		default:
 		}
 	}
 }
 
-func (s *fetchSession) list() []*sessPart {
-	out := make([]*sessPart, 0, len(s.order))
-	for _, k := range s.order {
-		out = append(out, s.parts[k])
+// takeDirty returns the dirty partitions still in the session, oldest
+// first, and clears them.
+func (s *fetchSession) takeDirty() []*sessPart {
+	s.mu.Lock()
+	d := s.dirty
+	s.dirty = nil
+	n := 0
+	for _, sp := range d {
+		sp.dirty = false
+		if !sp.gone {
+			d[n] = sp
+			n++
+		}
 	}
-	return out
+	s.mu.Unlock()
+	return d[:n]
+}
+
+// release stops listening to sp's partition and ends the session's
+// implicit fetches of it.
+func (s *fetchSession) release(sp *sessPart) {
+	if sp.p == nil {
+		return
+	}
+	sp.p.RemoveListener(sp)
+	if s.follower {
+		sp.p.ReleaseFetchClock(s.replicaID, s.clock)
+	}
+	sp.p = nil
+}
+
+// close releases every partition of a session that left the cache, once no
+// fetch uses it.
+func (s *fetchSession) close() {
+	s.mu.Lock()
+	for _, sp := range s.parts {
+		sp.gone = true
+	}
+	s.mu.Unlock()
+	for _, sp := range s.parts {
+		s.release(sp)
+	}
 }
 
 func nextEpoch(e int32) int32 {
@@ -97,40 +270,92 @@ func newFetchSessions(slots int, now func() time.Time) *fetchSessions {
 	return &fetchSessions{slots: slots, byID: map[int32]*fetchSession{}, lru: list.New(), now: now}
 }
 
+// remove closes session id, if cached.
 func (c *fetchSessions) remove(id int32) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if s, ok := c.byID[id]; ok {
-		c.lru.Remove(s.elem)
-		delete(c.byID, id)
+	s, ok := c.byID[id]
+	idle := ok && c.dropLocked(s)
+	c.mu.Unlock()
+	if idle {
+		s.close()
 	}
 }
 
-// create opens a new session, evicting the least recently used one when the
-// cache is full. It returns nil when slots is 0.
-func (c *fetchSessions) create() *fetchSession {
+// dropLocked takes s out of the cache; it reports whether no fetch uses it,
+// in which case the caller closes it.
+func (c *fetchSessions) dropLocked(s *fetchSession) bool {
+	c.lru.Remove(s.elem)
+	delete(c.byID, s.id)
+	s.closed = true
+	return !s.busy
+}
+
+// done ends the fetch using s; a session that left the cache meanwhile is
+// closed now.
+func (c *fetchSessions) done(s *fetchSession) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	s.busy = false
+	closed := s.closed
+	c.mu.Unlock()
+	if closed {
+		s.close()
+	}
+}
+
+// create opens a new session for replicaID (-1: a consumer), evicting as the
+// file comment says, in use by the caller (see done). It returns nil when no
+// slot can be had.
+func (c *fetchSessions) create(replicaID int32) *fetchSession {
+	c.mu.Lock()
 	if c.slots <= 0 {
+		c.mu.Unlock()
 		return nil
 	}
+	var evicted []*fetchSession
 	for len(c.byID) >= c.slots {
-		old := c.lru.Back().Value.(*fetchSession)
-		c.lru.Remove(old.elem)
-		delete(c.byID, old.id)
+		old := c.victimLocked(replicaID >= 0)
+		if old == nil {
+			break
+		}
+		if c.dropLocked(old) {
+			evicted = append(evicted, old)
+		}
 	}
-	id := rand.Int32N(1<<31-1) + 1
-	for c.byID[id] != nil {
-		id = rand.Int32N(1<<31-1) + 1
+	var s *fetchSession
+	if len(c.byID) < c.slots {
+		id := rand.Int32N(1<<31-1) + 1
+		for c.byID[id] != nil {
+			id = rand.Int32N(1<<31-1) + 1
+		}
+		s = newFetchSession(id, replicaID)
+		s.busy = true
+		s.elem = c.lru.PushFront(s)
+		c.byID[id] = s
 	}
-	s := &fetchSession{id: id, epoch: 0, // the opening fetch advances it to 1
-		parts: map[sessKey]*sessPart{}}
-	s.elem = c.lru.PushFront(s)
-	c.byID[id] = s
+	c.mu.Unlock()
+	for _, old := range evicted {
+		old.close()
+	}
 	return s
 }
 
-// lookup finds the session for an incremental fetch and checks its epoch.
+// victimLocked is the session a new one evicts: the least recently used
+// consumer session, else, for a follower, the least recently used session.
+func (c *fetchSessions) victimLocked(follower bool) *fetchSession {
+	for e := c.lru.Back(); e != nil; e = e.Prev() {
+		if s := e.Value.(*fetchSession); !s.follower {
+			return s
+		}
+	}
+	if follower && c.lru.Len() > 0 {
+		return c.lru.Back().Value.(*fetchSession)
+	}
+	return nil
+}
+
+// lookup finds the session for an incremental fetch, checks its epoch and
+// advances it, and marks it in use by the caller (see done): a second fetch
+// with the same epoch, or while the session is in use, is refused.
 func (c *fetchSessions) lookup(id, epoch int32) (*fetchSession, *kerr.Error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -138,9 +363,11 @@ func (c *fetchSessions) lookup(id, epoch int32) (*fetchSession, *kerr.Error) {
 	if !ok {
 		return nil, kerr.FetchSessionIDNotFound
 	}
-	if s.epoch != epoch {
+	if s.epoch != epoch || s.busy {
 		return nil, kerr.InvalidFetchSessionEpoch
 	}
+	s.busy = true
+	s.epoch = nextEpoch(s.epoch)
 	c.lru.MoveToFront(s.elem)
 	return s, nil
 }

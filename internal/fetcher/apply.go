@@ -1,7 +1,8 @@
 // The two requests of a fetcher round and how their answers are applied:
-// OffsetForLeaderEpoch for Truncating partitions, Fetch for Fetching ones.
-// Answers are applied under the fetcher's mutex and only to the partition
-// state a request was built for, still current and in the same phase; an
+// OffsetForLeaderEpoch for Truncating partitions, Fetch for Fetching ones
+// (built from the fetch session, see session.go). Answers are applied under
+// the fetcher's mutex and only to the partition state a request was built
+// for, still current, in the same phase and at the same log end offset; an
 // answer about a partition that was not asked about is ignored.
 package fetcher
 
@@ -55,11 +56,10 @@ func (f *fetcher) truncate(entries []askEntry) {
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
 		asked[e.tp] = e
 	}
-	resp, err := f.send(req)
-	if err != nil {
+	r := kmsg.NewPtrOffsetForLeaderEpochResponse()
+	if err := f.send(req, r); err != nil {
 		return
 	}
-	r := resp.(*kmsg.OffsetForLeaderEpochResponse)
 
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -82,7 +82,7 @@ func (f *fetcher) truncate(entries []askEntry) {
 	}
 	for _, e := range asked { // not answered: ask again later
 		if f.current(e.tp, e.ps, truncating) {
-			e.ps.delayUntil = now.Add(f.cfg.Backoff)
+			f.delay(e.tp, e.ps, now, f.cfg.Backoff)
 		}
 	}
 }
@@ -93,13 +93,14 @@ func (f *fetcher) applyEpochEnd(e askEntry, rp *kmsg.OffsetForLeaderEpochRespons
 	ps, p := e.ps, e.ps.target.Partition
 	if rp.ErrorCode != 0 {
 		f.log.Debug("replica fetcher: OffsetForLeaderEpoch refused; backing off", "partition", e.tp, "err", kerr.ErrorForCode(rp.ErrorCode))
-		ps.delayUntil = now.Add(f.cfg.Backoff)
+		f.retryLater(e.tp, ps, now)
 		return
 	}
+	ps.refusals = 0
 	leo := p.LogEndOffset()
 	tr := truncationFor(rp.LeaderEpoch, rp.EndOffset, leo, p.LogStartOffset(), p.EndOffsetForEpoch)
 	if err := truncateLog(p, tr.Offset); err != nil {
-		f.partitionFailed(ps, now, "truncation failed", err)
+		f.partitionFailed(e.tp, ps, now, "truncation failed", err)
 		return
 	}
 	if tr.Offset < leo {
@@ -107,48 +108,109 @@ func (f *fetcher) applyEpochEnd(e askEntry, rp *kmsg.OffsetForLeaderEpochRespons
 			"leaderEpoch", rp.LeaderEpoch, "leaderEndOffset", rp.EndOffset, "from", leo, "to", tr.Offset, "complete", tr.Complete)
 	}
 	if tr.Complete {
-		ps.phase, ps.askEpoch = fetching, -1
+		f.setFetching(e.tp, ps)
 	} else {
 		ps.askEpoch = tr.Next
 	}
 }
 
-func (f *fetcher) fetch(entries []fetchEntry) {
+// fetchRound is one Fetch request with what it changes in the session.
+type fetchRound struct {
+	req     *kmsg.FetchRequest
+	upserts []want
+	forgets []storage.TopicPartition
+}
+
+// buildFetchLocked builds the next Fetch of the session: every fetchable
+// partition if it is full, else the pending ones that changed and those to
+// forget. It returns nil when there is nothing to fetch. The leader waits for
+// data at most until the first backoff ends (backoff, 0: none), so that a
+// partition backing off rejoins the fetch in time. Caller holds f.mu.
+func (f *fetcher) buildFetchLocked(backoff time.Duration) *fetchRound {
+	var wants []want
+	if f.sess.full() {
+		for tp, ps := range f.parts {
+			if f.fetchable(tp, ps) {
+				wants = append(wants, f.wantLocked(tp, ps))
+			}
+		}
+	} else {
+		for tp := range f.pending {
+			if ps := f.parts[tp]; f.fetchable(tp, ps) {
+				wants = append(wants, f.wantLocked(tp, ps))
+			} else {
+				wants = append(wants, want{tp: tp})
+			}
+		}
+	}
+	clear(f.pending)
+	upserts, forgets := f.sess.build(wants)
+	if len(upserts) == 0 && len(forgets) == 0 && (f.sess.full() || f.sess.empty()) {
+		return nil
+	}
 	req := kmsg.NewPtrFetchRequest()
 	req.SetVersion(fetchVersion)
 	req.ReplicaID = f.cfg.NodeID
-	req.MaxWaitMillis = int32(f.cfg.MaxWait / time.Millisecond)
+	maxWait := f.cfg.MaxWait
+	if backoff > 0 {
+		maxWait = min(maxWait, backoff+time.Millisecond-1)
+	}
+	req.MaxWaitMillis = int32(maxWait / time.Millisecond)
 	req.MinBytes = f.cfg.MinBytes
 	req.MaxBytes = f.cfg.ResponseMaxBytes
 	req.IsolationLevel = 0
-	req.SessionID, req.SessionEpoch = 0, -1
+	req.SessionID, req.SessionEpoch = f.sess.id, f.sess.epoch
 	topics := map[string]int{}
-	asked := make(map[storage.TopicPartition]fetchEntry, len(entries))
-	for _, e := range entries {
-		i, ok := topics[e.tp.Topic]
+	for _, w := range upserts {
+		i, ok := topics[w.tp.Topic]
 		if !ok {
 			i = len(req.Topics)
-			topics[e.tp.Topic] = i
+			topics[w.tp.Topic] = i
 			t := kmsg.NewFetchRequestTopic()
-			t.Topic, t.TopicID = e.tp.Topic, e.ps.target.TopicID
+			t.Topic, t.TopicID = w.tp.Topic, w.part.topicID
 			req.Topics = append(req.Topics, t)
 		}
 		p := kmsg.NewFetchRequestTopicPartition()
-		p.Partition = e.tp.Partition
-		p.CurrentLeaderEpoch = e.ps.target.LeaderEpoch
-		p.FetchOffset = e.offset
+		p.Partition = w.tp.Partition
+		p.CurrentLeaderEpoch = w.part.leaderEpoch
+		p.FetchOffset = w.part.offset
 		p.LastFetchedEpoch = -1
-		p.LogStartOffset = e.ps.target.Partition.LogStartOffset()
+		p.LogStartOffset = w.part.ps.target.Partition.LogStartOffset()
 		p.PartitionMaxBytes = f.cfg.MaxBytes
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
-		asked[e.tp] = e
 	}
-	resp, err := f.send(req)
-	if err != nil {
+	forgotten := map[string]int{}
+	for _, tp := range forgets {
+		i, ok := forgotten[tp.Topic]
+		if !ok {
+			i = len(req.ForgottenTopics)
+			forgotten[tp.Topic] = i
+			t := kmsg.NewFetchRequestForgottenTopic()
+			t.Topic = tp.Topic
+			req.ForgottenTopics = append(req.ForgottenTopics, t)
+		}
+		req.ForgottenTopics[i].Partitions = append(req.ForgottenTopics[i].Partitions, tp.Partition)
+	}
+	return &fetchRound{req: req, upserts: upserts, forgets: forgets}
+}
+
+// wantLocked is ps fetched from its log end offset. Caller holds f.mu.
+func (f *fetcher) wantLocked(tp storage.TopicPartition, ps *partState) want {
+	return want{tp: tp, fetch: true, part: sentPart{ps: ps, offset: ps.target.Partition.LogEndOffset(),
+		leaderEpoch: ps.target.LeaderEpoch, topicID: ps.target.TopicID}}
+}
+
+func (f *fetcher) fetch(fr *fetchRound) {
+	r := kmsg.NewPtrFetchResponse()
+	if err := f.send(fr.req, r); err != nil {
 		return
 	}
-	r := resp.(*kmsg.FetchResponse)
 	if r.ErrorCode != 0 {
+		f.sess.failed(r.ErrorCode)
+		if r.ErrorCode == kerr.FetchSessionIDNotFound.Code || r.ErrorCode == kerr.InvalidFetchSessionEpoch.Code {
+			f.log.Debug("replica fetcher: fetch session lost; fetching in full", "err", kerr.ErrorForCode(r.ErrorCode))
+			return
+		}
 		f.log.Warn("replica fetcher: fetch refused; backing off", "err", kerr.ErrorForCode(r.ErrorCode))
 		f.sleep(f.cfg.Backoff, false)
 		return
@@ -156,19 +218,20 @@ func (f *fetcher) fetch(entries []fetchEntry) {
 
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.sess.succeeded(r.SessionID, fr.upserts, fr.forgets)
 	now := time.Now()
 	for i := range r.Topics {
 		t := &r.Topics[i]
 		for j := range t.Partitions {
 			rp := &t.Partitions[j]
 			tp := storage.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
-			e, ok := asked[tp]
+			sp, ok := f.sess.sent[tp]
 			if !ok {
 				continue
 			}
-			delete(asked, tp)
-			if f.current(tp, e.ps, fetching) && e.ps.target.Partition.LogEndOffset() == e.offset {
-				f.applyFetched(e, rp, now)
+			f.pending[tp] = struct{}{}
+			if f.parts[tp] == sp.ps && f.fetchable(tp, sp.ps) && sp.ps.target.Partition.LogEndOffset() == sp.offset {
+				f.applyFetched(fetchEntry{tp, sp.ps, sp.offset}, rp, now)
 			}
 		}
 	}
@@ -181,25 +244,25 @@ func (f *fetcher) applyFetched(e fetchEntry, rp *kmsg.FetchResponseTopicPartitio
 	switch act {
 	case actDelay:
 		f.log.Debug("replica fetcher: fetch refused for partition; backing off", "partition", e.tp, "err", kerr.ErrorForCode(rp.ErrorCode))
-		ps.delayUntil = now.Add(f.cfg.Backoff)
+		f.retryLater(e.tp, ps, now)
 	case actTruncate:
 		f.log.Info("replica fetcher: log diverges from the leader; truncating", "partition", e.tp, "fetchOffset", e.offset,
 			"err", kerr.ErrorForCode(rp.ErrorCode), "divergingEpoch", rp.DivergingEpoch.Epoch, "leaderLogStart", rp.LogStartOffset)
-		ps.phase = truncating
+		f.setTruncating(e.tp, ps)
 		if rp.ErrorCode == kerr.OffsetOutOfRange.Code {
 			if ps.oorStreak++; ps.oorStreak > 1 { // truncation did not help: do not spin
-				ps.delayUntil = now.Add(f.cfg.Backoff)
+				f.delay(e.tp, ps, now, f.cfg.Backoff)
 			}
 		}
 	case actResetTo:
 		f.log.Info("replica fetcher: fetch offset below the leader's log start; restarting the log there", "partition", e.tp, "fetchOffset", e.offset, "offset", off)
 		if err := p.TruncateFullyAndStartAt(off); err != nil {
-			f.partitionFailed(ps, now, "restarting the log failed", err)
+			f.partitionFailed(e.tp, ps, now, "restarting the log failed", err)
 		}
 	case actAppend:
-		ps.oorStreak = 0
+		ps.oorStreak, ps.refusals = 0, 0
 		if err := f.appendFetched(e, rp.RecordBatches); err != nil {
-			f.partitionFailed(ps, now, "append failed", err)
+			f.partitionFailed(e.tp, ps, now, "append failed", err)
 			return
 		}
 		if rp.HighWatermark >= 0 {

@@ -3,9 +3,9 @@
 //
 // One fetcher goroutine runs per source (leader) broker and multiplexes every
 // partition this broker follows from it (num.replica.fetchers=1), over one
-// franz-go client pinned to that broker's address, which is re-resolved with
-// Config.BrokerAddr before every request (a leader may come back elsewhere).
-// A fetcher whose last partition leaves stops.
+// connection that the goroutine writes and reads itself (conn.go), to the
+// address Config.BrokerAddr gives before every request (a leader may come
+// back elsewhere). A fetcher whose last partition leaves stops.
 //
 // Each partition is Truncating, then Fetching (Kafka's PartitionFetchState):
 //   - Truncating (after every (re)target): OffsetForLeaderEpoch for the
@@ -14,13 +14,18 @@
 //     does not know, truncation goes to the end of our largest smaller epoch
 //     and asks again about that one (KIP-279). A partition with no epoch at
 //     all drops what it holds and refetches.
-//   - Fetching: sessionless Fetch v12 from the log end offset; whole batches
-//     are appended (a partial trailing batch is cut off), then the leader's
-//     high watermark is adopted. OFFSET_OUT_OF_RANGE below the leader's log
-//     start restarts the log there; otherwise (or on a diverging epoch) the
-//     partition goes back to Truncating. Leadership errors back the partition
-//     off for Config.Backoff; a failed request backs off the whole fetcher and
-//     reconnects.
+//   - Fetching: Fetch v12 from the log end offset, in an incremental fetch
+//     session (KIP-227, session.go): after the opening full fetch, a request
+//     lists only the partitions whose fetch state changed, so an idle
+//     follower sends and receives next to nothing, whatever its partition
+//     count. Whole batches are appended (a partial trailing batch is cut
+//     off), then the leader's high watermark is adopted. OFFSET_OUT_OF_RANGE
+//     below the leader's log start restarts the log there; otherwise (or on
+//     a diverging epoch) the partition goes back to Truncating. Leadership
+//     errors back the partition off, 20ms at first, doubling up to
+//     Config.Backoff (a new leader is often a few milliseconds from applying
+//     its LeaderAndIsr); a failed request backs off the whole fetcher,
+//     reconnects and fetches in full.
 //
 // Invariant: after RemovePartitions (or AddPartitions moving a partition to
 // another leader) returns, the old fetcher makes no further call on that

@@ -1,9 +1,15 @@
 // fetcher: Kafka's ReplicaFetcherThread for one source broker. Its goroutine
 // loops: truncate the partitions that are Truncating (one OffsetForLeaderEpoch
-// request), else fetch the ones that are Fetching (one Fetch), else sleep
-// until a partition's backoff ends or a partition is added. A failed request
-// drops the client, backs the whole fetcher off, and reconnects to the
-// address BrokerAddr gives then.
+// request), else fetch (one Fetch in the fetch session, see session.go),
+// else sleep until a partition's backoff ends or a partition is added. A
+// failed request drops the connection, backs the whole fetcher off, and
+// reconnects to the address BrokerAddr gives then.
+//
+// The work of a round is proportional to what changed, not to the number
+// of partitions: partitions that may have changed (added, removed, phase
+// changed, backed off or back, answered by the leader) are queued as
+// pending, and an incremental fetch is built from them alone; only a full
+// fetch (opening a session) lists every partition.
 package fetcher
 
 import (
@@ -14,9 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
@@ -28,6 +32,9 @@ const (
 	leaderEpochsVersion = 4
 )
 
+// firstRetry is the first backoff of a partition the leader refused.
+const firstRetry = 20 * time.Millisecond
+
 type fetcher struct {
 	cfg    Config
 	log    *slog.Logger
@@ -37,13 +44,19 @@ type fetcher struct {
 	wake   chan struct{} // a partition was added
 	done   chan struct{} // closed when run returns
 
-	mu    sync.Mutex // guards parts; held while a response is applied
+	mu    sync.Mutex // guards the fields below; held while a response is applied
 	parts map[storage.TopicPartition]*partState
+	// pending: partitions whose fetch state may have changed since the last
+	// request; delayed: partitions backing off; truncs: Truncating and ready.
+	pending map[storage.TopicPartition]struct{}
+	delayed map[storage.TopicPartition]*partState
+	truncs  map[storage.TopicPartition]*partState
 
 	// owned by the goroutine
-	cl      *kgo.Client
+	conn    *conn
 	addr    string
 	failing bool
+	sess    session
 }
 
 func newFetcher(cfg Config, leader int32) *fetcher {
@@ -51,7 +64,10 @@ func newFetcher(cfg Config, leader int32) *fetcher {
 	return &fetcher{
 		cfg: cfg, log: cfg.Logger.With("leader", leader), leader: leader,
 		ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{}),
-		parts: map[storage.TopicPartition]*partState{},
+		parts:   map[storage.TopicPartition]*partState{},
+		pending: map[storage.TopicPartition]struct{}{},
+		delayed: map[storage.TopicPartition]*partState{},
+		truncs:  map[storage.TopicPartition]*partState{},
 	}
 }
 
@@ -59,7 +75,11 @@ func newFetcher(cfg Config, leader int32) *fetcher {
 func (f *fetcher) add(t Target) {
 	f.mu.Lock()
 	if cur := f.parts[t.TP]; cur == nil || !sameTarget(cur.target, t) {
-		f.parts[t.TP] = newPartState(t)
+		ps := newPartState(t)
+		f.parts[t.TP] = ps
+		delete(f.delayed, t.TP)
+		f.truncs[t.TP] = ps
+		f.pending[t.TP] = struct{}{}
 		f.log.Debug("replica fetcher: partition added", "partition", t.TP, "leaderEpoch", t.LeaderEpoch)
 	}
 	f.mu.Unlock()
@@ -72,7 +92,12 @@ func (f *fetcher) add(t Target) {
 // remove drops tp; once it returns no response is applied to it.
 func (f *fetcher) remove(tp storage.TopicPartition) {
 	f.mu.Lock()
-	delete(f.parts, tp)
+	if _, ok := f.parts[tp]; ok {
+		delete(f.parts, tp)
+		delete(f.delayed, tp)
+		delete(f.truncs, tp)
+		f.pending[tp] = struct{}{} // the session forgets it
+	}
 	f.mu.Unlock()
 }
 
@@ -86,52 +111,99 @@ func (f *fetcher) stop() { f.cancel() }
 
 func (f *fetcher) run() {
 	defer close(f.done)
-	defer f.dropClient()
+	defer f.dropConn()
 	for f.ctx.Err() == nil {
-		trunc, fetch, wait := f.plan(time.Now())
+		trunc, fr, wait := f.plan(time.Now())
 		switch {
 		case len(trunc) > 0:
 			f.truncate(trunc)
-		case len(fetch) > 0:
-			f.fetch(fetch)
+		case fr != nil:
+			f.fetch(fr)
 		default:
 			f.sleep(wait, true)
 		}
 	}
 }
 
-// plan picks the partitions ready for truncation and for fetching, and
-// otherwise how long to sleep (0: until woken). A Truncating partition
-// without any epoch is truncated here, locally.
-func (f *fetcher) plan(now time.Time) (trunc []askEntry, fetch []fetchEntry, wait time.Duration) {
+// plan picks the partitions ready for truncation, else builds the next
+// Fetch (nil when there is nothing to fetch), else says how long to sleep
+// (0: until woken). A Truncating partition without any epoch is truncated
+// here, locally.
+func (f *fetcher) plan(now time.Time) (trunc []askEntry, fr *fetchRound, wait time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for tp, ps := range f.parts {
+	for tp, ps := range f.delayed {
 		if !ps.ready(now) {
 			if d := ps.delayUntil.Sub(now); wait == 0 || d < wait {
 				wait = d
 			}
 			continue
 		}
-		p := ps.target.Partition
+		delete(f.delayed, tp)
 		if ps.phase == truncating {
-			latest, ok := p.LatestEpoch()
-			if epoch, ok := askEpoch(latest, ok, ps.askEpoch); ok {
-				trunc = append(trunc, askEntry{tp, ps, epoch})
+			f.truncs[tp] = ps
+		}
+		f.pending[tp] = struct{}{}
+	}
+	for tp, ps := range f.truncs {
+		p := ps.target.Partition
+		latest, ok := p.LatestEpoch()
+		if epoch, ok := askEpoch(latest, ok, ps.askEpoch); ok {
+			trunc = append(trunc, askEntry{tp, ps, epoch})
+			continue
+		}
+		delete(f.truncs, tp)
+		if off, needed := noEpochTruncation(p.LogEndOffset(), p.LogStartOffset()); needed {
+			f.log.Info("replica fetcher: no leader epoch, refetching the whole log", "partition", tp, "offset", off)
+			if err := truncateLog(p, off); err != nil {
+				f.partitionFailed(tp, ps, now, "truncation failed", err)
 				continue
 			}
-			if off, needed := noEpochTruncation(p.LogEndOffset(), p.LogStartOffset()); needed {
-				f.log.Info("replica fetcher: no leader epoch, refetching the whole log", "partition", tp, "offset", off)
-				if err := truncateLog(p, off); err != nil {
-					f.partitionFailed(ps, now, "truncation failed", err)
-					continue
-				}
-			}
-			ps.phase, ps.askEpoch = fetching, -1
 		}
-		fetch = append(fetch, fetchEntry{tp, ps, p.LogEndOffset()})
+		f.setFetching(tp, ps)
 	}
-	return trunc, fetch, wait
+	if len(trunc) > 0 {
+		return trunc, nil, 0
+	}
+	return nil, f.buildFetchLocked(wait), wait
+}
+
+// fetchable reports whether ps is fetched now. Caller holds f.mu.
+func (f *fetcher) fetchable(tp storage.TopicPartition, ps *partState) bool {
+	return ps != nil && ps.phase == fetching && f.delayed[tp] == nil
+}
+
+// setFetching moves ps to Fetching. Caller holds f.mu.
+func (f *fetcher) setFetching(tp storage.TopicPartition, ps *partState) {
+	ps.phase, ps.askEpoch = fetching, -1
+	delete(f.truncs, tp)
+	f.pending[tp] = struct{}{}
+}
+
+// setTruncating moves ps back to Truncating. Caller holds f.mu.
+func (f *fetcher) setTruncating(tp storage.TopicPartition, ps *partState) {
+	ps.phase = truncating
+	if f.delayed[tp] == nil {
+		f.truncs[tp] = ps
+	}
+	f.pending[tp] = struct{}{}
+}
+
+// delay backs ps off for d. Caller holds f.mu.
+func (f *fetcher) delay(tp storage.TopicPartition, ps *partState, now time.Time, d time.Duration) {
+	ps.delayUntil = now.Add(d)
+	f.delayed[tp] = ps
+	delete(f.truncs, tp)
+	f.pending[tp] = struct{}{}
+}
+
+// retryLater backs ps off after the leader refused it: briefly at first
+// (firstRetry; the leader is often about to apply the LeaderAndIsr that
+// makes it leader), doubling up to Config.Backoff. Caller holds f.mu.
+func (f *fetcher) retryLater(tp storage.TopicPartition, ps *partState, now time.Time) {
+	d := min(f.cfg.Backoff, firstRetry<<min(ps.refusals, 20))
+	ps.refusals++
+	f.delay(tp, ps, now, d)
 }
 
 // truncateLog truncates p to offset; below its log start the log restarts
@@ -144,9 +216,9 @@ func truncateLog(p Partition, offset int64) error {
 }
 
 // partitionFailed logs err and backs ps off. Caller holds f.mu.
-func (f *fetcher) partitionFailed(ps *partState, now time.Time, msg string, err error) {
+func (f *fetcher) partitionFailed(tp storage.TopicPartition, ps *partState, now time.Time, msg string, err error) {
 	f.log.Warn("replica fetcher: "+msg, "partition", ps.target.TP, "phase", ps.phase, "err", err)
-	ps.delayUntil = now.Add(f.cfg.Backoff)
+	f.delay(tp, ps, now, f.cfg.Backoff)
 }
 
 // sleep waits d (0: forever) or until stopped or, if wakeable, woken.
@@ -171,20 +243,21 @@ func (f *fetcher) sleep(d time.Duration, wakeable bool) {
 var errUnknownBroker = errors.New("leader address unknown")
 
 // send issues req to the leader at its current address, (re)connecting as
-// needed. On failure the client is dropped and the fetcher backs off.
-func (f *fetcher) send(req kmsg.Request) (kmsg.Response, error) {
-	resp, err := f.sendOnce(req)
+// needed, and decodes the answer into resp. On failure the connection is
+// dropped, the fetch session restarts and the fetcher backs off.
+func (f *fetcher) send(req kmsg.Request, resp kmsg.Response) error {
+	err := f.sendOnce(req, resp)
 	if err == nil {
 		if f.failing {
 			f.log.Info("replica fetcher: leader reachable again", "addr", f.addr)
 			f.failing = false
 		}
-		return resp, nil
+		return nil
 	}
+	f.dropConn()
 	if f.ctx.Err() != nil {
-		return nil, err
+		return err
 	}
-	f.dropClient()
 	if !f.failing {
 		f.log.Warn("replica fetcher: request failed; backing off", "api", kmsg.NameForKey(req.Key()), "err", err)
 	} else {
@@ -192,48 +265,33 @@ func (f *fetcher) send(req kmsg.Request) (kmsg.Response, error) {
 	}
 	f.failing = true
 	f.sleep(f.cfg.Backoff, false)
-	return nil, err
+	return err
 }
 
-func (f *fetcher) sendOnce(req kmsg.Request) (kmsg.Response, error) {
+func (f *fetcher) sendOnce(req kmsg.Request, resp kmsg.Response) error {
 	addr, ok := f.cfg.BrokerAddr(f.leader)
 	if !ok {
-		return nil, errUnknownBroker
+		return errUnknownBroker
 	}
-	if f.cl != nil && addr != f.addr {
-		f.dropClient()
+	if f.conn != nil && addr != f.addr {
+		f.dropConn()
 	}
-	if f.cl == nil {
-		versions := kversion.Stable()
-		versions.SetMaxKeyVersion(int16(kmsg.Fetch), fetchVersion)
-		versions.SetMaxKeyVersion(int16(kmsg.OffsetForLeaderEpoch), leaderEpochsVersion)
-		cl, err := kgo.NewClient(
-			kgo.SeedBrokers(addr),
-			kgo.ClientID(fmt.Sprintf("broker-%d-fetcher-0", f.cfg.NodeID)),
-			kgo.MaxVersions(versions),
-			kgo.RequestRetries(0),
-			kgo.RequestTimeoutOverhead(socketTimeout),
-		)
+	if f.conn == nil {
+		c, err := dialConn(f.ctx, addr, fmt.Sprintf("broker-%d-fetcher-0", f.cfg.NodeID))
 		if err != nil {
-			return nil, err
+			return err
 		}
-		f.cl, f.addr = cl, addr
+		f.conn, f.addr = c, addr
 	}
-	ctx, cancel := context.WithTimeout(f.ctx, f.cfg.MaxWait+socketTimeout)
-	defer cancel()
-	resp, err := f.cl.SeedBrokers()[0].Request(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	if resp == nil || resp.Key() != req.Key() {
-		return nil, fmt.Errorf("unexpected response to %s", kmsg.NameForKey(req.Key()))
-	}
-	return resp, nil
+	return f.conn.roundTrip(req, resp, f.cfg.MaxWait+socketTimeout)
 }
 
-func (f *fetcher) dropClient() {
-	if f.cl != nil {
-		f.cl.Close()
-		f.cl = nil
+// dropConn closes the connection; the leader may have advanced the fetch
+// session's epoch, so the next fetch is full.
+func (f *fetcher) dropConn() {
+	if f.conn != nil {
+		f.conn.close()
+		f.conn = nil
 	}
+	f.sess.failed(0)
 }

@@ -1,7 +1,9 @@
 // fakeLeader: a leader broker for the end-to-end tests, served by
 // internal/server. It answers ApiVersions, OffsetForLeaderEpoch and Fetch
 // (long-polling up to MaxWait) from fakeLogs, checking the current leader
-// epoch as Kafka does, and records what it was asked.
+// epoch as Kafka does, and records what it was asked. With sessions set it
+// keeps KIP-227 fetch sessions (sessions.go of the fake); otherwise it
+// answers every fetch as sessionless.
 package fetcher
 
 import (
@@ -30,6 +32,11 @@ type fakeLeader struct {
 	fenced      int           // FENCED_LEADER_EPOCH answers
 	maxParts    int           // most partitions in one Fetch
 	badReplica  int           // requests whose ReplicaID was not the follower's
+
+	sessions bool                   // keep fetch sessions
+	sess     map[int32]*fakeSession // by id
+	nextID   int32
+	listed   []int // partitions listed by each Fetch request
 }
 
 const followerID = 3
@@ -123,14 +130,20 @@ func (h *fakeLeader) leaderEpochs(req *kmsg.OffsetForLeaderEpochRequest) kmsg.Re
 func (h *fakeLeader) fetch(ctx context.Context, req *kmsg.FetchRequest) kmsg.Response {
 	h.mu.Lock()
 	changed := h.changed
+	parts, sess, code := h.resolve(req)
 	h.mu.Unlock()
-	resp, n := h.fetchOnce(req)
+	if code != 0 {
+		resp := req.ResponseKind().(*kmsg.FetchResponse)
+		resp.ErrorCode = code
+		return resp
+	}
+	resp, n := h.fetchOnce(req, parts, sess)
 	if n == 0 {
 		t := time.NewTimer(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 		defer t.Stop()
 		select {
 		case <-changed:
-			resp, _ = h.fetchOnce(req)
+			resp, _ = h.fetchOnce(req, parts, sess)
 		case <-t.C:
 		case <-ctx.Done():
 		}
@@ -138,43 +151,51 @@ func (h *fakeLeader) fetch(ctx context.Context, req *kmsg.FetchRequest) kmsg.Res
 	return resp
 }
 
-// fetchOnce answers req now; n counts bytes and errors (0: nothing to say).
-func (h *fakeLeader) fetchOnce(req *kmsg.FetchRequest) (*kmsg.FetchResponse, int) {
+// fetchOnce answers about parts now; n counts bytes and errors (0: nothing
+// to say). An incremental session fetch leaves out the partitions without
+// news.
+func (h *fakeLeader) fetchOnce(req *kmsg.FetchRequest, parts []*fakePart, sess *fakeSession) (*kmsg.FetchResponse, int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if req.ReplicaID != followerID {
 		h.badReplica++
 	}
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
-	n, parts := 0, 0
-	for _, t := range req.Topics {
-		rt := kmsg.NewFetchResponseTopic()
-		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			parts++
-			rp := kmsg.NewFetchResponseTopicPartition()
-			rp.Partition = p.Partition
-			l := h.logs[storage.TopicPartition{Topic: t.Topic, Partition: p.Partition}]
-			if l == nil {
-				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			} else if rp.ErrorCode = h.epochCode(p.CurrentLeaderEpoch); rp.ErrorCode == 0 {
-				hw, logStart, leo := l.state()
-				rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = hw, hw, logStart
-				if p.FetchOffset < logStart || p.FetchOffset > leo {
-					rp.ErrorCode = kerr.OffsetOutOfRange.Code
-				} else {
-					rp.RecordBatches = l.read(p.FetchOffset, p.PartitionMaxBytes)
-				}
-			}
-			if rp.ErrorCode != 0 {
-				n++
-			}
-			n += len(rp.RecordBatches)
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		resp.Topics = append(resp.Topics, rt)
+	if sess != nil {
+		resp.SessionID = sess.id
 	}
-	h.maxParts = max(h.maxParts, parts)
+	n := 0
+	for _, p := range parts {
+		rp := kmsg.NewFetchResponseTopicPartition()
+		rp.Partition = p.tp.Partition
+		l := h.logs[p.tp]
+		if l == nil {
+			rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		} else if rp.ErrorCode = h.epochCode(p.epoch); rp.ErrorCode == 0 {
+			hw, logStart, leo := l.state()
+			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = hw, hw, logStart
+			if p.offset < logStart || p.offset > leo {
+				rp.ErrorCode = kerr.OffsetOutOfRange.Code
+			} else {
+				rp.RecordBatches = l.read(p.offset, p.maxBytes)
+			}
+		}
+		if rp.ErrorCode != 0 {
+			n++
+		}
+		n += len(rp.RecordBatches)
+		if sess != nil && req.SessionEpoch > 0 && rp.ErrorCode == 0 && len(rp.RecordBatches) == 0 && rp.HighWatermark == p.sentHW {
+			continue
+		}
+		p.sentHW = rp.HighWatermark
+		if len(resp.Topics) == 0 || resp.Topics[len(resp.Topics)-1].Topic != p.tp.Topic {
+			rt := kmsg.NewFetchResponseTopic()
+			rt.Topic = p.tp.Topic
+			resp.Topics = append(resp.Topics, rt)
+		}
+		rt := &resp.Topics[len(resp.Topics)-1]
+		rt.Partitions = append(rt.Partitions, rp)
+	}
 	return resp, n
 }
 

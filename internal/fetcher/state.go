@@ -37,6 +37,7 @@ type partState struct {
 	askEpoch   int32
 	delayUntil time.Time
 	oorStreak  int // OFFSET_OUT_OF_RANGE answers sent back to Truncating in a row
+	refusals   int // leader refusals in a row (fetcher.retryLater)
 }
 
 func newPartState(t Target) *partState {

@@ -34,8 +34,9 @@
 // Invariants: consumers never read at or above the HW. On a leader the HW
 // never decreases and never exceeds the LEO; it is stored in the log and
 // checkpointed by storage. A follower's HW is the leader's, clamped to its
-// own LEO. Waiters are woken whenever the HW advances, the log grows on a
-// leader, the role changes or the log is truncated.
+// own LEO. Waiters and listeners (fetch sessions, listen.go) are woken
+// whenever the HW advances, the log grows on a leader, the role changes or
+// the log is truncated.
 //
 // Goroutines: none. Partition methods are safe for concurrent use; waiters are
 // woken by a non-blocking send on their channel; the ISR proposer is called

@@ -81,7 +81,7 @@ func (p *Partition) SetFollowerHighWatermark(leaderHW int64) {
 	}
 	p.roleMu.RUnlock()
 	if changed {
-		p.wakeAll()
+		p.wakeHW()
 	}
 }
 

@@ -41,6 +41,12 @@ type ISRResult struct {
 // it may move the HW (waiters are woken) and propose the follower into the
 // ISR.
 func (p *Partition) FollowerRead(replicaID int32, fetchOffset int64, maxBytes int32, minOneBatch bool, now time.Time) (storage.ReadResult, int64, error) {
+	return p.followerRead(nil, replicaID, fetchOffset, maxBytes, minOneBatch, now)
+}
+
+// followerRead is FollowerRead, for the fetch session whose clock is c (nil:
+// sessionless).
+func (p *Partition) followerRead(c *FetchClock, replicaID int32, fetchOffset int64, maxBytes int32, minOneBatch bool, now time.Time) (storage.ReadResult, int64, error) {
 	p.roleMu.RLock()
 	if !p.leadingLocked() {
 		p.roleMu.RUnlock()
@@ -57,12 +63,12 @@ func (p *Partition) FollowerRead(replicaID int32, fetchOffset int64, maxBytes in
 		return res, hw, err
 	}
 	p.lmu.Lock()
-	moved, prop, proposed := p.followerFetchedLocked(replicaID, fetchOffset, res.LogEndOffset, now)
+	moved, prop, proposed := p.followerFetchedLocked(c, replicaID, fetchOffset, res.LogEndOffset, now)
 	p.lmu.Unlock()
 	hw := p.log.HighWatermark()
 	p.roleMu.RUnlock()
 	if moved {
-		p.wakeAll()
+		p.wakeHW()
 	}
 	if proposed {
 		p.mgr.propose(prop)
@@ -72,13 +78,14 @@ func (p *Partition) FollowerRead(replicaID int32, fetchOffset int64, maxBytes in
 
 // followerFetchedLocked records the fetch (lmu held, leading) with the
 // leader's LEO at the read.
-func (p *Partition) followerFetchedLocked(id int32, fetchOffset, leaderLEO int64, now time.Time) (moved bool, prop ISRProposal, proposed bool) {
+func (p *Partition) followerFetchedLocked(c *FetchClock, id int32, fetchOffset, leaderLEO int64, now time.Time) (moved bool, prop ISRProposal, proposed bool) {
 	f := p.lead.follower(id)
 	if f == nil {
 		return false, ISRProposal{}, false
 	}
 	prevLEO := f.leo
 	f.fetched(fetchOffset, leaderLEO, now)
+	f.clock = c
 	if p.mgr.hasProposer() && p.lead.canExpand(id, p.log.HighWatermark()) {
 		prop, proposed = p.stampLocked(p.lead.proposeExpand(id))
 	}
@@ -103,7 +110,10 @@ func (p *Partition) stampLocked(prop ISRProposal, ok bool) (ISRProposal, bool) {
 // result for a proposal no longer in flight, e.g. from before a leader
 // change, is ignored). A success for this leader epoch with a newer
 // partition epoch is adopted: ISR and partition epoch. The HW is then
-// re-evaluated against the new maximal ISR.
+// re-evaluated against the new maximal ISR. A follower whose expansion was
+// refused is proposed again at a later fetch of the partition (Kafka: the
+// next one; a fetch session reads each of its partitions at least every
+// few seconds).
 func (p *Partition) ApplyISRResult(prop ISRProposal, res ISRResult) {
 	p.roleMu.Lock()
 	if !p.leadingLocked() || p.lead == nil {
@@ -119,7 +129,7 @@ func (p *Partition) ApplyISRResult(prop ISRProposal, res ISRResult) {
 	p.lmu.Unlock()
 	p.roleMu.Unlock()
 	if moved {
-		p.wakeAll()
+		p.wakeHW()
 	}
 }
 

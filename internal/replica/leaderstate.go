@@ -29,6 +29,10 @@ type follower struct {
 	lastFetchLEO     int64     // the leader's LEO at its previous fetch
 	lastFetchTime    time.Time // zero before the first fetch
 	lastCaughtUpTime time.Time // zero: never caught up under this leader
+	// clock, when set, is the fetch session the follower fetches this
+	// partition in: a session fetch that leaves the partition out fetched
+	// it at leo, at the clock's time (KIP-227; see listen.go).
+	clock *FetchClock
 }
 
 func newFollower() *follower {
@@ -47,6 +51,23 @@ func (f *follower) fetched(fetchOffset, leaderLEO int64, now time.Time) {
 	f.leo = fetchOffset
 	f.lastFetchLEO = max(leaderLEO, f.lastFetchLEO)
 	f.lastFetchTime = now
+}
+
+// leoAdvanced is called when the leader's LEO moves past oldLEO. A follower
+// fetching in a session at oldLEO was caught up at each of the session's
+// fetches that left the partition out; the latest of them becomes its last
+// fetch (at oldLEO) and its last caught-up time, as if each had been
+// recorded with fetched.
+func (ls *leaderState) leoAdvanced(oldLEO int64) {
+	for _, f := range ls.followers {
+		if f.clock == nil || f.leo != oldLEO {
+			continue
+		}
+		if t := f.clock.Last(); t.After(f.lastFetchTime) {
+			f.lastFetchTime, f.lastFetchLEO = t, oldLEO
+			f.lastCaughtUpTime = later(f.lastCaughtUpTime, t)
+		}
+	}
 }
 
 // caughtUp is Kafka's ReplicaState.isCaughtUp: at the leader's LEO, or

@@ -287,3 +287,34 @@ func TestNewLeaderStateReset(t *testing.T) {
 		}
 	}
 }
+
+// A follower whose session left a caught-up partition out of its fetches
+// (KIP-227) is recorded, when the leader's LEO moves, as having fetched at
+// the session's latest fetch: as Kafka records every fetch, the partition
+// included. A follower behind, or not fetching in a session, is untouched.
+func TestImplicitSessionFetches(t *testing.T) {
+	ls := withLEOs(leading([]int32{1, 2, 3}, 0), map[int32]int64{2: 10, 3: 10})
+	c := &FetchClock{}
+	ls.followers[2].fetched(10, 10, at(1))
+	ls.followers[2].clock = c
+	ls.followers[3].fetched(10, 10, at(1)) // sessionless
+	c.Fetched(at(20))
+	ls.leoAdvanced(10)
+	f2, f3 := ls.followers[2], ls.followers[3]
+	if !f2.lastCaughtUpTime.Equal(at(20)) || !f2.lastFetchTime.Equal(at(20)) || f2.lastFetchLEO != 10 {
+		t.Fatalf("session follower: caught up %v last fetch %v at LEO %d; want 20s, 20s, 10", f2.lastCaughtUpTime, f2.lastFetchTime, f2.lastFetchLEO)
+	}
+	if !f3.lastCaughtUpTime.Equal(at(1)) {
+		t.Fatalf("sessionless follower caught up %v, want 1s", f3.lastCaughtUpTime)
+	}
+	if out := ls.shrinkCandidates(12, at(45), 30*time.Second); !slices.Equal(out, []int32{3}) {
+		t.Fatalf("shrink candidates at 45s: %v, want [3]", out)
+	}
+	// Behind the old LEO: its session fetches read it, nothing implicit.
+	c.Fetched(at(30))
+	f2.leo = 11
+	ls.leoAdvanced(12)
+	if !f2.lastCaughtUpTime.Equal(at(20)) {
+		t.Fatalf("follower behind: caught up %v, want still 20s", f2.lastCaughtUpTime)
+	}
+}

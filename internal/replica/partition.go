@@ -66,9 +66,10 @@ type Partition struct {
 	lmu  sync.Mutex
 	lead *leaderState
 
-	mu      sync.Mutex
-	cfg     Config
-	waiters map[*Waiter]struct{}
+	mu        sync.Mutex
+	cfg       Config
+	waiters   map[*Waiter]struct{}
+	listeners map[Listener]struct{} // fetch sessions (listen.go)
 }
 
 // newPartition returns a partition this broker leads with leader epoch 0 and
@@ -119,6 +120,9 @@ func (p *Partition) AppendAsLeader(records []byte, hdrs []record.Header, now tim
 	info, err := p.log.AppendAsLeader(records, hdrs, now, p.state.LeaderEpoch)
 	if err == nil {
 		p.lmu.Lock()
+		if p.lead != nil {
+			p.lead.leoAdvanced(info.FirstOffset)
+		}
 		p.advanceHWLocked()
 		p.lmu.Unlock()
 	}
@@ -213,10 +217,18 @@ func (p *Partition) RemoveWaiter(w *Waiter) {
 	p.mu.Unlock()
 }
 
-func (p *Partition) wakeAll() {
+func (p *Partition) wakeAll() { p.wake(false) }
+
+// wakeHW wakes waiters after a move of the high watermark alone.
+func (p *Partition) wakeHW() { p.wake(true) }
+
+func (p *Partition) wake(onlyHW bool) {
 	p.mu.Lock()
 	for w := range p.waiters {
 		w.wake()
+	}
+	for l := range p.listeners {
+		l.PartitionChanged(onlyHW)
 	}
 	p.mu.Unlock()
 }

@@ -46,10 +46,11 @@ func (c *Conn) idle(d time.Duration) bool {
 // inbound is one frame as the reader saw it: a request or the error that
 // ends the connection.
 type inbound struct {
-	hdr  wire.RequestHeader
-	req  kmsg.Request
-	err  error
-	read time.Time
+	hdr   wire.RequestHeader
+	req   kmsg.Request
+	err   error
+	read  time.Time
+	frame []byte // pooled frame to release once answered, nil if none
 }
 
 // connLoop holds one connection's goroutines together.
@@ -60,7 +61,8 @@ type connLoop struct {
 	ctx    context.Context // handler context
 	cancel context.CancelFunc
 	reqs   chan inbound // reader → handling loop
-	out    chan []byte  // handling loop → writer: encoded responses
+	out    *output      // handling loop → socket (out.go)
+	after  []func()     // AfterResponse functions of the request being handled
 }
 
 // serveConn runs one connection to its end: the handling loop runs here, the
@@ -70,21 +72,22 @@ func (s *Server) serveConn(c *Conn) {
 	defer s.metrics.active.Dec()
 	ctx, cancel := context.WithCancel(s.ctx)
 	l := &connLoop{
-		s: s, c: c, ctx: ctx, cancel: cancel,
+		s: s, c: c, cancel: cancel,
 		log:  s.log.With("conn", c.ID, "remote", c.Remote.String()),
 		reqs: make(chan inbound, queueDepth),
-		out:  make(chan []byte, queueDepth),
 	}
+	l.ctx = context.WithValue(ctx, loopKey{}, l)
+	l.out = newOutput(l)
 	var reader sync.WaitGroup
 	reader.Go(l.read)
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
-		l.write()
+		l.out.run()
 	}()
 
 	l.handleAll()
-	close(l.out)
+	l.out.close()
 	<-writerDone // responses already queued are written first
 	cancel()
 	c.nc.Close()
@@ -98,8 +101,11 @@ func (l *connLoop) read() {
 	br := bufio.NewReaderSize(idleReader{l.c, l.s.cfg.IdleTimeout}, ioBufferSize)
 	for {
 		in := inbound{}
-		frame, err := wire.ReadFrame(br, l.s.cfg.MaxRequestBytes)
+		frame, pooled, err := readFrame(br, l.s.cfg.MaxRequestBytes)
 		in.read = time.Now()
+		if pooled {
+			in.frame = frame
+		}
 		switch {
 		case err != nil:
 			in.hdr, in.err = wire.RequestHeader{Key: -1, Version: -1}, err
@@ -115,6 +121,9 @@ func (l *connLoop) read() {
 		select {
 		case l.reqs <- in:
 		case <-l.ctx.Done():
+			if in.frame != nil {
+				releaseFrame(in.frame)
+			}
 			return
 		}
 		if in.err != nil && !unsupportedApiVersions(in) {
@@ -139,11 +148,15 @@ func (l *connLoop) handleAll() {
 
 // handle serves one inbound and reports whether the connection stays open.
 func (l *connLoop) handle(in inbound) bool {
+	if in.frame != nil {
+		defer releaseFrame(in.frame) // after runAfter: the request is done with
+	}
 	if in.err != nil && !unsupportedApiVersions(in) {
 		l.reportReadError(in)
 		return false
 	}
 	defer l.c.inFlight.Add(-1)
+	defer l.runAfter() // also when the handler fails or answers nothing
 	var resp kmsg.Response
 	if in.err != nil {
 		// Kafka answers with a v0 body, whatever version was asked.
@@ -165,12 +178,7 @@ func (l *connLoop) handle(in inbound) bool {
 	if resp == nil {
 		return true
 	}
-	select {
-	case l.out <- wire.AppendResponse(nil, in.hdr, resp):
-		return true
-	case <-l.ctx.Done():
-		return false
-	}
+	return l.out.send(wire.AppendResponse(getResponseBuffer(), in.hdr, resp))
 }
 
 // errPanic marks a recovered Handler panic.
@@ -188,26 +196,6 @@ func (l *connLoop) callHandler(in inbound) (resp kmsg.Response, err error) {
 			kmsg.NameForKey(in.hdr.Key), kmsg.NameForKey(resp.Key()))
 	}
 	return resp, err
-}
-
-// write sends responses in order, flushing whenever no further one is ready.
-func (l *connLoop) write() {
-	bw := bufio.NewWriterSize(l.c.nc, ioBufferSize)
-	for b := range l.out {
-		l.c.nc.SetWriteDeadline(time.Now().Add(l.s.cfg.IdleTimeout))
-		_, err := bw.Write(b)
-		if err == nil && len(l.out) == 0 {
-			err = bw.Flush()
-		}
-		if err != nil {
-			if l.ctx.Err() == nil {
-				l.log.Debug("writing response failed; closing connection", "err", err)
-			}
-			l.cancel()
-			return
-		}
-		l.c.touch()
-	}
 }
 
 func (l *connLoop) reportReadError(in inbound) {

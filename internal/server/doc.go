@@ -7,7 +7,11 @@
 //   - On one connection requests are handled one at a time, in arrival
 //     order, as Kafka does; responses are written in that same order.
 //     Reading and decoding the next frames overlaps with handling (a queue of
-//     queueDepth decoded requests), and writing overlaps with both.
+//     queueDepth decoded requests). A response is written by the handling
+//     goroutine itself when the output is idle, else queued (up to
+//     queueDepth) for the writer goroutine (out.go).
+//   - Hot buffers are reused (buffers.go): produce frames, response frames,
+//     and whatever a Handler releases with AfterResponse.
 //   - Bad input (oversized or negative frame size, a frame that does not
 //     decode, unknown key, unsupported version) closes only that connection,
 //     with one Warn log line. ApiVersions at an unsupported version is the

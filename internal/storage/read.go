@@ -20,7 +20,9 @@ type ReadResult struct {
 // Read returns whole batches starting with the one holding offset, only
 // batches with BaseOffset < maxOffset, up to maxBytes in total; with
 // minOneBatch a first batch larger than maxBytes is returned whole (KIP-74).
-// It reads from one segment, with pread, and decodes no records.
+// It reads from one segment, with pread, and decodes no records. The
+// records are in a pooled buffer that the caller may hand back with
+// ReleaseRecords once nothing refers to them any more.
 // offset == log end offset gives no records; below the start or beyond the
 // end ErrOffsetOutOfRange.
 func (l *Log) Read(offset, maxOffset int64, maxBytes int32, minOneBatch bool) (ReadResult, error) {
@@ -73,8 +75,9 @@ func (l *Log) readSegment(s *segment, offset, maxOffset int64, maxBytes int32, m
 		}
 		n = int64(h.Size())
 	}
-	buf := make([]byte, n)
+	buf := getReadBuffer(int(n))
 	if _, err := f.ReadAt(buf, pos); err != nil {
+		ReleaseRecords(buf)
 		return nil, true, fmt.Errorf("storage: read: %w", err)
 	}
 	return buf[:wholeBatches(buf, maxOffset)], true, nil

@@ -1,0 +1,176 @@
+package api
+
+// The reads of a fetch (01_fetch.go): each partition read by the leader for
+// a follower (up to the log end offset, recording the follower's position)
+// or a consumer (below the high watermark), within the request's byte
+// limits, gathered across the fetch's passes. The record buffers come from
+// storage's pool and go back to it once the response is encoded
+// (server.AfterResponse).
+
+import (
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-kafka/samsa/internal/replica"
+	"github.com/samsa-kafka/samsa/internal/storage"
+)
+
+// fetchResult is what one partition read produced.
+type fetchResult struct {
+	part         *sessPart
+	err          int16
+	records      []byte
+	hw, logStart int64
+	end          int64 // end of what the fetcher may read: LEO (followers) or HW; -1 unknown
+}
+
+// fetchAcc gathers a fetch's latest result per partition across its passes,
+// in the order partitions were first read.
+type fetchAcc struct {
+	results       []fetchResult
+	at            map[*sessPart]int
+	maxBytes      int
+	total, failed int // record bytes and errors over results
+}
+
+// put records r, replacing an earlier result for its partition.
+func (a *fetchAcc) put(r fetchResult) {
+	if a.at == nil {
+		a.at = map[*sessPart]int{}
+	}
+	if i, ok := a.at[r.part]; ok {
+		a.drop(a.results[i])
+		storage.ReleaseRecords(a.results[i].records)
+		a.results[i] = r
+	} else {
+		a.at[r.part] = len(a.results)
+		a.results = append(a.results, r)
+	}
+	a.total += len(r.records)
+	if r.err != 0 {
+		a.failed++
+	}
+}
+
+func (a *fetchAcc) drop(r fetchResult) {
+	a.total -= len(r.records)
+	if r.err != 0 {
+		a.failed--
+	}
+}
+
+// release hands the records read back to storage's buffer pool.
+func (a *fetchAcc) release() {
+	for _, r := range a.results {
+		storage.ReleaseRecords(r.records)
+	}
+}
+
+// budget is the byte limit and KIP-74 first-batch rule for reading sp.
+func (a *fetchAcc) budget(sp *sessPart) (limit int32, minOne bool) {
+	others := a.total
+	if i, ok := a.at[sp]; ok {
+		others -= len(a.results[i].records)
+	}
+	return int32(max(min(int(sp.maxBytes), a.maxBytes-others), 0)), others == 0
+}
+
+// readFetch reads parts into acc within the request's byte limits, for the
+// follower replicaID (>= 0) or a consumer.
+func (h *Handler) readFetch(acc *fetchAcc, parts []*sessPart, replicaID int32, sess *fetchSession) {
+	now := h.Now()
+	for _, sp := range parts {
+		r := fetchResult{part: sp, hw: -1, logStart: -1, end: -1}
+		limit, minOne := acc.budget(sp)
+		if replicaID >= 0 {
+			h.readFollower(sp, replicaID, limit, minOne, now, sess, &r)
+		} else {
+			h.readPartition(sp, limit, minOne, &r)
+		}
+		acc.put(r)
+	}
+}
+
+// partitionFor returns sp's partition; a session partition listens to it
+// from then on (to the new one if it was replaced).
+func (h *Handler) partitionFor(sp *sessPart) *replica.Partition {
+	p := h.Partitions.Get(storage.TopicPartition{Topic: sp.key.topic, Partition: sp.key.partition})
+	if sp.sess != nil && p != sp.p {
+		sp.sess.release(sp)
+		if p != nil {
+			p.AddListener(sp)
+			sp.p = p
+		}
+	}
+	return p
+}
+
+// leaderFor returns the partition if this broker leads it at the fetch's
+// leader epoch, or sets the error.
+func (h *Handler) leaderFor(sp *sessPart, r *fetchResult) *replica.Partition {
+	p := h.partitionFor(sp)
+	if p == nil {
+		r.err = h.missingPartitionCode(sp.key.topic, sp.key.partition)
+		return nil
+	}
+	if !p.IsLeader() {
+		r.err = kerr.NotLeaderForPartition.Code
+		return nil
+	}
+	if code := leaderEpochCode(sp.leaderEpoch, p.LeaderEpoch()); code != 0 {
+		r.err = code
+		return nil
+	}
+	return p
+}
+
+// readFollower reads up to the log end offset for follower replicaID and
+// records its fetch offset, even when limit leaves no room for data; in a
+// follower session the partition counts as fetched at every later fetch of
+// the session until it changes (replica.FetchClock).
+func (h *Handler) readFollower(sp *sessPart, replicaID, limit int32, minOne bool, now time.Time, sess *fetchSession, r *fetchResult) {
+	p := h.leaderFor(sp, r)
+	if p == nil {
+		return
+	}
+	var res storage.ReadResult
+	var hw int64
+	var err error
+	if sess != nil && sess.follower && sess.replicaID == replicaID {
+		res, hw, err = p.FollowerReadInSession(sess.clock, replicaID, sp.fetchOffset, limit, minOne, now)
+	} else {
+		res, hw, err = p.FollowerRead(replicaID, sp.fetchOffset, limit, minOne, now)
+	}
+	h.readDone(p, res, hw, err, r)
+	r.end = res.LogEndOffset
+}
+
+// readPartition reads below the high watermark for a consumer.
+func (h *Handler) readPartition(sp *sessPart, limit int32, minOne bool, r *fetchResult) {
+	p := h.leaderFor(sp, r)
+	if p == nil {
+		return
+	}
+	if limit <= 0 && !minOne {
+		r.hw, r.logStart = p.HighWatermark(), p.LogStartOffset()
+		r.end = r.hw
+		return
+	}
+	res, hw, err := p.Read(sp.fetchOffset, limit, minOne)
+	h.readDone(p, res, hw, err, r)
+	r.end = hw
+}
+
+func (h *Handler) readDone(p *replica.Partition, res storage.ReadResult, hw int64, err error, r *fetchResult) {
+	r.hw, r.logStart = hw, res.LogStartOffset
+	if err != nil {
+		if errors.Is(err, storage.ErrOffsetOutOfRange) {
+			r.logStart = p.LogStartOffset()
+		}
+		r.err = errorCode(err)
+		return
+	}
+	r.records = res.Records
+}

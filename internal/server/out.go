@@ -1,0 +1,157 @@
+package server
+
+// The connection's output: encoded responses go out in request order. When
+// nothing is queued or being written, the handling goroutine writes a
+// response itself, at once (a hand-over to another goroutine costs a
+// scheduler round trip, often a thread wake-up, on every response);
+// otherwise it queues it for the writer goroutine, which writes what is
+// queued and flushes when the queue is empty. Either way a response buffer
+// goes back to the pool once written.
+
+import (
+	"bufio"
+	"sync"
+	"time"
+)
+
+type output struct {
+	l  *connLoop
+	bw *bufio.Writer // used by whoever is writing (busy)
+
+	mu     sync.Mutex
+	queue  [][]byte
+	busy   bool  // a goroutine is writing
+	closed bool  // no more responses: the writer drains the queue and stops
+	err    error // the first write error; everything later is dropped
+	kick   chan struct{}
+	room   chan struct{} // the writer took the queue: a full one has room again
+}
+
+func newOutput(l *connLoop) *output {
+	return &output{l: l, bw: bufio.NewWriterSize(l.c.nc, ioBufferSize), kick: make(chan struct{}, 1), room: make(chan struct{}, 1)}
+}
+
+func (o *output) signal() {
+	select {
+	case o.kick <- struct{}{}:
+	default:
+	}
+}
+
+// send writes b now if the output is idle, else queues it, waiting while
+// queueDepth responses are queued already (a peer that does not read its
+// responses holds up its requests, not our memory). It reports false once
+// writing has failed or the connection is cancelled.
+func (o *output) send(b []byte) bool {
+	o.mu.Lock()
+	for len(o.queue) >= queueDepth && o.err == nil {
+		o.mu.Unlock()
+		select {
+		case <-o.room:
+		case <-o.l.ctx.Done():
+			releaseResponseBuffer(b)
+			return false
+		}
+		o.mu.Lock()
+	}
+	if o.err != nil || o.closed {
+		o.mu.Unlock()
+		releaseResponseBuffer(b)
+		return false
+	}
+	if o.busy || len(o.queue) > 0 {
+		o.queue = append(o.queue, b)
+		o.mu.Unlock()
+		o.signal()
+		return true
+	}
+	o.busy = true
+	o.mu.Unlock()
+	err := o.write([][]byte{b})
+	return o.done(err)
+}
+
+// done ends a write: records err, hands what was queued meanwhile to the
+// writer goroutine.
+func (o *output) done(err error) bool {
+	o.mu.Lock()
+	o.busy = false
+	if err != nil && o.err == nil {
+		o.err = err
+	}
+	failed, more := o.err != nil, len(o.queue) > 0 || o.closed
+	o.mu.Unlock()
+	if more {
+		o.signal()
+	}
+	if failed {
+		if o.l.ctx.Err() == nil {
+			o.l.log.Debug("writing response failed; closing connection", "err", err)
+		}
+		o.l.cancel()
+	}
+	return !failed
+}
+
+// write writes bufs and flushes, returning each buffer to the pool.
+func (o *output) write(bufs [][]byte) error {
+	var err error
+	for _, b := range bufs {
+		if err == nil {
+			o.l.c.nc.SetWriteDeadline(time.Now().Add(o.l.s.cfg.IdleTimeout))
+			_, err = o.bw.Write(b)
+		}
+		releaseResponseBuffer(b)
+	}
+	if err == nil {
+		err = o.bw.Flush()
+	}
+	if err == nil {
+		o.l.c.touch()
+	}
+	return err
+}
+
+// close lets the writer goroutine write what is queued and stop.
+func (o *output) close() {
+	o.mu.Lock()
+	o.closed = true
+	o.mu.Unlock()
+	o.signal()
+}
+
+// run is the writer goroutine: it writes what the handling goroutine
+// queued, until closed and drained, or a write fails.
+func (o *output) run() {
+	for range o.kick {
+		for {
+			o.mu.Lock()
+			if o.busy { // the writing goroutine signals again when done
+				o.mu.Unlock()
+				break
+			}
+			bufs := o.queue
+			o.queue = nil
+			if len(bufs) == 0 || o.err != nil {
+				stop := o.closed || o.err != nil
+				o.mu.Unlock()
+				for _, b := range bufs {
+					releaseResponseBuffer(b)
+				}
+				if stop {
+					return
+				}
+				break
+			}
+			o.busy = true
+			o.mu.Unlock()
+			select {
+			case o.room <- struct{}{}:
+			default:
+			}
+			if !o.done(o.write(bufs)) {
+				return
+			}
+		}
+	}
+}
