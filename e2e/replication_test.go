@@ -23,6 +23,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/record/recordtest"
 )
 
 // partitionView is one partition as Metadata shows it.
@@ -443,8 +446,17 @@ func TestFollowerLeavesAndRejoinsISR(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Topic: "+topic+"\tPartition: 0") {
 		t.Fatalf("under-replicated partitions (exit %d) do not show %s-0:\n%s", code, topic, out)
 	}
-	if err := produce(kgo.AllISRAcks()); err != kerr.NotEnoughReplicas {
-		t.Fatalf("acks=all with ISR 2 < min.insync.replicas 3: %v, want NOT_ENOUGH_REPLICAS", err)
+	// The code itself, from the leader, without a client's retries (which
+	// may wait on the stalled broker's connection).
+	var pcode int16 = -1
+	for deadline := time.Now().Add(20 * time.Second); pcode != kerr.NotEnoughReplicas.Code && time.Now().Before(deadline); {
+		pcode = rawProduceAcksAll(t, c.procs[leader].addr, topic)
+		if pcode != kerr.NotEnoughReplicas.Code {
+			time.Sleep(100 * time.Millisecond) // the leader may not have the controller's answer yet
+		}
+	}
+	if pcode != kerr.NotEnoughReplicas.Code {
+		t.Fatalf("acks=all with ISR 2 < min.insync.replicas 3: %v, want NOT_ENOUGH_REPLICAS", kerr.ErrorForCode(pcode))
 	}
 
 	c.procs[follower].cmd.Process.Signal(syscall.SIGCONT)
@@ -457,6 +469,37 @@ func TestFollowerLeavesAndRejoinsISR(t *testing.T) {
 	if strings.Contains(out, "Topic: "+topic) {
 		t.Fatalf("still under-replicated after the follower caught up:\n%s", out)
 	}
+}
+
+// rawProduceAcksAll sends one acks=-1 Produce of one record to partition 0
+// of topic at addr and returns the partition's error code (-1 when the
+// request itself failed).
+func rawProduceAcksAll(t *testing.T, addr, topic string) int16 {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = -1, 5000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = recordtest.Values(time.Now().UnixMilli(), "x")
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+	if err != nil {
+		return -1
+	}
+	pr := resp.(*kmsg.ProduceResponse)
+	if len(pr.Topics) != 1 || len(pr.Topics[0].Partitions) != 1 {
+		return -1
+	}
+	return pr.Topics[0].Partitions[0].ErrorCode
 }
 
 func (c *cluster) controllerID(addrs []string) int32 {
