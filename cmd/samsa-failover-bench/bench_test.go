@@ -99,3 +99,36 @@ func TestStandInRecordsFirstUpdateMetadataPerEpoch(t *testing.T) {
 		t.Fatal("a Produce request was served")
 	}
 }
+
+func TestStandInWatchesCrashedLeaders(t *testing.T) {
+	s := &standIn{id: 1, firstUM: map[int32]umArrival{}, fullUM: map[int32]umArrival{}, notify: make(chan struct{}, 1)}
+	um := func(leaders ...int32) {
+		req := kmsg.NewPtrUpdateMetadataRequest()
+		ts := kmsg.NewUpdateMetadataRequestTopicState()
+		ts.Topic = "t"
+		for p, l := range leaders {
+			if l == -9 { // not in this request
+				continue
+			}
+			ps := kmsg.NewUpdateMetadataRequestTopicPartition()
+			ps.Partition, ps.Leader = int32(p), l
+			ts.PartitionStates = append(ts.PartitionStates, ps)
+		}
+		req.TopicStates = append(req.TopicStates, ts)
+		if _, err := s.Handle(context.Background(), nil, wire.RequestHeader{Key: int16(kmsg.UpdateMetadata), Version: 7}, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	um(3, 1, 3, 2)
+	if n := s.watchCrash(3); n != 2 {
+		t.Fatalf("broker 3 leads %d partitions, want 2", n)
+	}
+	um(1, -9, -1, -9) // partition 0 moved; 2 offline: not yet
+	if _, ok := s.crashHandled(); ok {
+		t.Fatal("handled while partition 2 has no leader")
+	}
+	um(-9, -9, 2, -9)
+	if a, ok := s.crashHandled(); !ok || a.at.IsZero() {
+		t.Fatal("not handled after every partition of broker 3 moved")
+	}
+}

@@ -154,6 +154,9 @@ func (s *standIn) recordUM(r *kmsg.UpdateMetadataRequest, at time.Time) {
 		n += len(t.PartitionStates)
 	}
 	s.mu.Lock()
+	if s.leaders == nil {
+		s.leaders = map[partKey]int32{}
+	}
 	for _, t := range r.TopicStates {
 		for _, p := range t.PartitionStates {
 			k := partKey{t.Topic, p.Partition}
