@@ -197,6 +197,11 @@ func TestStoppedControllerIsFenced(t *testing.T) {
 	c := startCluster(t, st.endpoint)
 	old := c.waitView(c.procs[0].addr, "3 brokers and a controller", func(n int, ctrl int32) bool { return n == 3 && ctrl >= 0 })
 	c.createTopic(c.addrs(-1), "before", 3)
+	// Every broker has applied the old controller's LeaderAndIsr for
+	// "before" once an acks=all record reached all three replicas of each
+	// partition; only then does the log below count as "after the stall".
+	ackAllPartitions(t, c.addrs(-1), "before", 3)
+	time.Sleep(200 * time.Millisecond)
 
 	store, err := etcdstore.Connect([]string{st.endpoint}, "/samsa-test", 5*time.Second)
 	if err != nil {
@@ -262,12 +267,31 @@ func TestStoppedControllerIsFenced(t *testing.T) {
 		if stale.MatchString(log[:logStart[id]]) {
 			before++
 		}
-		if stale.MatchString(log[logStart[id]:]) {
-			t.Fatalf("broker %d applied a LeaderAndIsr of the stalled controller after the stall", id)
+		if m := stale.FindString(log[logStart[id]:]); m != "" {
+			t.Fatalf("broker %d (the stalled one: %d) applied a LeaderAndIsr of the stalled controller after the stall: %s", id, old, m)
 		}
 	}
 	if before == 0 {
 		t.Fatal("no broker log shows the old controller's LeaderAndIsr even before the stall: the check cannot work")
+	}
+}
+
+// ackAllPartitions produces one acks=all record to each partition of topic
+// (with the full ISR: every replica then hosts it and fetches).
+func ackAllPartitions(t *testing.T, addrs []string, topic string, partitions int32) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.DisableIdempotentWrite(), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	for p := range partitions {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: p, Value: []byte("x")}).FirstErr(); err != nil {
+			t.Fatalf("acks=all to %s-%d: %v", topic, p, err)
+		}
 	}
 }
 
