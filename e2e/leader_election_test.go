@@ -8,17 +8,11 @@ package e2e
 // first assigned replica.
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // leaderPref is one partition's leader and preferred (first) replica.
@@ -26,21 +20,12 @@ type leaderPref struct{ leader, preferred int32 }
 
 // leaderPrefs asks addrs for topic's leaders and preferred replicas.
 func leaderPrefs(ctx context.Context, addrs []string, topic string) (map[int32]leaderPref, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
+	parts, err := topicPartitions(ctx, addrs, topic)
 	if err != nil {
 		return nil, err
-	}
-	defer cl.Close()
-	tds, err := kadm.NewClient(cl).ListTopics(ctx, topic)
-	if err != nil {
-		return nil, err
-	}
-	td, ok := tds[topic]
-	if !ok || td.Err != nil {
-		return nil, fmt.Errorf("topic %s: %v", topic, td.Err)
 	}
 	out := map[int32]leaderPref{}
-	for id, p := range td.Partitions {
+	for id, p := range parts {
 		if len(p.Replicas) == 0 {
 			return nil, fmt.Errorf("%s-%d has no replicas", topic, id)
 		}
@@ -116,20 +101,7 @@ func (c *cluster) bounceNonController(topic string) int32 {
 // stdout, stderr and exit code.
 func samsaLeaderElection(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, samsaBin, append([]string{"leader-election"}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return stdout.String(), stderr.String(), ee.ExitCode()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return stdout.String(), stderr.String(), 0
+	return samsaTool(t, 60*time.Second, "leader-election", args...)
 }
 
 // TestPreferredLeaderElectionCLI: after a broker comes back, its

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -125,4 +127,24 @@ func (p *proc) stop() {
 	case <-time.After(30 * time.Second):
 		p.t.Fatalf("samsa did not stop on SIGTERM")
 	}
+}
+
+// samsaTool runs `samsa <sub> args...` (bounded by timeout) and returns its
+// stdout, stderr and exit code.
+func samsaTool(t *testing.T, timeout time.Duration, sub string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, samsaBin, append([]string{sub}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return stdout.String(), stderr.String(), ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stdout.String(), stderr.String(), 0
 }

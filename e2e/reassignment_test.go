@@ -9,42 +9,18 @@ package e2e
 // read back from the new leaders.
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// samsaReassign runs `samsa reassign-partitions` and returns its output and
-// exit code.
-func samsaReassign(t *testing.T, args ...string) (string, int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, samsaBin, append([]string{"reassign-partitions"}, args...)...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return out.String(), ee.ExitCode()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), 0
-}
 
 // createAssigned creates topic with a manual replica assignment.
 func createAssigned(t *testing.T, addrs []string, topic string, assignment [][]int32) {
@@ -84,23 +60,23 @@ func createAssigned(t *testing.T, addrs []string, topic string, assignment [][]i
 
 // replicasOf returns each partition's replica list and leader from Metadata.
 func replicasOf(ctx context.Context, addrs []string, topic string) (map[int32][]int32, map[int32]int32, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
+	parts, err := topicPartitions(ctx, addrs, topic)
 	if err != nil {
 		return nil, nil, err
-	}
-	defer cl.Close()
-	tds, err := kadm.NewClient(cl).ListTopics(ctx, topic)
-	if err != nil {
-		return nil, nil, err
-	}
-	if td := tds[topic]; td.Err != nil {
-		return nil, nil, td.Err
 	}
 	replicas, leaders := map[int32][]int32{}, map[int32]int32{}
-	for id, p := range tds[topic].Partitions {
+	for id, p := range parts {
 		replicas[id], leaders[id] = p.Replicas, p.Leader
 	}
 	return replicas, leaders, nil
+}
+
+// samsaReassign runs `samsa reassign-partitions` and returns its output
+// (stdout then stderr) and exit code.
+func samsaReassign(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	out, errOut, code := samsaTool(t, 90*time.Second, "reassign-partitions", args...)
+	return out + errOut, code
 }
 
 func TestReassignPartitionsUnderProduce(t *testing.T) {

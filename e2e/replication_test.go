@@ -34,8 +34,9 @@ type partitionView struct {
 	isr    []int32
 }
 
-// describe returns the partitions of topic as broker addrs report them.
-func describe(ctx context.Context, addrs []string, topic string) (map[int32]partitionView, error) {
+// topicPartitions returns the partitions of topic as Metadata from brokers
+// addrs shows them.
+func topicPartitions(ctx context.Context, addrs []string, topic string) (kadm.PartitionDetails, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
 	if err != nil {
 		return nil, err
@@ -49,8 +50,17 @@ func describe(ctx context.Context, addrs []string, topic string) (map[int32]part
 	if !ok || td.Err != nil {
 		return nil, fmt.Errorf("topic %s: %v", topic, td.Err)
 	}
+	return td.Partitions, nil
+}
+
+// describe returns the partitions of topic as broker addrs report them.
+func describe(ctx context.Context, addrs []string, topic string) (map[int32]partitionView, error) {
+	parts, err := topicPartitions(ctx, addrs, topic)
+	if err != nil {
+		return nil, err
+	}
 	out := map[int32]partitionView{}
-	for id, p := range td.Partitions {
+	for id, p := range parts {
 		isr := slices.Clone(p.ISR)
 		slices.Sort(isr)
 		out[id] = partitionView{leader: p.Leader, isr: isr}

@@ -1,33 +1,18 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
-	"errors"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
 
-// samsaTopics runs `samsa topics` and returns its output and exit code.
+// samsaTopics runs `samsa topics` and returns its output (stdout then
+// stderr) and exit code.
 func samsaTopics(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, samsaBin, append([]string{"topics"}, args...)...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return out.String(), ee.ExitCode()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), 0
+	out, errOut, code := samsaTool(t, 60*time.Second, "topics", args...)
+	return out + errOut, code
 }
 
 // TestTopicsCLI drives `samsa topics` the kafka-topics.sh way against three
