@@ -94,7 +94,6 @@ func (c *Controller) onAlterPartition(ctx context.Context, e AlterPartition) err
 		return nil
 	}
 	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
-	names := c.topicNamesByID(req)
 	var updates []metadata.StateUpdate
 	var pending []apAnswer // parallel to updates
 	seen := map[TP]bool{}
@@ -106,7 +105,7 @@ func (c *Controller) onAlterPartition(ctx context.Context, e AlterPartition) err
 		resp.Topics = append(resp.Topics, ot) // shares ot.Partitions, filled below
 		name, known := rt.Topic, true
 		if req.Version >= 2 {
-			name, known = names[rt.TopicID]
+			name, known = c.ctx.byID[rt.TopicID]
 		}
 		for j := range rt.Partitions {
 			rp := &rt.Partitions[j]
@@ -241,22 +240,4 @@ func hasDuplicates(ids []int32) bool {
 	s := slices.Clone(ids)
 	slices.Sort(s)
 	return len(slices.Compact(s)) != len(ids)
-}
-
-// topicNamesByID resolves the topic ids of a v2+ request.
-func (c *Controller) topicNamesByID(req *kmsg.AlterPartitionRequest) map[[16]byte]string {
-	if req.Version < 2 || len(req.Topics) == 0 {
-		return nil
-	}
-	want := map[[16]byte]bool{}
-	for _, t := range req.Topics {
-		want[t.TopicID] = true
-	}
-	names := make(map[[16]byte]string, len(want))
-	for name, t := range c.ctx.topics {
-		if want[t.id] {
-			names[t.id] = name
-		}
-	}
-	return names
 }

@@ -30,6 +30,7 @@ type Context struct {
 	liveBrokers map[int32]metadata.Broker // brokers the controller has acted on
 	registered  map[int32]metadata.Broker // /brokers/ids as last seen
 	topics      map[string]*topicInfo
+	byID        map[metadata.TopicID]string // topic names by id (setTopic/delTopic)
 	states      map[TP]metadata.VersionedState
 	partState   map[TP]PartitionState
 	replicaSt   map[replicaKey]ReplicaState
@@ -46,6 +47,7 @@ func newContext() *Context {
 		liveBrokers: map[int32]metadata.Broker{},
 		registered:  map[int32]metadata.Broker{},
 		topics:      map[string]*topicInfo{},
+		byID:        map[metadata.TopicID]string{},
 		states:      map[TP]metadata.VersionedState{},
 		partState:   map[TP]PartitionState{},
 		replicaSt:   map[replicaKey]ReplicaState{},

@@ -52,7 +52,11 @@ func (c *Context) delState(tp TP) {
 
 // setTopic records a topic's assignment.
 func (c *Context) setTopic(name string, t *topicInfo) {
+	if old := c.topics[name]; old != nil && old.id != t.id {
+		delete(c.byID, old.id)
+	}
 	c.topics[name] = t
+	c.byID[t.id] = name
 	c.refreshReplicas(name)
 }
 
@@ -68,6 +72,9 @@ func (c *Context) refreshReplicas(name string) {
 }
 
 func (c *Context) delTopic(name string) {
+	if t := c.topics[name]; t != nil && c.byID[t.id] == name {
+		delete(c.byID, t.id)
+	}
 	delete(c.topics, name)
 	delete(c.um, name)
 }
