@@ -130,35 +130,53 @@ func (ls *leaderState) follower(id int32) *follower {
 	return ls.followers[id]
 }
 
-// committedISR is the committed ISR, the leader included.
-func (ls *leaderState) committedISR() []int32 {
-	return union(ls.isr, []int32{ls.self})
+// maximalISRSize is the size of the maximal ISR: the committed ISR united
+// with the one in flight, the leader included (counted in place: every
+// acks=all produce asks).
+func (ls *leaderState) maximalISRSize() int {
+	n := len(ls.isr)
+	if !slices.Contains(ls.isr, ls.self) {
+		n++
+	}
+	if ls.pending != nil {
+		for _, id := range ls.pending.NewISR {
+			if id != ls.self && !slices.Contains(ls.isr, id) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
-// maximalISR is the committed ISR united with the one in flight, the
-// leader included.
-func (ls *leaderState) maximalISR() []int32 {
-	isr := ls.committedISR()
-	if ls.pending != nil {
-		isr = union(isr, ls.pending.NewISR)
+// committedISRSize is the size of the committed ISR, the leader included.
+func (ls *leaderState) committedISRSize() int {
+	if slices.Contains(ls.isr, ls.self) {
+		return len(ls.isr)
 	}
-	return isr
+	return len(ls.isr) + 1
 }
 
 // highWatermark is min LEO over the maximal ISR, leaderLEO being the
 // leader's own; an ISR member that is not a known follower, or has not
-// fetched yet, gives unknownOffset.
+// fetched yet, gives unknownOffset. It walks the committed and proposed
+// ISRs in place: it runs on every append and follower fetch.
 func (ls *leaderState) highWatermark(leaderLEO int64) int64 {
 	hw := leaderLEO
-	for _, id := range ls.maximalISR() {
-		if id == ls.self {
-			continue
+	var pending []int32
+	if ls.pending != nil {
+		pending = ls.pending.NewISR
+	}
+	for _, ids := range [2][]int32{ls.isr, pending} {
+		for _, id := range ids {
+			if id == ls.self {
+				continue
+			}
+			f := ls.followers[id]
+			if f == nil {
+				return unknownOffset
+			}
+			hw = min(hw, f.leo)
 		}
-		f := ls.followers[id]
-		if f == nil {
-			return unknownOffset
-		}
-		hw = min(hw, f.leo)
 	}
 	return hw
 }
@@ -244,16 +262,5 @@ func (ls *leaderState) acked(hw, requiredOffset int64, minISR int) (done, enough
 	if hw < requiredOffset {
 		return false, false
 	}
-	return true, len(ls.maximalISR()) >= minISR
-}
-
-// union is a ∪ b in order of first appearance.
-func union(a, b []int32) []int32 {
-	out := slices.Clone(a)
-	for _, id := range b {
-		if !slices.Contains(out, id) {
-			out = append(out, id)
-		}
-	}
-	return out
+	return true, ls.maximalISRSize() >= minISR
 }

@@ -97,6 +97,9 @@ func TestMaximalISRWhileInFlight(t *testing.T) {
 	if got := len(ls.committedISR()); got != 2 {
 		t.Fatalf("committed ISR size %d, want 2", got)
 	}
+	if ls.maximalISRSize() != 3 || ls.committedISRSize() != 2 {
+		t.Fatalf("sizes counted in place: maximal %d, committed %d; want 3, 2", ls.maximalISRSize(), ls.committedISRSize())
+	}
 	if got := ls.highWatermark(10); got != 4 {
 		t.Fatalf("expanding: HW %d, want 4", got)
 	}
@@ -317,4 +320,31 @@ func TestImplicitSessionFetches(t *testing.T) {
 	if !f2.lastCaughtUpTime.Equal(at(20)) {
 		t.Fatalf("follower behind: caught up %v, want still 20s", f2.lastCaughtUpTime)
 	}
+}
+
+// committedISR is the committed ISR, the leader included (the reference
+// committedISRSize counts).
+func (ls *leaderState) committedISR() []int32 {
+	return union(ls.isr, []int32{ls.self})
+}
+
+// maximalISR is the committed ISR united with the one in flight, the
+// leader included (the reference maximalISRSize and highWatermark walk).
+func (ls *leaderState) maximalISR() []int32 {
+	isr := ls.committedISR()
+	if ls.pending != nil {
+		isr = union(isr, ls.pending.NewISR)
+	}
+	return isr
+}
+
+// union is a ∪ b in order of first appearance.
+func union(a, b []int32) []int32 {
+	out := slices.Clone(a)
+	for _, id := range b {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }

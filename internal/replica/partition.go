@@ -110,7 +110,7 @@ func (p *Partition) AppendAsLeader(records []byte, hdrs []record.Header, now tim
 	if requiredAcks == -1 {
 		minISR := p.Config().minISR()
 		p.lmu.Lock()
-		n := len(p.lead.committedISR())
+		n := p.lead.committedISRSize()
 		p.lmu.Unlock()
 		if n < minISR {
 			p.roleMu.RUnlock()
