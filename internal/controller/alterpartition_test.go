@@ -14,12 +14,10 @@ package controller
 // broker epoch (v3).
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -48,21 +46,14 @@ func (s *scenario) moreCommands(d *datadriven.TestData, out *strings.Builder) bo
 }
 
 func (s *scenario) alterPartition(d *datadriven.TestData, out *strings.Builder) {
-	var broker, to, version int
-	to, version = -1, 2
+	var broker int
+	version := 2
 	d.ScanArgs(s.t, "broker", &broker)
-	d.MaybeScanArgs(s.t, "to", &to)
+	to := s.targetArg(d)
 	d.MaybeScanArgs(s.t, "version", &version)
-	if to < 0 {
-		to = int(s.activeID())
-	}
 	req := kmsg.NewPtrAlterPartitionRequest()
 	req.Version, req.BrokerID, req.BrokerEpoch = int16(version), int32(broker), s.brokerEpoch(int32(broker))
-	if d.HasArg("broker-epoch") {
-		var e int
-		d.ScanArgs(s.t, "broker-epoch", &e)
-		req.BrokerEpoch = int64(e)
-	}
+	s.brokerEpochArg(d, &req.BrokerEpoch)
 	byTopic := map[string]int{}
 	for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
 		fields := strings.Fields(line)
@@ -106,11 +97,8 @@ func (s *scenario) alterPartition(d *datadriven.TestData, out *strings.Builder) 
 
 	before := s.store.Revision()
 	var replies []*kmsg.AlterPartitionResponse
-	s.handle(int32(to), AlterPartition{Req: req, Reply: func(r *kmsg.AlterPartitionResponse) { replies = append(replies, r) }})
-	if len(replies) != 1 {
-		s.t.Fatalf("%d replies", len(replies))
-	}
-	resp := replies[0]
+	s.handle(to, AlterPartition{Req: req, Reply: func(r *kmsg.AlterPartitionResponse) { replies = append(replies, r) }})
+	resp := oneReply(s.t, replies)
 	fmt.Fprintf(out, "response error=%s\n", codeName(resp.ErrorCode))
 	for i, t := range resp.Topics {
 		name := t.Topic
@@ -125,8 +113,8 @@ func (s *scenario) alterPartition(d *datadriven.TestData, out *strings.Builder) 
 			out.WriteString("\n")
 		}
 	}
-	fmt.Fprintf(out, "store writes=%d active=%v\n", s.store.Revision()-before, s.nodes[int32(to)].c.IsActive())
-	for _, sr := range s.nodes[int32(to)].sender.sentSoFar() {
+	fmt.Fprintf(out, "store writes=%d active=%v\n", s.store.Revision()-before, s.nodes[to].c.IsActive())
+	for _, sr := range s.nodes[to].sender.sentSoFar() {
 		if um, ok := sr.req.(*kmsg.UpdateMetadataRequest); ok {
 			for _, t := range um.TopicStates {
 				for _, p := range t.PartitionStates {
@@ -214,19 +202,11 @@ func TestLoopAlterPartition(t *testing.T) {
 
 	// Nobody runs this loop: the caller's context bounds the wait.
 	idle := NewLoop(cl.nodes[1].c)
-	cancelled, cancel := context.WithCancel(cl.ctx)
-	cancel()
-	if r := idle.AlterPartition(cancelled, newReq()); r.ErrorCode != kerr.RequestTimedOut.Code {
+	if r := idle.AlterPartition(cl.endedContext(), newReq()); r.ErrorCode != kerr.RequestTimedOut.Code {
 		t.Fatalf("with its context ended: %v", codeName(r.ErrorCode))
 	}
 
-	l := NewLoop(cl.nodes[1].c)
-	ctx, stop := context.WithCancel(cl.ctx)
-	done := make(chan struct{})
-	go func() { l.Run(ctx); close(done) }()
-	defer func() { stop(); <-done }()
-	wait, cancelWait := context.WithTimeout(cl.ctx, 30*time.Second)
-	defer cancelWait()
+	l, wait := cl.runLoop(1)
 	r := l.AlterPartition(wait, newReq())
 	if r.ErrorCode != 0 || len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
 		t.Fatalf("response %+v", r)

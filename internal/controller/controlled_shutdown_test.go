@@ -11,11 +11,9 @@ package controller
 // registration's.
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -23,36 +21,27 @@ import (
 )
 
 func (s *scenario) controlledShutdown(d *datadriven.TestData, out *strings.Builder) {
-	var broker, to, version int
-	to, version = -1, 3
+	var broker int
+	version := 3
 	d.ScanArgs(s.t, "broker", &broker)
-	d.MaybeScanArgs(s.t, "to", &to)
+	to := s.targetArg(d)
 	d.MaybeScanArgs(s.t, "version", &version)
-	if to < 0 {
-		to = int(s.activeID())
-	}
 	req := kmsg.NewPtrControlledShutdownRequest()
 	req.Version, req.BrokerID = int16(version), int32(broker)
 	if version >= 2 {
 		req.BrokerEpoch = s.brokerEpoch(int32(broker))
 	}
-	if d.HasArg("broker-epoch") {
-		var e int
-		d.ScanArgs(s.t, "broker-epoch", &e)
-		req.BrokerEpoch = int64(e)
-	}
+	s.brokerEpochArg(d, &req.BrokerEpoch)
 	before := s.store.Revision()
 	var replies []*kmsg.ControlledShutdownResponse
-	n := s.nodes[int32(to)]
+	n := s.nodes[to]
 	n.c.Handle(s.ctx, ControlledShutdown{Req: req, Reply: func(r *kmsg.ControlledShutdownResponse) { replies = append(replies, r) }})
-	if len(replies) != 1 {
-		s.t.Fatalf("%d replies", len(replies))
-	}
+	resp := oneReply(s.t, replies)
 	var remaining []string
-	for _, p := range replies[0].PartitionsRemaining {
+	for _, p := range resp.PartitionsRemaining {
 		remaining = append(remaining, fmt.Sprintf("%s-%d", p.Topic, p.Partition))
 	}
-	fmt.Fprintf(out, "response error=%s remaining=%v\n", codeName(replies[0].ErrorCode), remaining)
+	fmt.Fprintf(out, "response error=%s remaining=%v\n", codeName(resp.ErrorCode), remaining)
 	fmt.Fprintf(out, "store writes=%d shutting down=%v\n", s.store.Revision()-before, sortedIDs(n.c.shutting))
 }
 
@@ -74,19 +63,11 @@ func TestLoopControlledShutdown(t *testing.T) {
 
 	// Nobody runs this loop: the caller's context bounds the wait.
 	idle := NewLoop(cl.nodes[1].c)
-	cancelled, cancel := context.WithCancel(cl.ctx)
-	cancel()
-	if r := idle.ControlledShutdown(cancelled, req); r.ErrorCode != kerr.RequestTimedOut.Code {
+	if r := idle.ControlledShutdown(cl.endedContext(), req); r.ErrorCode != kerr.RequestTimedOut.Code {
 		t.Fatalf("with its context ended: %v", codeName(r.ErrorCode))
 	}
 
-	l := NewLoop(cl.nodes[1].c)
-	ctx, stop := context.WithCancel(cl.ctx)
-	done := make(chan struct{})
-	go func() { l.Run(ctx); close(done) }()
-	defer func() { stop(); <-done }()
-	wait, cancelWait := context.WithTimeout(cl.ctx, 30*time.Second)
-	defer cancelWait()
+	l, wait := cl.runLoop(1)
 	r := l.ControlledShutdown(wait, req)
 	if r.ErrorCode != 0 || len(r.PartitionsRemaining) != 0 {
 		t.Fatalf("response %+v", r)

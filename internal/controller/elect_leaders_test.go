@@ -19,11 +19,9 @@ package controller
 // writes.
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -31,12 +29,8 @@ import (
 
 func (s *scenario) electLeaders(d *datadriven.TestData, out *strings.Builder) {
 	var typ string
-	to := -1
 	d.ScanArgs(s.t, "type", &typ)
-	d.MaybeScanArgs(s.t, "to", &to)
-	if to < 0 {
-		to = int(s.activeID())
-	}
+	to := s.targetArg(d)
 	et := map[string]ElectionType{"preferred": ElectPreferred, "unclean": ElectUnclean, "bogus": 7}[typ]
 	var tps []TP
 	if d.HasArg("all") {
@@ -47,11 +41,8 @@ func (s *scenario) electLeaders(d *datadriven.TestData, out *strings.Builder) {
 	}
 	before := s.store.Revision()
 	var replies [][]ElectionResult
-	s.handle(int32(to), ElectLeaders{Type: et, Partitions: tps, Reply: func(r []ElectionResult) { replies = append(replies, r) }})
-	if len(replies) != 1 {
-		s.t.Fatalf("%d replies", len(replies))
-	}
-	for _, r := range replies[0] {
+	s.handle(to, ElectLeaders{Type: et, Partitions: tps, Reply: func(r []ElectionResult) { replies = append(replies, r) }})
+	for _, r := range oneReply(s.t, replies) {
 		fmt.Fprintf(out, "%s-%d: %s", r.TP.Topic, r.TP.Partition, codeName(r.Code))
 		if r.Code == 0 {
 			fmt.Fprintf(out, " leader=%d", r.Leader)
@@ -66,13 +57,9 @@ func (s *scenario) electLeaders(d *datadriven.TestData, out *strings.Builder) {
 
 func (s *scenario) autoRebalance(d *datadriven.TestData, out *strings.Builder) {
 	var pct int
-	to := -1
 	d.ScanArgs(s.t, "percentage", &pct)
-	d.MaybeScanArgs(s.t, "to", &to)
-	if to < 0 {
-		to = int(s.activeID())
-	}
-	c := s.nodes[int32(to)].c
+	to := s.targetArg(d)
+	c := s.nodes[to].c
 	c.cfg.LeaderImbalancePercentage = int32(pct)
 	if c.ctx != nil {
 		brokers, elect := planRebalance(c.leaderships(), c.electable, int32(pct), len(c.ctx.reassigningPartitions()) > 0)
@@ -82,7 +69,7 @@ func (s *scenario) autoRebalance(d *datadriven.TestData, out *strings.Builder) {
 		fmt.Fprintf(out, "to elect: %v\n", elect)
 	}
 	before := s.store.Revision()
-	s.handle(int32(to), AutoLeaderRebalance{})
+	s.handle(to, AutoLeaderRebalance{})
 	fmt.Fprintf(out, "store writes=%d\n", s.store.Revision()-before)
 }
 
@@ -102,19 +89,11 @@ func TestLoopElectLeaders(t *testing.T) {
 	}
 
 	idle := NewLoop(cl.nodes[1].c) // nobody runs it
-	cancelled, cancel := context.WithCancel(cl.ctx)
-	cancel()
-	if r := idle.ElectLeaders(cancelled, ElectPreferred, tps); len(r) != 2 || r[0].Code != kerr.RequestTimedOut.Code {
+	if r := idle.ElectLeaders(cl.endedContext(), ElectPreferred, tps); len(r) != 2 || r[0].Code != kerr.RequestTimedOut.Code {
 		t.Fatalf("with its context ended: %+v", r)
 	}
 
-	l := NewLoop(cl.nodes[1].c)
-	ctx, stop := context.WithCancel(cl.ctx)
-	done := make(chan struct{})
-	go func() { l.Run(ctx); close(done) }()
-	defer func() { stop(); <-done }()
-	wait, cancelWait := context.WithTimeout(cl.ctx, 30*time.Second)
-	defer cancelWait()
+	l, wait := cl.runLoop(1)
 	r = l.ElectLeaders(wait, ElectPreferred, tps)
 	if len(r) != 2 || r[0].Code != kerr.ElectionNotNeeded.Code || r[1].Code != kerr.ElectionNotNeeded.Code {
 		t.Fatalf("active controller answered %+v", r)

@@ -183,3 +183,22 @@ func (s *recSender) sentSoFar() []sent {
 	defer s.mu.Unlock()
 	return append([]sent(nil), s.sent...)
 }
+
+// runLoop runs controller id's loop until the test ends, and returns it with
+// a context bounding each wait for its answers.
+func (cl *cluster) runLoop(id int32) (*Loop, context.Context) {
+	l := NewLoop(cl.nodes[id].c)
+	ctx, stop := context.WithCancel(cl.ctx)
+	done := make(chan struct{})
+	go func() { l.Run(ctx); close(done) }()
+	wait, cancelWait := context.WithTimeout(cl.ctx, 30*time.Second)
+	cl.t.Cleanup(func() { cancelWait(); stop(); <-done })
+	return l, wait
+}
+
+// endedContext returns a context already cancelled.
+func (cl *cluster) endedContext() context.Context {
+	ctx, cancel := context.WithCancel(cl.ctx)
+	cancel()
+	return ctx
+}

@@ -18,12 +18,10 @@ package controller
 // assignment document as stored.
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -83,11 +81,7 @@ func (s *scenario) reassignmentCommands(d *datadriven.TestData, out *strings.Bui
 }
 
 func (s *scenario) reassign(d *datadriven.TestData, out *strings.Builder) {
-	to := -1
-	d.MaybeScanArgs(s.t, "to", &to)
-	if to < 0 {
-		to = int(s.activeID())
-	}
+	to := s.targetArg(d)
 	req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
 	byTopic := map[string]int{}
 	for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
@@ -113,11 +107,8 @@ func (s *scenario) reassign(d *datadriven.TestData, out *strings.Builder) {
 	}
 	before := s.store.Revision()
 	var replies []*kmsg.AlterPartitionAssignmentsResponse
-	s.handle(int32(to), AlterReassignments{Req: req, Reply: func(r *kmsg.AlterPartitionAssignmentsResponse) { replies = append(replies, r) }})
-	if len(replies) != 1 {
-		s.t.Fatalf("%d replies", len(replies))
-	}
-	resp := replies[0]
+	s.handle(to, AlterReassignments{Req: req, Reply: func(r *kmsg.AlterPartitionAssignmentsResponse) { replies = append(replies, r) }})
+	resp := oneReply(s.t, replies)
 	fmt.Fprintf(out, "response error=%s\n", codeName(resp.ErrorCode))
 	for _, t := range resp.Topics {
 		for _, p := range t.Partitions {
@@ -130,7 +121,7 @@ func (s *scenario) reassign(d *datadriven.TestData, out *strings.Builder) {
 	}
 	fmt.Fprintf(out, "store writes=%d\n", s.store.Revision()-before)
 	var lines []string
-	for _, sr := range s.nodes[int32(to)].sender.sentSoFar() {
+	for _, sr := range s.nodes[to].sender.sentSoFar() {
 		if r, ok := sr.req.(*kmsg.LeaderAndISRRequest); ok {
 			for _, t := range r.TopicStates {
 				for _, p := range t.PartitionStates {
@@ -172,19 +163,11 @@ func TestLoopReassignments(t *testing.T) {
 		t.Fatalf("inactive controller listed with %v", codeName(r.ErrorCode))
 	}
 	idle := NewLoop(cl.nodes[1].c) // nobody runs it
-	cancelled, cancel := context.WithCancel(cl.ctx)
-	cancel()
-	if r := idle.AlterPartitionReassignments(cancelled, alter()); r.ErrorCode != kerr.RequestTimedOut.Code {
+	if r := idle.AlterPartitionReassignments(cl.endedContext(), alter()); r.ErrorCode != kerr.RequestTimedOut.Code {
 		t.Fatalf("with its context ended: %v", codeName(r.ErrorCode))
 	}
 
-	l := NewLoop(cl.nodes[1].c)
-	ctx, stop := context.WithCancel(cl.ctx)
-	done := make(chan struct{})
-	go func() { l.Run(ctx); close(done) }()
-	defer func() { stop(); <-done }()
-	wait, cancelWait := context.WithTimeout(cl.ctx, 30*time.Second)
-	defer cancelWait()
+	l, wait := cl.runLoop(1)
 	r := l.AlterPartitionReassignments(wait, alter())
 	if r.ErrorCode != 0 || len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 || r.Topics[0].Partitions[0].ErrorCode != 0 {
 		t.Fatalf("alter: %+v", r)

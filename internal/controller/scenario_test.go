@@ -182,6 +182,35 @@ func dropTime(_ []string, a slog.Attr) slog.Attr {
 	return a
 }
 
+// targetArg is the controller a command goes to: its `to` argument, by
+// default the active one.
+func (s *scenario) targetArg(d *datadriven.TestData) int32 {
+	to := -1
+	d.MaybeScanArgs(s.t, "to", &to)
+	if to < 0 {
+		return s.activeID()
+	}
+	return int32(to)
+}
+
+// brokerEpochArg overrides *epoch with the broker-epoch argument when given.
+func (s *scenario) brokerEpochArg(d *datadriven.TestData, epoch *int64) {
+	if d.HasArg("broker-epoch") {
+		var e int
+		d.ScanArgs(s.t, "broker-epoch", &e)
+		*epoch = int64(e)
+	}
+}
+
+// oneReply fails the test unless exactly one reply came, and returns it.
+func oneReply[T any](t *testing.T, replies []T) T {
+	t.Helper()
+	if len(replies) != 1 {
+		t.Fatalf("%d replies", len(replies))
+	}
+	return replies[0]
+}
+
 func (s *scenario) activeID() int32 {
 	if a := s.active(); len(a) == 1 {
 		return a[0]
