@@ -85,27 +85,15 @@ type electionOpts struct {
 	jsonFile    string
 }
 
-func runLeaderElection(args []string) error {
-	if code := leaderElectionMain(args, os.Stdout, os.Stderr); code != 0 {
-		os.Exit(code)
-	}
-	return nil
-}
+func runLeaderElection(args []string) error { return runTool(leaderElectionMain, args) }
 
 // leaderElectionMain runs the command and returns its exit code.
 func leaderElectionMain(args []string, stdout, stderr io.Writer) int {
 	o, err := parseElectionArgs(args)
-	var ue *usageError
-	switch {
-	case errors.As(err, &ue):
-		w := stderr
-		if ue.code == 0 {
-			w = stdout
-		}
-		fmt.Fprintln(w, ue.msg)
-		fmt.Fprint(w, electionUsage)
-		return ue.code
-	case err != nil:
+	if code, ok := printUsageError(err, electionUsage, stdout, stderr); ok {
+		return code
+	}
+	if err != nil {
 		fmt.Fprintln(stderr, err.Error())
 		return 1
 	}

@@ -58,25 +58,13 @@ type terseError struct{ msg string }
 
 func (e *terseError) Error() string { return e.msg }
 
-func runReassign(args []string) error {
-	if code := reassignMain(args, os.Stdout, os.Stderr); code != 0 {
-		os.Exit(code)
-	}
-	return nil
-}
+func runReassign(args []string) error { return runTool(reassignMain, args) }
 
 // reassignMain runs the command and returns its exit code.
 func reassignMain(args []string, stdout, stderr io.Writer) int {
 	o, err := parseReassignArgs(args)
-	var ue *usageError
-	if errors.As(err, &ue) {
-		w := stderr
-		if ue.code == 0 {
-			w = stdout
-		}
-		fmt.Fprintln(w, ue.msg)
-		fmt.Fprint(w, reassignUsage)
-		return ue.code
+	if code, ok := printUsageError(err, reassignUsage, stdout, stderr); ok {
+		return code
 	}
 	if err == nil {
 		for _, k := range o.ignored {

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -30,27 +29,15 @@ import (
 // default.api.timeout.ms (60 s) does.
 const topicsTimeout = 60 * time.Second
 
-func runTopics(args []string) error {
-	if code := topicsMain(args, os.Stdout, os.Stderr); code != 0 {
-		os.Exit(code)
-	}
-	return nil
-}
+func runTopics(args []string) error { return runTool(topicsMain, args) }
 
 // topicsMain runs the command and returns its exit code.
 func topicsMain(args []string, stdout, stderr io.Writer) int {
 	o, err := parseTopicsArgs(args)
-	var ue *usageError
-	switch {
-	case errors.As(err, &ue):
-		w := stderr
-		if ue.code == 0 {
-			w = stdout
-		}
-		fmt.Fprintln(w, ue.msg)
-		fmt.Fprint(w, topicsUsage)
-		return ue.code
-	case err != nil:
+	if code, ok := printUsageError(err, topicsUsage, stdout, stderr); ok {
+		return code
+	}
+	if err != nil {
 		fmt.Fprintln(stdout, "Error while executing topic command : "+err.Error())
 		return 1
 	}
@@ -438,15 +425,6 @@ func (o *topicsOpts) describeFilter() describeFilter {
 		withOverrides:   o.has["topics-with-overrides"],
 	}
 }
-
-// usageError is a command-line mistake: its message, then the usage, go to
-// stderr and the exit code is code (0 for --help).
-type usageError struct {
-	msg  string
-	code int
-}
-
-func (e *usageError) Error() string { return e.msg }
 
 // topicsFlags are kafka-topics.sh's options; true if they take a value.
 var topicsFlags = map[string]bool{

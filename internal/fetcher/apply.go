@@ -34,6 +34,18 @@ func (f *fetcher) current(tp storage.TopicPartition, ps *partState, ph phase) bo
 	return ps != nil && f.parts[tp] == ps && ps.phase == ph
 }
 
+// topicEntry is the index in *list of topic's entry, which index records;
+// the first time topic is seen, newEntry() is appended for it.
+func topicEntry[T any](list *[]T, index map[string]int, topic string, newEntry func() T) int {
+	i, ok := index[topic]
+	if !ok {
+		i = len(*list)
+		index[topic] = i
+		*list = append(*list, newEntry())
+	}
+	return i
+}
+
 func (f *fetcher) truncate(entries []askEntry) {
 	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
 	req.SetVersion(leaderEpochsVersion)
@@ -41,14 +53,11 @@ func (f *fetcher) truncate(entries []askEntry) {
 	topics := map[string]int{}
 	asked := make(map[storage.TopicPartition]askEntry, len(entries))
 	for _, e := range entries {
-		i, ok := topics[e.tp.Topic]
-		if !ok {
-			i = len(req.Topics)
-			topics[e.tp.Topic] = i
+		i := topicEntry(&req.Topics, topics, e.tp.Topic, func() kmsg.OffsetForLeaderEpochRequestTopic {
 			t := kmsg.NewOffsetForLeaderEpochRequestTopic()
 			t.Topic = e.tp.Topic
-			req.Topics = append(req.Topics, t)
-		}
+			return t
+		})
 		p := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
 		p.Partition = e.tp.Partition
 		p.CurrentLeaderEpoch = e.ps.target.LeaderEpoch
@@ -162,14 +171,11 @@ func (f *fetcher) buildFetchLocked(backoff time.Duration) *fetchRound {
 	req.SessionID, req.SessionEpoch = f.sess.id, f.sess.epoch
 	topics := map[string]int{}
 	for _, w := range upserts {
-		i, ok := topics[w.tp.Topic]
-		if !ok {
-			i = len(req.Topics)
-			topics[w.tp.Topic] = i
+		i := topicEntry(&req.Topics, topics, w.tp.Topic, func() kmsg.FetchRequestTopic {
 			t := kmsg.NewFetchRequestTopic()
 			t.Topic, t.TopicID = w.tp.Topic, w.part.topicID
-			req.Topics = append(req.Topics, t)
-		}
+			return t
+		})
 		p := kmsg.NewFetchRequestTopicPartition()
 		p.Partition = w.tp.Partition
 		p.CurrentLeaderEpoch = w.part.leaderEpoch
@@ -181,14 +187,11 @@ func (f *fetcher) buildFetchLocked(backoff time.Duration) *fetchRound {
 	}
 	forgotten := map[string]int{}
 	for _, tp := range forgets {
-		i, ok := forgotten[tp.Topic]
-		if !ok {
-			i = len(req.ForgottenTopics)
-			forgotten[tp.Topic] = i
+		i := topicEntry(&req.ForgottenTopics, forgotten, tp.Topic, func() kmsg.FetchRequestForgottenTopic {
 			t := kmsg.NewFetchRequestForgottenTopic()
 			t.Topic = tp.Topic
-			req.ForgottenTopics = append(req.ForgottenTopics, t)
-		}
+			return t
+		})
 		req.ForgottenTopics[i].Partitions = append(req.ForgottenTopics[i].Partitions, tp.Partition)
 	}
 	return &fetchRound{req: req, upserts: upserts, forgets: forgets}

@@ -33,9 +33,7 @@ func TestTruncatesDivergentSuffixThenFetches(t *testing.T) {
 	follower.write(2, "x", "y")
 
 	h := newFakeLeader(3, map[storage.TopicPartition]*fakeLog{tp0: leader})
-	addr, _ := h.serve(t)
-	book := &addrBook{}
-	book.set(1, addr)
+	book := serveAsBroker1(t, h)
 	m := newTestManager(t, book, &syncBuffer{}, 100) // < two batches: answers end mid-batch
 	m.AddPartitions([]Target{target(tp0, 1, 3, follower)})
 
@@ -68,9 +66,7 @@ func TestTruncationAsksAgainAboutOlderEpoch(t *testing.T) {
 	follower.write(3, "x", "y", "z")
 
 	h := newFakeLeader(4, map[storage.TopicPartition]*fakeLog{tp0: leader})
-	addr, _ := h.serve(t)
-	book := &addrBook{}
-	book.set(1, addr)
+	book := serveAsBroker1(t, h)
 	m := newTestManager(t, book, &syncBuffer{}, 0)
 	m.AddPartitions([]Target{target(tp0, 1, 4, follower)})
 
@@ -91,9 +87,7 @@ func TestNoEpochRefetchesEverything(t *testing.T) {
 	follower.write(-1, "q", "r", "s") // batches without a leader epoch
 
 	h := newFakeLeader(1, map[storage.TopicPartition]*fakeLog{tp0: leader})
-	addr, _ := h.serve(t)
-	book := &addrBook{}
-	book.set(1, addr)
+	book := serveAsBroker1(t, h)
 	m := newTestManager(t, book, &syncBuffer{}, 0)
 	m.AddPartitions([]Target{target(tp0, 1, 1, follower)})
 	waitFor(t, "follower caught up", func() bool { return caughtUp(follower, leader) })
@@ -108,9 +102,7 @@ func TestOffsetOutOfRangeRestartsAtLeaderLogStart(t *testing.T) {
 	follower := &fakeLog{}
 
 	h := newFakeLeader(5, map[storage.TopicPartition]*fakeLog{tp0: leader})
-	addr, _ := h.serve(t)
-	book := &addrBook{}
-	book.set(1, addr)
+	book := serveAsBroker1(t, h)
 	m := newTestManager(t, book, &syncBuffer{}, 0)
 	m.AddPartitions([]Target{target(tp0, 1, 5, follower)})
 	waitFor(t, "follower caught up", func() bool { return caughtUp(follower, leader) })
@@ -132,9 +124,7 @@ func TestRemovePartitionsStopsAppends(t *testing.T) {
 	f0, f1 := &fakeLog{}, &fakeLog{}
 
 	h := newFakeLeader(1, map[storage.TopicPartition]*fakeLog{tp0: l0, tp1: l1})
-	addr, _ := h.serve(t)
-	book := &addrBook{}
-	book.set(1, addr)
+	book := serveAsBroker1(t, h)
 	m := newTestManager(t, book, &syncBuffer{}, 0)
 	m.AddPartitions([]Target{target(tp0, 1, 1, f0), target(tp1, 1, 1, f1)})
 	waitFor(t, "both caught up", func() bool { return caughtUp(f0, l0) && caughtUp(f1, l1) })
@@ -217,9 +207,7 @@ func TestFencedEpochWaitsForRetarget(t *testing.T) {
 	follower := &fakeLog{}
 	follower.write(4, "a")
 	h := newFakeLeader(5, map[storage.TopicPartition]*fakeLog{tp0: leader})
-	addr, _ := h.serve(t)
-	book := &addrBook{}
-	book.set(1, addr)
+	book := serveAsBroker1(t, h)
 	m := newTestManager(t, book, &syncBuffer{}, 0)
 	m.AddPartitions([]Target{target(tp0, 1, 4, follower)})
 	waitFor(t, "fenced twice", func() bool { _, fenced, _, _ := h.stats(); return fenced >= 2 })

@@ -25,9 +25,7 @@ func sessionCluster(t *testing.T, n int) (*fakeLeader, map[storage.TopicPartitio
 	}
 	h := newFakeLeader(1, leaders)
 	h.sessions = true
-	addr, _ := h.serve(t)
-	book := &addrBook{}
-	book.set(1, addr)
+	book := serveAsBroker1(t, h)
 	m := newTestManager(t, book, &syncBuffer{}, 0)
 	m.AddPartitions(ts)
 	waitAllCaughtUp(t, followers, leaders)
@@ -100,9 +98,7 @@ func TestLeaderNotReadyRetriedSoon(t *testing.T) {
 	leader.setHW(1)
 	follower := &fakeLog{}
 	h := newFakeLeader(1, map[storage.TopicPartition]*fakeLog{tp0: leader})
-	addr, _ := h.serve(t)
-	book := &addrBook{}
-	book.set(1, addr)
+	book := serveAsBroker1(t, h)
 	logs := &syncBuffer{}
 	m := NewManager(Config{NodeID: followerID, BrokerAddr: book.lookup, MaxWait: 50 * time.Millisecond,
 		Backoff: time.Hour, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
@@ -126,9 +122,7 @@ func TestBackedOffPartitionRejoinsLongPoll(t *testing.T) {
 	late.setHW(1)
 	h := newFakeLeader(1, map[storage.TopicPartition]*fakeLog{tpN(0): idle}) // tpN(1) unknown at first
 	h.sessions = true
-	addr, _ := h.serve(t)
-	book := &addrBook{}
-	book.set(1, addr)
+	book := serveAsBroker1(t, h)
 	logs := &syncBuffer{}
 	m := NewManager(Config{NodeID: followerID, BrokerAddr: book.lookup, MaxWait: time.Minute, Backoff: time.Hour,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})

@@ -226,6 +226,16 @@ func (b *addrBook) set(id int32, addr string) {
 	b.addrs[id] = addr
 }
 
+// serveAsBroker1 serves h (stopped at cleanup) and returns an address book
+// naming it broker 1.
+func serveAsBroker1(t *testing.T, h *fakeLeader) *addrBook {
+	t.Helper()
+	addr, _ := h.serve(t)
+	book := &addrBook{}
+	book.set(1, addr)
+	return book
+}
+
 func (b *addrBook) lookup(id int32) (string, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
