@@ -303,11 +303,18 @@ func checkEvent(t *testing.T, ev metastore.Event, old int32, epochs map[string]b
 		if id, _ := metadata.DecodeController(ev.KV.Value); id == old {
 			t.Fatalf("the stale controller %d wrote /controller again", old)
 		}
-	case strings.HasSuffix(ev.KV.Key, "/state") && ev.Type == metastore.EventPut:
-		s, err := metadata.DecodeState(ev.KV.Value)
+	case ev.Type == metastore.EventPut && strings.Contains(ev.KV.Key, "/states/"):
+		// A chunk write changes some of its states, each stamped with the
+		// writer's controller epoch; the others keep theirs. The highest
+		// epoch in the chunk is the writer's.
+		es, err := metadata.DecodeStateChunk(ev.KV.Value)
 		if err != nil {
 			t.Fatal(err)
 		}
-		epochs[fmt.Sprint(s.ControllerEpoch)] = true
+		writer := int32(-1)
+		for _, e := range es {
+			writer = max(writer, e.State.ControllerEpoch)
+		}
+		epochs[fmt.Sprint(writer)] = true
 	}
 }

@@ -33,8 +33,8 @@ func TestLayoutLoadsEveryPartitionOnline(t *testing.T) {
 		for name, ts := range topics {
 			for p, replicas := range ts.Assignment.Partitions {
 				st, ok := ts.States[p]
-				if !ok || len(replicas) != tc.rf || st.State.Leader != replicas[0] || len(st.State.ISR) != tc.rf || st.State.ControllerEpoch != 1 {
-					t.Fatalf("%s-%d: replicas %v state %+v (found %v)", name, p, replicas, st.State, ok)
+				if !ok || len(replicas) != tc.rf || st.Leader != replicas[0] || len(st.ISR) != tc.rf || st.ControllerEpoch != 1 {
+					t.Fatalf("%s-%d: replicas %v state %+v (found %v)", name, p, replicas, st, ok)
 				}
 				for _, r := range replicas {
 					if r < 1 || int(r) > tc.brokers {

@@ -25,21 +25,26 @@ func (l layout) topics() int { return (l.partitions + l.perTopic - 1) / l.perTop
 
 func topicName(i int) string { return fmt.Sprintf("bench-%05d", i) }
 
-// topicOps are the writes for topic i: its assignment and one state per
-// partition, as a cluster where every partition is online would have them.
+// topicOps are the writes for topic i: its assignment and its state
+// chunks, as a cluster where every partition is online would have them.
 func (l layout) topicOps(i int) []metastore.Op {
 	n := min(l.perTopic, l.partitions-i*l.perTopic)
 	name := topicName(i)
 	a := metadata.Assignment{TopicID: metadata.TopicID(uuid.New()), Partitions: make(map[int32][]int32, n)}
-	ops := make([]metastore.Op, 0, n+1)
-	for p := range n {
+	var ops []metastore.Op
+	var chunk []metadata.StateEntry
+	for p := range int32(n) {
 		replicas := make([]int32, l.rf)
 		for r := range replicas {
-			replicas[r] = int32((i+p+r)%l.brokers) + 1
+			replicas[r] = (int32(i)+p+int32(r))%int32(l.brokers) + 1
 		}
-		a.Partitions[int32(p)] = replicas
-		st := metadata.LeaderAndIsr{Leader: replicas[0], ISR: replicas, ControllerEpoch: 1}
-		ops = append(ops, metastore.Put(metadata.PartitionStateKey(name, int32(p)), metadata.EncodeState(st)))
+		a.Partitions[p] = replicas
+		chunk = append(chunk, metadata.StateEntry{Partition: p,
+			State: metadata.LeaderAndIsr{Leader: replicas[0], ISR: replicas, ControllerEpoch: 1}})
+		if p == int32(n)-1 || metadata.ChunkOf(p+1) != metadata.ChunkOf(p) {
+			ops = append(ops, metastore.Put(metadata.StateChunkKey(name, metadata.ChunkOf(p)), metadata.EncodeStateChunk(chunk)))
+			chunk = chunk[:0]
+		}
 	}
 	// The assignment goes last, so a topic is never visible without its
 	// states (the controller would elect them as new partitions).

@@ -37,15 +37,17 @@ func leadersAtDeregistration(t testing.TB, history <-chan metastore.WatchRespons
 				if ev.KV.Key == metadata.BrokerKey(id) && ev.Type == metastore.EventDelete {
 					return leaders, inISR
 				}
-				name, p, ok := metadata.ParseTopicsKey(ev.KV.Key)
-				if !ok || name != topic || p < 0 || ev.Type != metastore.EventPut {
+				name, chunk, ok := metadata.ParseTopicsKey(ev.KV.Key)
+				if !ok || name != topic || chunk < 0 || ev.Type != metastore.EventPut {
 					continue
 				}
-				st, err := metadata.DecodeState(ev.KV.Value)
+				es, err := metadata.DecodeStateChunk(ev.KV.Value)
 				if err != nil {
 					t.Fatal(err)
 				}
-				leaders[p], inISR[p] = st.Leader, slices.Contains(st.ISR, id)
+				for _, e := range es {
+					leaders[e.Partition], inISR[e.Partition] = e.State.Leader, slices.Contains(e.State.ISR, id)
+				}
 			}
 		case <-deadline:
 			t.Fatalf("broker %d never deregistered", id)

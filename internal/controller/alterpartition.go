@@ -94,7 +94,7 @@ func (c *Controller) onAlterPartition(ctx context.Context, e AlterPartition) err
 		return nil
 	}
 	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
-	var updates []metadata.StateUpdate
+	var updates []stateUpdate
 	var pending []apAnswer // parallel to updates
 	seen := map[TP]bool{}
 	for i := range req.Topics {
@@ -128,7 +128,7 @@ func (c *Controller) onAlterPartition(ctx context.Context, e AlterPartition) err
 				c.stateChange("AlterPartition refused", "partition", a.tp, "broker", req.BrokerID,
 					"leader_epoch", rp.LeaderEpoch, "partition_epoch", rp.PartitionEpoch, "err", kerr.ErrorForCode(code))
 			case !write:
-				a.set(c.ctx.states[a.tp].State)
+				a.set(c.ctx.states.at(a.tp))
 			default:
 				updates = append(updates, u)
 				pending = append(pending, a)
@@ -136,27 +136,25 @@ func (c *Controller) onAlterPartition(ctx context.Context, e AlterPartition) err
 		}
 	}
 
-	results, err := c.md.WriteStates(ctx, c.ctx.fence, updates)
+	olds := make([]metadata.LeaderAndIsr, len(updates))
+	for i, u := range updates {
+		olds[i] = c.ctx.states.at(u.TP)
+	}
+	conflict, err := c.writeStates(ctx, updates)
 	var changed []TP
-	for i, r := range results {
+	for i := 0; err == nil && i < len(updates); i++ {
 		u, a := updates[i], pending[i]
-		switch {
-		case r.Written:
-			old := c.ctx.states[u.TP].State
-			c.ctx.setState(u.TP, metadata.VersionedState{State: u.State, Version: r.Version})
-			c.stateChange("ISR changed", "partition", u.TP, "leader", u.State.Leader, "leader_epoch", u.State.LeaderEpoch,
-				"isr", u.State.ISR, "old_isr", old.ISR, "partition_epoch", u.State.PartitionEpoch, "requested_by", req.BrokerID)
-			a.set(u.State)
-			changed = append(changed, u.TP)
-		case r.Conflict:
-			c.stateChange("AlterPartition: partition state version conflict; re-reading", "partition", u.TP, "version", u.Version)
+		if conflict[i] {
+			c.stateChange("AlterPartition: partition state version conflict; re-reading", "partition", u.TP,
+				"chunk_version", c.ctx.chunkVer[chunkOf(u.TP)])
 			a.out.ErrorCode = kerr.InvalidUpdateVersion.Code
-			if err == nil {
-				err = c.rereadState(ctx, u.TP)
-			}
-		default: // not attempted: the write failed before reaching it
-			a.out.ErrorCode = kerr.UnknownServerError.Code
+			err = c.rereadChunk(ctx, u.TP)
+			continue
 		}
+		c.stateChange("ISR changed", "partition", u.TP, "leader", u.State.Leader, "leader_epoch", u.State.LeaderEpoch,
+			"isr", u.State.ISR, "old_isr", olds[i].ISR, "partition_epoch", u.State.PartitionEpoch, "requested_by", req.BrokerID)
+		a.set(u.State)
+		changed = append(changed, u.TP)
 	}
 	if err != nil {
 		code := kerr.UnknownServerError.Code
@@ -178,49 +176,49 @@ func (c *Controller) onAlterPartition(ctx context.Context, e AlterPartition) err
 
 // checkAlterPartition decides one partition: an error code, or the update
 // to write (write=false: already in the requested state).
-func (c *Controller) checkAlterPartition(req *kmsg.AlterPartitionRequest, tp TP, rp *kmsg.AlterPartitionRequestTopicPartition) (metadata.StateUpdate, int16, bool) {
-	cur, ok := c.ctx.states[tp]
+func (c *Controller) checkAlterPartition(req *kmsg.AlterPartitionRequest, tp TP, rp *kmsg.AlterPartitionRequestTopicPartition) (stateUpdate, int16, bool) {
+	cur, ok := c.ctx.states.get(tp)
 	// A topic queued for deletion keeps taking ISR changes while it is
 	// being reassigned: its deletion waits for the reassignment to end.
 	if !ok || c.ctx.topics[tp.Topic] == nil || c.ctx.replicas(tp) == nil || (c.deleting[tp.Topic] && !c.topicReassigning(tp.Topic)) {
-		return metadata.StateUpdate{}, kerr.UnknownTopicOrPartition.Code, false
+		return stateUpdate{}, kerr.UnknownTopicOrPartition.Code, false
 	}
-	st := cur.State
+	st := cur
 	switch {
 	case rp.LeaderEpoch > st.LeaderEpoch || rp.PartitionEpoch > st.PartitionEpoch:
 		// The leader heard of a newer state than ours: we are likely no
 		// longer the controller; it should find the current one.
-		return metadata.StateUpdate{}, kerr.NotController.Code, false
+		return stateUpdate{}, kerr.NotController.Code, false
 	case rp.LeaderEpoch < st.LeaderEpoch:
-		return metadata.StateUpdate{}, kerr.FencedLeaderEpoch.Code, false
+		return stateUpdate{}, kerr.FencedLeaderEpoch.Code, false
 	case req.BrokerID != st.Leader:
-		return metadata.StateUpdate{}, kerr.NotLeaderForPartition.Code, false
+		return stateUpdate{}, kerr.NotLeaderForPartition.Code, false
 	case rp.LeaderRecoveryState != 0:
-		return metadata.StateUpdate{}, kerr.InvalidRequest.Code, false
+		return stateUpdate{}, kerr.InvalidRequest.Code, false
 	}
 	isr, epochs := requestedISR(req.Version, rp)
 	if slices.Equal(isr, st.ISR) {
-		return metadata.StateUpdate{}, 0, false
+		return stateUpdate{}, 0, false
 	}
 	if rp.PartitionEpoch != st.PartitionEpoch {
-		return metadata.StateUpdate{}, kerr.InvalidUpdateVersion.Code, false
+		return stateUpdate{}, kerr.InvalidUpdateVersion.Code, false
 	}
 	if len(isr) == 0 || !slices.Contains(isr, st.Leader) || hasDuplicates(isr) {
-		return metadata.StateUpdate{}, kerr.InvalidRequest.Code, false
+		return stateUpdate{}, kerr.InvalidRequest.Code, false
 	}
 	replicas := c.ctx.replicas(tp)
 	for i, r := range isr {
 		b, live := c.ctx.liveBrokers[r]
 		if !slices.Contains(replicas, r) || !live || c.shuttingDown(r) || (epochs != nil && epochs[i] != -1 && epochs[i] != b.Epoch) {
 			if req.Version >= 2 {
-				return metadata.StateUpdate{}, kerr.IneligibleReplica.Code, false
+				return stateUpdate{}, kerr.IneligibleReplica.Code, false
 			}
-			return metadata.StateUpdate{}, kerr.OperationNotAttempted.Code, false
+			return stateUpdate{}, kerr.OperationNotAttempted.Code, false
 		}
 	}
 	next := st
 	next.ISR, next.PartitionEpoch, next.ControllerEpoch = isr, st.PartitionEpoch+1, c.ctx.epoch
-	return metadata.StateUpdate{TP: tp, State: next, Version: cur.Version}, 0, true
+	return stateUpdate{TP: tp, State: next}, 0, true
 }
 
 // requestedISR is the new ISR and, from v3 on, each member's broker epoch.

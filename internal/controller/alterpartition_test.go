@@ -142,12 +142,8 @@ func atoi32(t *testing.T, s string) int32 {
 }
 
 func (s *scenario) storedState(tp TP) (metadata.LeaderAndIsr, bool) {
-	kv, found, err := s.store.Get(s.ctx, metadata.PartitionStateKey(tp.Topic, tp.Partition))
-	if err != nil || !found {
-		return metadata.LeaderAndIsr{}, false
-	}
-	st, err := metadata.DecodeState(kv.Value)
-	return st, err == nil
+	st, found, err := metadata.New(s.store).ReadState(s.ctx, tp)
+	return st, found && err == nil
 }
 
 func (s *scenario) brokerEpoch(id int32) int64 {

@@ -84,8 +84,8 @@ func (c *Controller) leaderships() []leadership {
 	out := make([]leadership, 0, len(all))
 	for _, tp := range all {
 		l := leadership{TP: tp, Replicas: c.ctx.replicas(tp), Leader: -1, Deleting: c.deleting[tp.Topic]}
-		if st, ok := c.ctx.states[tp]; ok {
-			l.HasState, l.Leader, l.ISR = true, st.State.Leader, st.State.ISR
+		if st, ok := c.ctx.states.get(tp); ok {
+			l.HasState, l.Leader, l.ISR = true, st.Leader, st.ISR
 		}
 		out = append(out, l)
 	}

@@ -115,7 +115,7 @@ func (b *requestBatch) build(c *Controller) []outgoing {
 		// batch covering every partition takes the ready-made body.
 		var shared *kmsg.UpdateMetadataRequest
 		parts := sortedUniqueTPs(b.umParts)
-		if len(b.umDeleted) == 0 && len(parts) > 0 && len(parts) == len(ctx.states) {
+		if len(b.umDeleted) == 0 && len(parts) > 0 && len(parts) == ctx.states.len() {
 			shared = c.fullUpdateMetadata()
 		} else {
 			shared = c.updateMetadataRequest(parts, b.umDeleted)
@@ -148,7 +148,9 @@ func sortedIDs[V any](m map[int32]V) []int32 {
 // mergeLair sorts a broker's partitions, one entry each (new if any
 // entry said so).
 func mergeLair(items []lairItem) []lairItem {
-	slices.SortFunc(items, func(a, b lairItem) int { return cmpTP(a.tp, b.tp) })
+	if cmp := func(a, b lairItem) int { return cmpTP(a.tp, b.tp) }; !slices.IsSortedFunc(items, cmp) {
+		slices.SortFunc(items, cmp)
+	}
 	out := items[:0]
 	for _, it := range items {
 		if n := len(out); n > 0 && out[n-1].tp == it.tp {
@@ -171,7 +173,7 @@ func runLen[T any](items []T, topic func(T) string) int {
 
 // sortedUniqueTPs sorts tps and drops repeats, in place.
 func sortedUniqueTPs(tps []TP) []TP {
-	slices.SortFunc(tps, cmpTP)
+	sortTPs(tps)
 	return slices.Compact(tps)
 }
 
@@ -189,7 +191,7 @@ func (c *Controller) leaderAndIsrRequest(broker int32, parts []lairItem) *kmsg.L
 		if !started || tp.Topic != cur {
 			cur, t, i, started = tp.Topic, ctx.topics[tp.Topic], -1, true
 		}
-		st, ok := ctx.states[tp]
+		st, ok := ctx.states.get(tp)
 		if !ok || t == nil {
 			continue
 		}
@@ -201,13 +203,13 @@ func (c *Controller) leaderAndIsrRequest(broker int32, parts []lairItem) *kmsg.L
 			i = len(req.TopicStates) - 1
 		}
 		ps := kmsg.NewLeaderAndISRRequestTopicPartition()
-		ps.Partition, ps.ControllerEpoch = tp.Partition, st.State.ControllerEpoch
-		ps.Leader, ps.LeaderEpoch, ps.ISR = st.State.Leader, st.State.LeaderEpoch, st.State.ISR
-		ps.ZKVersion, ps.Replicas, ps.IsNew = st.State.PartitionEpoch, t.assignment[tp.Partition], it.isNew
+		ps.Partition, ps.ControllerEpoch = tp.Partition, st.ControllerEpoch
+		ps.Leader, ps.LeaderEpoch, ps.ISR = st.Leader, st.LeaderEpoch, st.ISR
+		ps.ZKVersion, ps.Replicas, ps.IsNew = st.PartitionEpoch, t.assignment[tp.Partition], it.isNew
 		ps.AddingReplicas, ps.RemovingReplicas = t.adding[tp.Partition], t.removing[tp.Partition] // KIP-455
 		req.TopicStates[i].PartitionStates = append(req.TopicStates[i].PartitionStates, ps)
-		if st.State.Leader >= 0 {
-			leaders[st.State.Leader] = true
+		if st.Leader >= 0 {
+			leaders[st.Leader] = true
 		}
 	}
 	for _, id := range sortedIDs(leaders) {
@@ -252,9 +254,9 @@ func (c *Controller) updateMetadataRequest(parts []TP, deleted map[TP]bool) *kms
 		}
 		ps := kmsg.NewUpdateMetadataRequestTopicPartition()
 		ps.Partition = tp.Partition
-		if st, ok := ctx.states[tp]; ok && !deleted[tp] {
-			ps.ControllerEpoch, ps.Leader, ps.LeaderEpoch = st.State.ControllerEpoch, st.State.Leader, st.State.LeaderEpoch
-			ps.ISR, ps.ZKVersion = st.State.ISR, st.State.PartitionEpoch
+		if st, ok := ctx.states.get(tp); ok && !deleted[tp] {
+			ps.ControllerEpoch, ps.Leader, ps.LeaderEpoch = st.ControllerEpoch, st.Leader, st.LeaderEpoch
+			ps.ISR, ps.ZKVersion = st.ISR, st.PartitionEpoch
 			if t != nil {
 				ps.Replicas = t.assignment[tp.Partition]
 			}
@@ -306,8 +308,8 @@ func (c *Controller) stopReplicaRequest(broker int32, parts map[TP]bool) *kmsg.S
 		ps := kmsg.NewStopReplicaRequestTopicPartitionState()
 		ps.Partition, ps.Delete = tp.Partition, parts[tp]
 		ps.LeaderEpoch = -1
-		if st, ok := ctx.states[tp]; ok {
-			ps.LeaderEpoch = st.State.LeaderEpoch
+		if st, ok := ctx.states.get(tp); ok {
+			ps.LeaderEpoch = st.LeaderEpoch
 		}
 		if ps.Delete {
 			ps.LeaderEpoch = leaderDuringDelete

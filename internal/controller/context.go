@@ -31,9 +31,10 @@ type Context struct {
 	registered  map[int32]metadata.Broker // /brokers/ids as last seen
 	topics      map[string]*topicInfo
 	byID        map[metadata.TopicID]string // topic names by id (setTopic/delTopic)
-	states      map[TP]metadata.VersionedState
-	partState   map[TP]PartitionState
-	replicaSt   map[replicaKey]ReplicaState
+	states      partTable[metadata.LeaderAndIsr]
+	chunkVer    map[chunkID]int64 // version of each state chunk (chunks.go)
+	partState   partTable[PartitionState]
+	replicaSt   replicaTable
 	um          map[string]*umTopic // UpdateMetadata bodies per topic
 }
 
@@ -48,9 +49,10 @@ func newContext() *Context {
 		registered:  map[int32]metadata.Broker{},
 		topics:      map[string]*topicInfo{},
 		byID:        map[metadata.TopicID]string{},
-		states:      map[TP]metadata.VersionedState{},
-		partState:   map[TP]PartitionState{},
-		replicaSt:   map[replicaKey]ReplicaState{},
+		states:      newPartTable[metadata.LeaderAndIsr](),
+		chunkVer:    map[chunkID]int64{},
+		partState:   newPartTable[PartitionState](),
+		replicaSt:   newReplicaTable(),
 		um:          map[string]*umTopic{},
 	}
 }
@@ -81,49 +83,82 @@ func (c *Context) liveBrokerIDs() []int32 {
 	return ids
 }
 
-// allPartitions lists every partition of every topic, sorted.
+// topicNames is every topic's name, sorted.
+func (c *Context) topicNames() []string {
+	names := make([]string, 0, len(c.topics))
+	for name := range c.topics {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// allPartitions lists every partition, in topic then partition order.
 func (c *Context) allPartitions() []TP {
 	var out []TP
-	for name, t := range c.topics {
-		for p := range t.assignment {
-			out = append(out, TP{Topic: name, Partition: p})
+	for _, name := range c.topicNames() {
+		out = c.appendPartitions(out, name, func([]int32) bool { return true })
+	}
+	return out
+}
+
+// appendPartitions appends topic's partitions whose replicas pass keep, in
+// partition order.
+func (c *Context) appendPartitions(out []TP, topic string, keep func(replicas []int32) bool) []TP {
+	t := c.topics[topic]
+	if t == nil {
+		return out
+	}
+	n, found := int32(len(t.assignment)), 0
+	for p := int32(0); found < len(t.assignment); p++ {
+		rs, ok := t.assignment[p]
+		if !ok {
+			if p >= n { // ids beyond the count: collect the rest and sort
+				return c.appendSparse(out, topic, p, keep)
+			}
+			continue
+		}
+		found++
+		if keep(rs) {
+			out = append(out, TP{Topic: topic, Partition: p})
 		}
 	}
-	sortTPs(out)
+	return out
+}
+
+// appendSparse finishes appendPartitions for partition ids from p on, when
+// they are not 0..n-1.
+func (c *Context) appendSparse(out []TP, topic string, from int32, keep func([]int32) bool) []TP {
+	start := len(out)
+	for p, rs := range c.topics[topic].assignment {
+		if p >= from && keep(rs) {
+			out = append(out, TP{Topic: topic, Partition: p})
+		}
+	}
+	sortTPs(out[start:])
 	return out
 }
 
 func (c *Context) partitionsOf(topic string) []TP {
-	t := c.topics[topic]
-	if t == nil {
-		return nil
-	}
-	out := make([]TP, 0, len(t.assignment))
-	for p := range t.assignment {
-		out = append(out, TP{Topic: topic, Partition: p})
-	}
-	sortTPs(out)
-	return out
+	return c.appendPartitions(nil, topic, func([]int32) bool { return true })
 }
 
 // partitionsOnBroker lists partitions with a replica on broker id.
 func (c *Context) partitionsOnBroker(id int32) []TP {
 	var out []TP
-	for name, t := range c.topics {
-		for p, rs := range t.assignment {
-			for _, r := range rs {
-				if r == id {
-					out = append(out, TP{Topic: name, Partition: p})
-					break
-				}
-			}
-		}
+	for _, name := range c.topicNames() {
+		out = c.appendPartitions(out, name, func(rs []int32) bool { return slices.Contains(rs, id) })
 	}
-	sortTPs(out)
 	return out
 }
 
-func sortTPs(tps []TP) { slices.SortFunc(tps, cmpTP) }
+// sortTPs sorts partitions by topic, then partition. The state machines
+// mostly produce them in order already, which is checked first.
+func sortTPs(tps []TP) {
+	if !slices.IsSortedFunc(tps, cmpTP) {
+		slices.SortFunc(tps, cmpTP)
+	}
+}
 
 // cmpTP orders partitions by topic, then partition.
 func cmpTP(a, b TP) int {

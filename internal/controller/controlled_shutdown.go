@@ -126,11 +126,11 @@ func (c *Controller) onControlledShutdown(ctx context.Context, e ControlledShutd
 // being deleted) into those it leads and its follower replicas.
 func (c *Controller) partitionsToMove(id int32) (led []TP, followed []replicaKey) {
 	for _, tp := range c.ctx.partitionsOnBroker(id) {
-		st, ok := c.ctx.states[tp]
+		st, ok := c.ctx.states.get(tp)
 		if !ok || len(c.ctx.replicas(tp)) <= 1 || c.deleting[tp.Topic] {
 			continue
 		}
-		if st.State.Leader == id {
+		if st.Leader == id {
 			led = append(led, tp)
 		} else {
 			followed = append(followed, replicaKey{tp, id})
@@ -143,7 +143,7 @@ func (c *Controller) partitionsToMove(id int32) (led []TP, followed []replicaKey
 func (c *Controller) partitionsLedBy(id int32) []TP {
 	var out []TP
 	for _, tp := range c.ctx.partitionsOnBroker(id) {
-		if st, ok := c.ctx.states[tp]; ok && st.State.Leader == id {
+		if st, ok := c.ctx.states.get(tp); ok && st.Leader == id {
 			out = append(out, tp)
 		}
 	}

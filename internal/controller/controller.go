@@ -224,7 +224,7 @@ func (c *Controller) failover(ctx context.Context) error {
 		c.warmFailovers.Add(1)
 	}
 	c.cfg.Logger.Info("became controller", "epoch", c.ctx.epoch, "warm", warm, "brokers", len(c.ctx.liveBrokers),
-		"topics", len(c.ctx.topics), "partitions", len(c.ctx.states), "took", c.cfg.Now().Sub(start))
+		"topics", len(c.ctx.topics), "partitions", c.ctx.states.len(), "took", c.cfg.Now().Sub(start))
 	return nil
 }
 

@@ -65,7 +65,7 @@ func (c *Controller) topicReplicas(topic string) []replicaKey {
 func (c *Controller) replicasIn(keys []replicaKey, s ReplicaState) []replicaKey {
 	var out []replicaKey
 	for _, k := range keys {
-		if c.ctx.replicaSt[k] == s {
+		if c.ctx.replicaSt.at(k) == s {
 			out = append(out, k)
 		}
 	}
@@ -144,10 +144,8 @@ func (c *Controller) completeDeletion(ctx context.Context, b *requestBatch, topi
 		return err
 	}
 	var ops []metastore.Op
-	for _, tp := range c.ctx.partitionsOf(topic) {
-		ops = append(ops, metastore.Delete(metadata.PartitionStateKey(tp.Topic, tp.Partition)))
-		delete(c.ctx.partState, tp)
-		c.ctx.delState(tp)
+	for _, id := range c.ctx.topicChunks(topic) {
+		ops = append(ops, metastore.Delete(metadata.StateChunkKey(id.topic, id.chunk)))
 	}
 	// The assignment goes after the states and the marker last, so that a
 	// crash in between leaves a topic a new controller resumes deleting.
@@ -171,7 +169,7 @@ func (c *Controller) onStopReplicaResponse(ctx context.Context, broker int32, re
 	b := newBatch()
 	for _, p := range resp.Partitions {
 		k := replicaKey{TP{Topic: p.Topic, Partition: p.Partition}, broker}
-		if !c.deleting[p.Topic] || c.ctx.replicaSt[k] != ReplicaDeletionStarted {
+		if !c.deleting[p.Topic] || c.ctx.replicaSt.at(k) != ReplicaDeletionStarted {
 			continue
 		}
 		target := ReplicaDeletionSuccessful

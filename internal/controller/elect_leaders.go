@@ -157,17 +157,17 @@ func (c *Controller) checkElection(typ ElectionType, tp TP) (int16, string) {
 	if c.deleting[tp.Topic] {
 		return kerr.InvalidTopicException.Code, msgTopicDeleting
 	}
-	st, hasState := c.ctx.states[tp]
+	st, hasState := c.ctx.states.get(tp)
 	leader := int32(-1)
 	if hasState {
-		leader = st.State.Leader
+		leader = st.Leader
 	}
 	switch typ {
 	case ElectPreferred:
 		if leader == replicas[0] {
 			return kerr.ElectionNotNeeded.Code, msgNotNeeded
 		}
-		if !hasState || preferredLeader(replicas, st.State.ISR, c.electable) < 0 {
+		if !hasState || preferredLeader(replicas, st.ISR, c.electable) < 0 {
 			return electionFailed(typ, tp)
 		}
 	case ElectUnclean:
@@ -212,11 +212,11 @@ func (c *Controller) electFor(ctx context.Context, typ ElectionType, tps []TP) (
 	out := make(map[TP]int32, len(tps))
 	for _, tp := range tps {
 		out[tp] = -1
-		st, ok := c.ctx.states[tp]
-		if !ok || c.ctx.partState[tp] != OnlinePartition {
+		st, ok := c.ctx.states.get(tp)
+		if !ok || c.ctx.partState.at(tp) != OnlinePartition {
 			continue
 		}
-		l := st.State.Leader
+		l := st.Leader
 		if (typ == ElectPreferred && l == c.ctx.replicas(tp)[0]) || (typ == ElectUnclean && l >= 0 && c.ctx.isLive(l)) {
 			out[tp] = l
 		}

@@ -30,7 +30,7 @@ func (c *Controller) onControllerFailover(ctx context.Context) error {
 	for id, b := range cx.registered {
 		cx.liveBrokers[id] = b
 	}
-	cx.partState, cx.replicaSt = map[TP]PartitionState{}, map[replicaKey]ReplicaState{}
+	cx.partState, cx.replicaSt = newPartTable[PartitionState](), newReplicaTable()
 	c.warm = nil
 	c.ctx = cx
 	c.shutting = map[int32]bool{}
@@ -58,25 +58,25 @@ func (c *Controller) onControllerFailover(ctx context.Context) error {
 			k := replicaKey{tp, r}
 			switch {
 			case cx.isLive(r):
-				cx.replicaSt[k] = OnlineReplica
+				cx.replicaSt.set(k, OnlineReplica)
 				online = append(online, k)
 			case c.deleting[tp.Topic]:
-				cx.replicaSt[k] = ReplicaDeletionIneligible
+				cx.replicaSt.set(k, ReplicaDeletionIneligible)
 			default: // taken out of the ISR below, as Kafka's replica state machine startup
-				cx.replicaSt[k] = ReplicaDeletionIneligible
+				cx.replicaSt.set(k, ReplicaDeletionIneligible)
 				offline = append(offline, k)
 			}
 		}
-		st, ok := cx.states[tp]
+		st, ok := cx.states.get(tp)
 		switch {
 		case !ok:
-			cx.partState[tp] = NewPartition
-		case st.State.Leader >= 0 && cx.isLive(st.State.Leader):
-			cx.partState[tp] = OnlinePartition
+			cx.partState.set(tp, NewPartition)
+		case st.Leader >= 0 && cx.isLive(st.Leader):
+			cx.partState.set(tp, OnlinePartition)
 		default:
-			cx.partState[tp] = OfflinePartition
+			cx.partState.set(tp, OfflinePartition)
 		}
-		if cx.partState[tp] != OnlinePartition && !c.deleting[tp.Topic] {
+		if cx.partState.at(tp) != OnlinePartition && !c.deleting[tp.Topic] {
 			toElect = append(toElect, tp)
 		}
 	}
@@ -119,6 +119,9 @@ func (c *Controller) loadContext(ctx context.Context, cx *Context) error {
 			adding: t.Assignment.AddingReplicas, removing: t.Assignment.RemovingReplicas})
 		for p, s := range t.States {
 			cx.setState(TP{Topic: name, Partition: p}, s)
+		}
+		for ch, v := range t.ChunkVersions {
+			cx.chunkVer[chunkID{name, ch}] = v
 		}
 	}
 	c.unclean = map[string]bool{}
@@ -246,22 +249,23 @@ func (c *Controller) onBrokerFailure(ctx context.Context, ids []int32) error {
 		deadSet[id] = true
 	}
 	var led []TP
-	var keys, failedDeletes []replicaKey
-	for _, tp := range c.ctx.allPartitions() {
-		if c.deleting[tp.Topic] {
-			for _, r := range c.ctx.replicas(tp) {
-				if k := (replicaKey{tp, r}); deadSet[r] && c.ctx.replicaSt[k] == ReplicaDeletionStarted {
+	var failedDeletes []replicaKey
+	keys := make([]replicaKey, 0, c.ctx.states.len()*len(ids))
+	for _, name := range c.ctx.topicNames() {
+		deleting, assignment := c.deleting[name], c.ctx.topics[name].assignment
+		for _, tp := range c.ctx.partitionsOf(name) {
+			for _, r := range assignment[tp.Partition] {
+				k := replicaKey{tp, r}
+				switch {
+				case !deadSet[r]:
+				case !deleting:
+					keys = append(keys, k)
+				case c.ctx.replicaSt.at(k) == ReplicaDeletionStarted:
 					failedDeletes = append(failedDeletes, k)
 				}
 			}
-			continue
-		}
-		if st, ok := c.ctx.states[tp]; ok && deadSet[st.State.Leader] {
-			led = append(led, tp)
-		}
-		for _, r := range c.ctx.replicas(tp) {
-			if deadSet[r] {
-				keys = append(keys, replicaKey{tp, r})
+			if st, ok := c.ctx.states.get(tp); ok && !deleting && deadSet[st.Leader] {
+				led = append(led, tp)
 			}
 		}
 	}
@@ -292,12 +296,11 @@ func (c *Controller) onBrokerFailure(ctx context.Context, ids []int32) error {
 // Online with the offline strategy (Kafka's triggerOnlinePartitionStateChange).
 func (c *Controller) electOffline(ctx context.Context, b *requestBatch) error {
 	var tps []TP
-	for tp, s := range c.ctx.partState {
+	c.ctx.partState.each(func(tp TP, s PartitionState) {
 		if (s == NewPartition || s == OfflinePartition) && !c.deleting[tp.Topic] {
 			tps = append(tps, tp)
 		}
-	}
-	sortTPs(tps)
+	})
 	return c.changePartitions(ctx, b, tps, OnlinePartition, OfflineElection)
 }
 

@@ -59,13 +59,13 @@ type node struct {
 }
 
 type cluster struct {
-	t     *testing.T
+	t     testing.TB
 	store *memstore.Store
 	nodes map[int32]*node
 	ctx   context.Context
 }
 
-func newCluster(t *testing.T, ids ...int32) *cluster {
+func newCluster(t testing.TB, ids ...int32) *cluster {
 	cl := &cluster{t: t, store: memstore.New(memstore.WithMaxTxnOps(16)), nodes: map[int32]*node{}, ctx: context.Background()}
 	for _, id := range ids {
 		cl.start(id)
@@ -147,13 +147,9 @@ func (cl *cluster) createTopic(name string, assignment map[int32][]int32) {
 
 func (cl *cluster) state(topic string, p int32) metadata.LeaderAndIsr {
 	cl.t.Helper()
-	kv, found, err := cl.store.Get(cl.ctx, metadata.PartitionStateKey(topic, p))
+	s, found, err := metadata.New(cl.store).ReadState(cl.ctx, TP{Topic: topic, Partition: p})
 	if err != nil || !found {
 		cl.t.Fatalf("no state for %s-%d: %v", topic, p, err)
-	}
-	s, err := metadata.DecodeState(kv.Value)
-	if err != nil {
-		cl.t.Fatal(err)
 	}
 	return s
 }

@@ -16,7 +16,6 @@ package controller
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/samsa-kafka/samsa/internal/metadata"
@@ -64,7 +63,7 @@ func (c *Controller) changePartitions(ctx context.Context, b *requestBatch, tps 
 	valid := make([]TP, 0, len(tps))
 	prev := validPartitionPrev[target]
 	for _, tp := range tps {
-		cur := c.ctx.partState[tp]
+		cur := c.ctx.partState.at(tp)
 		if !slices.Contains(prev, cur) {
 			c.stateChange("invalid partition state transition", "partition", tp, "from", cur, "to", target)
 			continue
@@ -79,13 +78,13 @@ func (c *Controller) changePartitions(ctx context.Context, b *requestBatch, tps 
 	case NonExistentPartition:
 		for _, tp := range valid {
 			c.setPartitionState(tp, target)
-			delete(c.ctx.partState, tp)
+			c.ctx.partState.del(tp)
 			c.ctx.delState(tp)
 		}
 	case OnlinePartition:
 		var fresh, elect []TP
 		for _, tp := range valid {
-			if c.ctx.partState[tp] == NewPartition {
+			if c.ctx.partState.at(tp) == NewPartition {
 				fresh = append(fresh, tp)
 			} else {
 				elect = append(elect, tp)
@@ -100,15 +99,15 @@ func (c *Controller) changePartitions(ctx context.Context, b *requestBatch, tps 
 }
 
 func (c *Controller) setPartitionState(tp TP, s PartitionState) {
-	if prev := c.ctx.partState[tp]; prev != s {
+	if prev := c.ctx.partState.at(tp); prev != s {
 		c.stateChange("partition state changed", "partition", tp, "from", prev, "to", s)
 	}
-	c.ctx.partState[tp] = s
+	c.ctx.partState.set(tp, s)
 }
 
 // initializeLeaders writes the first leader and ISR of new partitions.
 func (c *Controller) initializeLeaders(ctx context.Context, b *requestBatch, tps []TP) error {
-	var updates []metadata.StateUpdate
+	var updates []stateUpdate
 	for _, tp := range tps {
 		var live []int32
 		for _, r := range c.ctx.replicas(tp) {
@@ -120,30 +119,64 @@ func (c *Controller) initializeLeaders(ctx context.Context, b *requestBatch, tps
 			c.stateChange("no live replica to initialize partition; it stays NewPartition", "partition", tp)
 			continue
 		}
-		updates = append(updates, metadata.StateUpdate{TP: tp, State: metadata.LeaderAndIsr{
+		updates = append(updates, stateUpdate{TP: tp, State: metadata.LeaderAndIsr{
 			Leader: live[0], LeaderEpoch: 0, ISR: live, ControllerEpoch: c.ctx.epoch}})
 	}
-	results, err := c.md.WriteStates(ctx, c.ctx.fence, updates)
-	if err != nil {
-		return err
-	}
-	for i, u := range updates {
-		if !results[i].Written {
-			c.stateChange("partition state already exists; not initialized", "partition", u.TP)
-			continue
+	for len(updates) > 0 {
+		conflict, err := c.writeStates(ctx, updates)
+		if err != nil {
+			return err
 		}
-		c.ctx.setState(u.TP, metadata.VersionedState{State: u.State, Version: results[i].Version})
-		c.setPartitionState(u.TP, OnlinePartition)
-		b.addLeaderAndIsr(c.ctx, u.State.ISR, u.TP, true)
+		retry, err := c.rereadConflicts(ctx, updates, conflict, "partition state version conflict; re-reading")
+		if err != nil {
+			return err
+		}
+		for i, u := range updates {
+			if conflict[i] {
+				continue
+			}
+			c.setPartitionState(u.TP, OnlinePartition)
+			b.addLeaderAndIsr(c.ctx, u.State.ISR, u.TP, true)
+		}
+		updates = updates[:0]
+		for _, u := range retry {
+			if _, exists := c.ctx.states.get(u.TP); exists {
+				c.stateChange("partition state already exists; not initialized", "partition", u.TP)
+				continue
+			}
+			updates = append(updates, u)
+		}
 	}
 	return nil
+}
+
+// rereadConflicts logs the updates that met a version conflict, re-reads
+// each of their chunks once, and returns them.
+func (c *Controller) rereadConflicts(ctx context.Context, updates []stateUpdate, conflict []bool, msg string) ([]stateUpdate, error) {
+	var out []stateUpdate
+	reread := map[chunkID]bool{}
+	for i, u := range updates {
+		if !conflict[i] {
+			continue
+		}
+		id := chunkOf(u.TP)
+		c.stateChange(msg, "partition", u.TP, "chunk_version", c.ctx.chunkVer[id])
+		out = append(out, u)
+		if !reread[id] {
+			reread[id] = true
+			if err := c.rereadChunk(ctx, u.TP); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
 }
 
 // electLeaders elects with strategy, retrying version conflicts with fresh
 // reads until every partition is decided.
 func (c *Controller) electLeaders(ctx context.Context, b *requestBatch, tps []TP, strategy Strategy) error {
 	for len(tps) > 0 {
-		var updates []metadata.StateUpdate
+		var updates []stateUpdate
 		for _, tp := range tps {
 			u, ok, err := c.nextLeader(tp, strategy)
 			if errors.Is(err, errAborted) {
@@ -163,21 +196,22 @@ func (c *Controller) electLeaders(ctx context.Context, b *requestBatch, tps []TP
 			}
 			updates = append(updates, u)
 		}
-		results, err := c.md.WriteStates(ctx, c.ctx.fence, updates)
+		conflict, err := c.writeStates(ctx, updates)
+		if err != nil {
+			return err
+		}
+		retry, err := c.rereadConflicts(ctx, updates, conflict, "partition state version conflict; re-reading")
 		if err != nil {
 			return err
 		}
 		tps = tps[:0]
+		for _, u := range retry {
+			tps = append(tps, u.TP)
+		}
 		for i, u := range updates {
-			if results[i].Conflict {
-				c.stateChange("partition state version conflict; re-reading", "partition", u.TP, "version", u.Version)
-				if err := c.rereadState(ctx, u.TP); err != nil {
-					return err
-				}
-				tps = append(tps, u.TP)
+			if conflict[i] {
 				continue
 			}
-			c.ctx.setState(u.TP, metadata.VersionedState{State: u.State, Version: results[i].Version})
 			c.setPartitionState(u.TP, OnlinePartition)
 			c.stateChange("elected leader", "partition", u.TP, "leader", u.State.Leader,
 				"leader_epoch", u.State.LeaderEpoch, "isr", u.State.ISR, "strategy", strategy)
@@ -188,16 +222,16 @@ func (c *Controller) electLeaders(ctx context.Context, b *requestBatch, tps []TP
 }
 
 // nextLeader computes the state after an election, from the cached state.
-func (c *Controller) nextLeader(tp TP, strategy Strategy) (metadata.StateUpdate, bool, error) {
-	cur, ok := c.ctx.states[tp]
+func (c *Controller) nextLeader(tp TP, strategy Strategy) (stateUpdate, bool, error) {
+	cur, ok := c.ctx.states.get(tp)
 	if !ok {
-		return metadata.StateUpdate{}, false, nil
+		return stateUpdate{}, false, nil
 	}
-	if cur.State.ControllerEpoch > c.ctx.epoch {
-		return metadata.StateUpdate{}, false, errAborted
+	if cur.ControllerEpoch > c.ctx.epoch {
+		return stateUpdate{}, false, errAborted
 	}
 	assignment := c.ctx.replicas(tp)
-	isr := cur.State.ISR
+	isr := cur.ISR
 	leader := int32(-1)
 	switch strategy {
 	case OfflineElection, UncleanElection:
@@ -217,28 +251,10 @@ func (c *Controller) nextLeader(tp TP, strategy Strategy) (metadata.StateUpdate,
 		isr = slices.DeleteFunc(slices.Clone(isr), c.shuttingDown)
 	}
 	if leader < 0 {
-		return metadata.StateUpdate{}, false, nil
+		return stateUpdate{}, false, nil
 	}
-	next := cur.State
-	next.Leader, next.LeaderEpoch, next.ISR = leader, cur.State.LeaderEpoch+1, isr
-	next.ControllerEpoch, next.PartitionEpoch = c.ctx.epoch, cur.State.PartitionEpoch+1
-	return metadata.StateUpdate{TP: tp, State: next, Version: cur.Version}, true, nil
-}
-
-// rereadState refreshes one partition's state from the store after a
-// version conflict.
-func (c *Controller) rereadState(ctx context.Context, tp TP) error {
-	kv, found, err := c.md.Store().Get(ctx, metadata.PartitionStateKey(tp.Topic, tp.Partition))
-	if err != nil {
-		return err
-	}
-	if !found {
-		return fmt.Errorf("controller: state of %v vanished", tp)
-	}
-	s, err := metadata.DecodeState(kv.Value)
-	if err != nil {
-		return err
-	}
-	c.ctx.setState(tp, metadata.VersionedState{State: s, Version: kv.Version})
-	return nil
+	next := cur
+	next.Leader, next.LeaderEpoch, next.ISR = leader, cur.LeaderEpoch+1, isr
+	next.ControllerEpoch, next.PartitionEpoch = c.ctx.epoch, cur.PartitionEpoch+1
+	return stateUpdate{TP: tp, State: next}, true, nil
 }

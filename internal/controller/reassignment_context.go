@@ -79,12 +79,12 @@ func (c *Controller) reassignmentComplete(tp TP) bool {
 	if !pa.Reassigning() {
 		return true
 	}
-	st, ok := c.ctx.states[tp]
+	st, ok := c.ctx.states.get(tp)
 	if !ok {
 		return false
 	}
 	for _, r := range pa.Target() {
-		if !slices.Contains(st.State.ISR, r) {
+		if !slices.Contains(st.ISR, r) {
 			return false
 		}
 	}

@@ -132,7 +132,7 @@ func (c *Controller) startReassignments(ctx context.Context, tps []TP) error {
 	var fresh []replicaKey
 	for _, tp := range tps {
 		for _, r := range c.ctx.fullAssignment(tp).Adding {
-			if k := (replicaKey{tp, r}); c.ctx.replicaSt[k] == NonExistentReplica {
+			if k := (replicaKey{tp, r}); c.ctx.replicaSt.at(k) == NonExistentReplica {
 				fresh = append(fresh, k)
 			}
 		}
@@ -169,10 +169,10 @@ func (c *Controller) completeReassignments(ctx context.Context, tps []TP) error 
 	for _, tp := range tps {
 		target := old[tp].Target()
 		c.ctx.setFullAssignment(tp, metadata.PartitionAssignment{Replicas: target})
-		st, ok := c.ctx.states[tp]
+		st, ok := c.ctx.states.get(tp)
 		switch {
 		case !ok: // never had a leader: nothing to move
-		case !slices.Contains(target, st.State.Leader) || !c.ctx.isLive(st.State.Leader):
+		case !slices.Contains(target, st.Leader) || !c.ctx.isLive(st.Leader):
 			elect = append(elect, tp)
 		default:
 			bump = append(bump, tp)
@@ -229,7 +229,7 @@ func (c *Controller) stopRemovedReplicas(ctx context.Context, b *requestBatch, k
 	}
 	var leaderless []TP
 	for _, k := range keys {
-		if st, ok := c.ctx.states[k.tp]; ok && st.State.Leader < 0 && !slices.Contains(leaderless, k.tp) {
+		if st, ok := c.ctx.states.get(k.tp); ok && st.Leader < 0 && !slices.Contains(leaderless, k.tp) {
 			leaderless = append(leaderless, k.tp)
 		}
 	}
@@ -245,35 +245,37 @@ func (c *Controller) bumpLeaderEpochs(ctx context.Context, tps []TP) ([]TP, erro
 	var done []TP
 	pending := slices.Clone(tps)
 	for len(pending) > 0 {
-		var updates []metadata.StateUpdate
+		var updates []stateUpdate
 		for _, tp := range pending {
-			cur, ok := c.ctx.states[tp]
+			cur, ok := c.ctx.states.get(tp)
 			if !ok {
 				c.stateChange("no partition state; leader epoch not updated for reassignment", "partition", tp)
 				continue
 			}
-			if cur.State.ControllerEpoch > c.ctx.epoch {
+			if cur.ControllerEpoch > c.ctx.epoch {
 				c.stateChange(errAborted.Error(), "partition", tp)
 				continue
 			}
-			next := cur.State
+			next := cur
 			next.LeaderEpoch, next.PartitionEpoch, next.ControllerEpoch = next.LeaderEpoch+1, next.PartitionEpoch+1, c.ctx.epoch
-			updates = append(updates, metadata.StateUpdate{TP: tp, State: next, Version: cur.Version})
+			updates = append(updates, stateUpdate{TP: tp, State: next})
 		}
-		results, err := c.md.WriteStates(ctx, c.ctx.fence, updates)
+		conflict, err := c.writeStates(ctx, updates)
+		if err != nil {
+			return done, err
+		}
+		retry, err := c.rereadConflicts(ctx, updates, conflict, "partition state version conflict; re-reading")
 		if err != nil {
 			return done, err
 		}
 		pending = pending[:0]
+		for _, u := range retry {
+			pending = append(pending, u.TP)
+		}
 		for i, u := range updates {
-			if results[i].Conflict {
-				if err := c.rereadState(ctx, u.TP); err != nil {
-					return done, err
-				}
-				pending = append(pending, u.TP)
+			if conflict[i] {
 				continue
 			}
-			c.ctx.setState(u.TP, metadata.VersionedState{State: u.State, Version: results[i].Version})
 			c.stateChange("leader epoch bumped for reassignment", "partition", u.TP, "leader", u.State.Leader,
 				"leader_epoch", u.State.LeaderEpoch, "isr", u.State.ISR)
 			done = append(done, u.TP)

@@ -50,7 +50,7 @@ var validReplicaPrev = map[ReplicaState][]ReplicaState{
 func (c *Controller) changeReplicas(ctx context.Context, b *requestBatch, keys []replicaKey, target ReplicaState) error {
 	var valid []replicaKey
 	for _, k := range keys {
-		cur := c.ctx.replicaSt[k]
+		cur := c.ctx.replicaSt.at(k)
 		if !slices.Contains(validReplicaPrev[target], cur) {
 			c.stateChange("invalid replica state transition", "partition", k.tp, "replica", k.broker, "from", cur, "to", target)
 			continue
@@ -60,8 +60,8 @@ func (c *Controller) changeReplicas(ctx context.Context, b *requestBatch, keys [
 	switch target {
 	case OnlineReplica:
 		for _, k := range valid {
-			if c.ctx.replicaSt[k] != NewReplica {
-				if _, ok := c.ctx.states[k.tp]; ok {
+			if c.ctx.replicaSt.at(k) != NewReplica {
+				if _, ok := c.ctx.states.get(k.tp); ok {
 					b.addLeaderAndIsr(c.ctx, []int32{k.broker}, k.tp, false)
 				}
 			}
@@ -85,7 +85,7 @@ func (c *Controller) changeReplicas(ctx context.Context, b *requestBatch, keys [
 	case NonExistentReplica:
 		for _, k := range valid {
 			c.setReplicaState(k, target)
-			delete(c.ctx.replicaSt, k)
+			c.ctx.replicaSt.del(k)
 		}
 	default:
 		for _, k := range valid {
@@ -96,10 +96,10 @@ func (c *Controller) changeReplicas(ctx context.Context, b *requestBatch, keys [
 }
 
 func (c *Controller) setReplicaState(k replicaKey, s ReplicaState) {
-	if prev := c.ctx.replicaSt[k]; prev != s {
+	if prev := c.ctx.replicaSt.at(k); prev != s {
 		c.stateChange("replica state changed", "partition", k.tp, "replica", k.broker, "from", prev, "to", s)
 	}
-	c.ctx.replicaSt[k] = s
+	c.ctx.replicaSt.set(k, s)
 }
 
 // removeFromISR drops each replica from its partition's ISR (the leader
@@ -109,47 +109,64 @@ func (c *Controller) setReplicaState(k replicaKey, s ReplicaState) {
 func (c *Controller) removeFromISR(ctx context.Context, b *requestBatch, keys []replicaKey) error {
 	pending := slices.Clone(keys)
 	for len(pending) > 0 {
-		var updates []metadata.StateUpdate
-		var upKeys []replicaKey
+		// One update per partition, removing all of its replicas at once.
+		var updates []stateUpdate
+		var removed [][]int32 // per update
+		at := map[TP]int{}
 		for _, k := range pending {
-			cur, ok := c.ctx.states[k.tp]
-			if !ok || (cur.State.Leader != k.broker && !slices.Contains(cur.State.ISR, k.broker)) {
+			i, again := at[k.tp]
+			var cur metadata.LeaderAndIsr
+			if again {
+				cur = updates[i].State
+			} else {
+				var ok bool
+				if cur, ok = c.ctx.states.get(k.tp); !ok {
+					continue
+				}
+			}
+			if cur.Leader != k.broker && !slices.Contains(cur.ISR, k.broker) {
 				continue
 			}
-			if cur.State.ControllerEpoch > c.ctx.epoch {
+			if cur.ControllerEpoch > c.ctx.epoch {
 				c.stateChange(errAborted.Error(), "partition", k.tp)
 				continue
 			}
-			next := cur.State
+			next := cur
 			if next.Leader == k.broker {
 				next.Leader = -1
 			}
 			if !(len(next.ISR) == 1 && next.ISR[0] == k.broker) {
 				next.ISR = slices.DeleteFunc(slices.Clone(next.ISR), func(r int32) bool { return r == k.broker })
 			}
+			if again {
+				updates[i].State, removed[i] = next, append(removed[i], k.broker)
+				continue
+			}
 			next.LeaderEpoch, next.PartitionEpoch, next.ControllerEpoch = next.LeaderEpoch+1, next.PartitionEpoch+1, c.ctx.epoch
-			updates = append(updates, metadata.StateUpdate{TP: k.tp, State: next, Version: cur.Version})
-			upKeys = append(upKeys, k)
+			at[k.tp] = len(updates)
+			updates = append(updates, stateUpdate{TP: k.tp, State: next})
+			removed = append(removed, []int32{k.broker})
 		}
-		results, err := c.md.WriteStates(ctx, c.ctx.fence, updates)
+		conflict, err := c.writeStates(ctx, updates)
 		if err != nil {
+			return err
+		}
+		if _, err := c.rereadConflicts(ctx, updates, conflict, "partition state version conflict; re-reading"); err != nil {
 			return err
 		}
 		pending = pending[:0]
 		for i, u := range updates {
-			if results[i].Conflict {
-				if err := c.rereadState(ctx, u.TP); err != nil {
-					return err
+			if conflict[i] {
+				for _, r := range removed[i] {
+					pending = append(pending, replicaKey{u.TP, r})
 				}
-				pending = append(pending, upKeys[i])
 				continue
 			}
-			c.ctx.setState(u.TP, metadata.VersionedState{State: u.State, Version: results[i].Version})
 			if u.State.Leader < 0 {
 				c.setPartitionState(u.TP, OfflinePartition)
 			}
 			if !c.deleting[u.TP.Topic] {
-				others := slices.DeleteFunc(slices.Clone(c.ctx.replicas(u.TP)), func(r int32) bool { return r == upKeys[i].broker })
+				others := slices.DeleteFunc(slices.Clone(c.ctx.replicas(u.TP)), func(r int32) bool { return slices.Contains(removed[i], r) })
 				b.addLeaderAndIsr(c.ctx, others, u.TP, false)
 			}
 		}

@@ -101,7 +101,7 @@ func (s *scenario) run(d *datadriven.TestData) string {
 		var part string
 		d.ScanArgs(s.t, "partition", &part)
 		tp := parseTP(s.t, part)
-		kv, _, _ := s.store.Get(s.ctx, metadata.PartitionStateKey(tp.Topic, tp.Partition))
+		kv, _, _ := s.store.Get(s.ctx, metadata.StateChunkKey(tp.Topic, metadata.ChunkOf(tp.Partition)))
 		s.store.Txn(s.ctx, nil, []metastore.Op{metastore.Put(kv.Key, kv.Value)})
 	case "stall": // stall id=n: its session expires but it does not notice; another takes over
 		var id int
@@ -279,11 +279,10 @@ func describe(req kmsg.Request) string {
 }
 
 func (s *scenario) states(topic string) string {
-	kvs, _, _ := s.store.List(s.ctx, metadata.TopicsPrefix+topic+"/partitions/")
+	entries, _ := metadata.New(s.store).ReadStates(s.ctx, topic)
 	var lines []string
-	for _, kv := range kvs {
-		_, p, _ := metadata.ParseTopicsKey(kv.Key)
-		st, _ := metadata.DecodeState(kv.Value)
+	for _, e := range entries {
+		p, st := e.Partition, e.State
 		lines = append(lines, fmt.Sprintf("%s-%d leader=%d leader_epoch=%d isr=%v controller_epoch=%d partition_epoch=%d",
 			topic, p, st.Leader, st.LeaderEpoch, st.ISR, st.ControllerEpoch, st.PartitionEpoch))
 	}

@@ -129,26 +129,25 @@ func (c *Controller) applyBroker(cx *Context, ev metastore.Event) {
 // applyTopicsEvent folds an assignment or partition-state change into cx.
 // An active controller handles assignment writes itself: they are returned.
 func (c *Controller) applyTopicsEvent(cx *Context, ev metastore.Event) *metastore.KV {
-	topic, p, ok := metadata.ParseTopicsKey(ev.KV.Key)
+	topic, chunk, ok := metadata.ParseTopicsKey(ev.KV.Key)
 	if !ok {
 		return nil
 	}
-	if p >= 0 {
-		tp := TP{Topic: topic, Partition: p}
-		cur, have := cx.states[tp]
-		if have && cur.Version >= ev.KV.Version {
-			return nil // an echo of something newer we already hold
+	if chunk >= 0 {
+		id := chunkID{topic, chunk}
+		if cx.chunkVer[id] >= ev.KV.Version {
+			return nil // an echo of something we already hold, or older
 		}
 		if ev.Type == metastore.EventDelete {
-			cx.delState(tp)
+			cx.replaceChunk(id, nil, 0)
 			return nil
 		}
-		s, err := metadata.DecodeState(ev.KV.Value)
+		es, err := metadata.DecodeStateChunk(ev.KV.Value)
 		if err != nil {
-			c.cfg.Logger.Warn("bad partition state", "key", ev.KV.Key, "err", err)
+			c.cfg.Logger.Warn("bad partition states", "key", ev.KV.Key, "err", err)
 			return nil
 		}
-		cx.setState(tp, metadata.VersionedState{State: s, Version: ev.KV.Version})
+		cx.replaceChunk(id, es, ev.KV.Version)
 		return nil
 	}
 	if c.ctx != nil {

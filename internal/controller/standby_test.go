@@ -45,8 +45,8 @@ func TestHotStandbyFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "leaders for the new topic", func() bool {
-		kvs, _, _ := cl.store.List(ctx, "/brokers/topics/warm/partitions/")
-		return len(kvs) == 2
+		states, _ := metadata.New(cl.store).ReadStates(ctx, "warm")
+		return len(states) == 2
 	})
 	for _, id := range cl.ids() {
 		cl.nodes[id].sender.take()

@@ -32,19 +32,19 @@ func (t *umTopic) grow(n int) {
 }
 
 // setState records a partition's state in the context and the cache.
-func (c *Context) setState(tp TP, vs metadata.VersionedState) {
-	c.states[tp] = vs
+func (c *Context) setState(tp TP, vs metadata.LeaderAndIsr) {
+	c.states.set(tp, vs)
 	t := c.umTopic(tp.Topic)
 	t.grow(int(tp.Partition) + 1)
 	p := &t.parts[tp.Partition]
-	p.ControllerEpoch, p.Leader, p.LeaderEpoch = vs.State.ControllerEpoch, vs.State.Leader, vs.State.LeaderEpoch
-	p.ISR, p.ZKVersion = vs.State.ISR, vs.State.PartitionEpoch
+	p.ControllerEpoch, p.Leader, p.LeaderEpoch = vs.ControllerEpoch, vs.Leader, vs.LeaderEpoch
+	p.ISR, p.ZKVersion = vs.ISR, vs.PartitionEpoch
 	p.Replicas = c.replicas(tp)
 	t.has[tp.Partition] = true
 }
 
 func (c *Context) delState(tp TP) {
-	delete(c.states, tp)
+	c.states.del(tp)
 	if t := c.um[tp.Topic]; t != nil && int(tp.Partition) < len(t.has) {
 		t.has[tp.Partition] = false
 	}
@@ -71,12 +71,19 @@ func (c *Context) refreshReplicas(name string) {
 	}
 }
 
+// delTopic forgets a topic: its assignment, states and state machines.
 func (c *Context) delTopic(name string) {
+	for _, id := range c.topicChunks(name) {
+		delete(c.chunkVer, id)
+	}
 	if t := c.topics[name]; t != nil && c.byID[t.id] == name {
 		delete(c.byID, t.id)
 	}
 	delete(c.topics, name)
 	delete(c.um, name)
+	c.states.dropTopic(name)
+	c.partState.dropTopic(name)
+	c.replicaSt.parts.dropTopic(name)
 }
 
 func (c *Context) umTopic(name string) *umTopic {

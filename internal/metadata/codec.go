@@ -138,9 +138,9 @@ func (a Assignment) SortedPartitions() []int32 {
 	return ps
 }
 
-// LeaderAndIsr is a partition state document. PartitionEpoch counts the
-// writes to the state (ZooKeeper's zkVersion, which Kafka sends as the
-// partition epoch).
+// LeaderAndIsr is a partition's state (a row of its state chunk,
+// chunks.go). PartitionEpoch counts the writes to the state (ZooKeeper's
+// zkVersion, which Kafka sends as the partition epoch).
 type LeaderAndIsr struct {
 	Leader          int32   `json:"leader"`
 	LeaderEpoch     int32   `json:"leader_epoch"`
@@ -148,24 +148,6 @@ type LeaderAndIsr struct {
 	ControllerEpoch int32   `json:"controller_epoch"`
 	PartitionEpoch  int32   `json:"partition_epoch"`
 	Version         int     `json:"version"`
-}
-
-// EncodeState writes a partition state document.
-func EncodeState(s LeaderAndIsr) []byte {
-	s.Version = 1
-	return appendState(make([]byte, 0, 96), s)
-}
-
-// DecodeState reads a partition state document.
-func DecodeState(b []byte) (LeaderAndIsr, error) {
-	if s, ok := decodeStateFast(b); ok {
-		return s, nil
-	}
-	var s LeaderAndIsr
-	if err := json.Unmarshal(b, &s); err != nil {
-		return s, fmt.Errorf("metadata: partition state: %w", err)
-	}
-	return s, nil
 }
 
 // TopicConfig is a /config/topics/<topic> document.

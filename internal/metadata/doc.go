@@ -3,19 +3,21 @@
 // and typed reads and writes.
 //
 // Keys (DESIGN §1): /controller, /controller_epoch, /brokers/ids/<id>,
-// /brokers/topics/<topic>, /brokers/topics/<topic>/partitions/<p>/state,
-// /admin/delete_topics/<topic>, /admin/reassign_partitions,
-// /config/topics/<topic>, /cluster/id.
+// /brokers/topics/<topic>, /admin/delete_topics/<topic>,
+// /admin/reassign_partitions, /config/topics/<topic>, /cluster/id. Where
+// Kafka has a znode per partition state, states are kept in chunks of
+// StateChunkSize partitions, /brokers/topics/<topic>/states/<n>
+// (chunks.go): elections write a key per chunk, not per partition.
 //
 // Fencing: a controller's writes go through a Fence holding the version of
 // /controller_epoch it wrote; every write transaction first compares that
 // version, so a deposed controller's writes fail with ErrControllerMoved and
-// never land. Partition-state writes are conditional on each state's
-// version and batched many partitions per transaction within the store's
-// limits; a failed batch is re-tried partition by partition to tell version
+// never land. State-chunk writes are conditional on each chunk's
+// version and batched many chunks per transaction within the store's
+// limits; a failed batch is re-tried chunk by chunk to tell version
 // conflicts from a lost fence. Several such transactions are in flight at
 // once, so that a large write waits for a few commits, not one per batch.
 //
-// Goroutines: only WriteStates' short-lived writers; it returns when they
+// Goroutines: only WriteChunks' short-lived writers; it returns when they
 // are done.
 package metadata

@@ -1,7 +1,7 @@
 package metadata
 
-// Fast paths for the two documents written and read once per partition:
-// partition states and topic assignments. A controller creating 100k
+// Fast paths for the documents written and read in bulk: partition state
+// chunks (chunks.go) and topic assignments. A controller creating 100k
 // partitions encodes 100k states and every standby decodes them, where
 // encoding/json's reflection dominated. The decoders accept the documents
 // as this package writes them (any whitespace, fields in any order); on
@@ -13,23 +13,6 @@ import (
 	"encoding/base64"
 	"strconv"
 )
-
-// appendState is EncodeState's json.Marshal output, byte for byte.
-func appendState(b []byte, s LeaderAndIsr) []byte {
-	b = append(b, `{"leader":`...)
-	b = strconv.AppendInt(b, int64(s.Leader), 10)
-	b = append(b, `,"leader_epoch":`...)
-	b = strconv.AppendInt(b, int64(s.LeaderEpoch), 10)
-	b = append(b, `,"isr":`...)
-	b = appendInt32s(b, s.ISR)
-	b = append(b, `,"controller_epoch":`...)
-	b = strconv.AppendInt(b, int64(s.ControllerEpoch), 10)
-	b = append(b, `,"partition_epoch":`...)
-	b = strconv.AppendInt(b, int64(s.PartitionEpoch), 10)
-	b = append(b, `,"version":`...)
-	b = strconv.AppendInt(b, int64(s.Version), 10)
-	return append(b, '}')
-}
 
 func appendInt32s(b []byte, vs []int32) []byte {
 	if vs == nil {
@@ -43,37 +26,6 @@ func appendInt32s(b []byte, vs []int32) []byte {
 		b = strconv.AppendInt(b, int64(v), 10)
 	}
 	return append(b, ']')
-}
-
-// decodeStateFast is DecodeState for well-formed documents; ok is false
-// when encoding/json must decide.
-func decodeStateFast(b []byte) (s LeaderAndIsr, ok bool) {
-	sc := scanner{b: b}
-	var seen uint8
-	ok = sc.object(func(key []byte) bool {
-		switch string(key) {
-		case "leader":
-			s.Leader = sc.int32()
-			return once(&seen, 0) && sc.ok
-		case "leader_epoch":
-			s.LeaderEpoch = sc.int32()
-			return once(&seen, 1) && sc.ok
-		case "isr":
-			s.ISR = sc.int32s()
-			return once(&seen, 2) && sc.ok
-		case "controller_epoch":
-			s.ControllerEpoch = sc.int32()
-			return once(&seen, 3) && sc.ok
-		case "partition_epoch":
-			s.PartitionEpoch = sc.int32()
-			return once(&seen, 4) && sc.ok
-		case "version":
-			s.Version = int(sc.int32())
-			return once(&seen, 5) && sc.ok
-		}
-		return false
-	})
-	return s, ok && sc.end()
 }
 
 // decodeAssignmentFast is DecodeAssignment for well-formed documents.

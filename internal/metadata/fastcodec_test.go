@@ -6,66 +6,32 @@ import (
 	"testing"
 )
 
-// The fast state encoder writes exactly what encoding/json writes.
-func TestAppendStateMatchesJSON(t *testing.T) {
-	for _, s := range []LeaderAndIsr{
-		{},
-		{Leader: 2, LeaderEpoch: 7, ISR: []int32{2, 0, 1}, ControllerEpoch: 3, PartitionEpoch: 9, Version: 1},
-		{Leader: -1, LeaderEpoch: 2147483647, ISR: []int32{}, ControllerEpoch: -2147483648, Version: 1},
-	} {
-		want, _ := json.Marshal(s)
-		if got := appendState(nil, s); string(got) != string(want) {
-			t.Errorf("appendState = %s, want %s", got, want)
+// The fast chunk decoder declines (leaving encoding/json to decide)
+// whatever it does not handle exactly; encoding/json then reads or refuses
+// it.
+func TestDecodeChunkFastDeclines(t *testing.T) {
+	decline := map[string]bool{ // document: encoding/json reads it
+		`{"Version":1,"states":[]}`:                         true,  // json matches keys case-insensitively
+		`{"version":1,"version":1,"states":[]}`:             true,  // repeated key
+		`{"version":1,"states":[[0,1.0,0,[1],1,0]]}`:        false, // not an integer
+		`{"version":1,"states":[[0,01,0,[1],1,0]]}`:         false, // leading zero
+		`{"version":1,"states":[[0,2147483648,0,[1],1,0]]}`: false, // out of int32
+		`{"version":1,"states":[[0,1,0,[1,],1,0]]}`:         false, // trailing comma
+		`{"version":1,"states":[]} x`:                       false, // trailing garbage
+		`{"version":1,"states":[],"extra":true}`:            true,  // unknown field
+		`{"version":1,"st\u0061tes":[]}`:                    true,  // escaped key
+		`{"version":1,"states":[[0,1,0,[1],1,0]`:            false, // truncated
+		`{"version":1,"states":[[0,1,0,null,1,0]]}`:         true,  // null ISR
+		`[]`: false,
+		``:   false,
+	}
+	for doc, readable := range decline {
+		if es, ok := decodeChunkFast([]byte(doc)); ok {
+			t.Errorf("%s: fast path accepted it as %+v", doc, es)
 		}
-	}
-}
-
-// The fast state decoder reads what encoding/json reads, and declines
-// (leaving encoding/json to decide) whatever it does not handle exactly.
-func TestDecodeStateFast(t *testing.T) {
-	accept := []string{
-		`{"leader":1,"leader_epoch":0,"isr":[1,2,3],"controller_epoch":4,"partition_epoch":5,"version":1}`,
-		` { "isr" : [ ] , "leader" : -1 } `,
-		`{"isr":null}`,
-		`{}`,
-	}
-	for _, doc := range accept {
-		got, ok := decodeStateFast([]byte(doc))
-		var want LeaderAndIsr
-		if err := json.Unmarshal([]byte(doc), &want); err != nil {
-			t.Fatal(err)
+		if _, err := DecodeStateChunk([]byte(doc)); (err == nil) != readable {
+			t.Errorf("%s: DecodeStateChunk error %v, want readable=%v", doc, err, readable)
 		}
-		if !ok || !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: fast %+v ok=%v, encoding/json %+v", doc, got, ok, want)
-		}
-	}
-	decline := []string{
-		`{"Leader":1}`,              // json matches keys case-insensitively
-		`{"leader":1,"leader":2}`,   // repeated key
-		`{"leader":1.0}`,            // not an integer
-		`{"leader":01}`,             // leading zero
-		`{"leader":2147483648}`,     // out of int32
-		`{"leader":null}`,           // null for a number
-		`{"isr":[1,]}`,              // trailing comma
-		`{"leader":1} x`,            // trailing garbage
-		`{"leader":1,"extra":true}`, // unknown field
-		`{"le\u0061der":1}`,         // escaped key
-		`{"leader":1`,               // truncated
-		`[]`,
-		``,
-	}
-	for _, doc := range decline {
-		if s, ok := decodeStateFast([]byte(doc)); ok {
-			t.Errorf("%s: fast path accepted it as %+v", doc, s)
-		}
-	}
-	// Through DecodeState, declined documents still decode (or fail) as
-	// encoding/json says.
-	if s, err := DecodeState([]byte(`{"Leader":3,"extra":true}`)); err != nil || s.Leader != 3 {
-		t.Fatalf("fallback: %+v %v", s, err)
-	}
-	if _, err := DecodeState([]byte(`{"leader":"x"}`)); err == nil {
-		t.Fatal("a string leader decoded")
 	}
 }
 

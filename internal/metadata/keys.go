@@ -23,10 +23,14 @@ func BrokerKey(id int32) string { return BrokerIDsPrefix + strconv.Itoa(int(id))
 // TopicKey is /brokers/topics/<topic>.
 func TopicKey(topic string) string { return TopicsPrefix + topic }
 
-// PartitionStateKey is /brokers/topics/<topic>/partitions/<p>/state.
-func PartitionStateKey(topic string, p int32) string {
-	return TopicsPrefix + topic + "/partitions/" + strconv.Itoa(int(p)) + "/state"
+// StateChunkKey is /brokers/topics/<topic>/states/<chunk>: the states of
+// partitions [chunk*StateChunkSize, (chunk+1)*StateChunkSize).
+func StateChunkKey(topic string, chunk int32) string {
+	return TopicsPrefix + topic + "/states/" + strconv.Itoa(int(chunk))
 }
+
+// StateChunksPrefix is the prefix of every state chunk key of topic.
+func StateChunksPrefix(topic string) string { return TopicsPrefix + topic + "/states/" }
 
 // DeleteTopicKey is /admin/delete_topics/<topic>.
 func DeleteTopicKey(topic string) string { return DeleteTopicsPrefix + topic }
@@ -35,8 +39,8 @@ func DeleteTopicKey(topic string) string { return DeleteTopicsPrefix + topic }
 func TopicConfigKey(topic string) string { return TopicConfigsPrefix + topic }
 
 // ParseTopicsKey splits a key under TopicsPrefix: a topic key gives
-// (topic, -1, true); a partition state key gives (topic, p, true).
-func ParseTopicsKey(key string) (topic string, partition int32, ok bool) {
+// (topic, -1, true); a state chunk key gives (topic, chunk, true).
+func ParseTopicsKey(key string) (topic string, chunk int32, ok bool) {
 	rest, found := strings.CutPrefix(key, TopicsPrefix)
 	if !found || rest == "" {
 		return "", 0, false
@@ -45,19 +49,15 @@ func ParseTopicsKey(key string) (topic string, partition int32, ok bool) {
 	if !hasTail {
 		return topic, -1, true
 	}
-	ps, found := strings.CutPrefix(tail, "partitions/")
+	cs, found := strings.CutPrefix(tail, "states/")
 	if !found {
 		return "", 0, false
 	}
-	ps, found = strings.CutSuffix(ps, "/state")
-	if !found {
+	n, err := strconv.ParseInt(cs, 10, 32)
+	if err != nil || n < 0 || strconv.Itoa(int(n)) != cs {
 		return "", 0, false
 	}
-	p, err := strconv.ParseInt(ps, 10, 32)
-	if err != nil || p < 0 {
-		return "", 0, false
-	}
-	return topic, int32(p), true
+	return topic, int32(n), true
 }
 
 // ParseBrokerKey gives the id of a /brokers/ids/<id> key.

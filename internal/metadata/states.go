@@ -3,6 +3,8 @@ package metadata
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/samsa-kafka/samsa/internal/metastore"
@@ -14,41 +16,62 @@ type TopicPartition struct {
 	Partition int32
 }
 
-// StateUpdate is one conditional partition-state write: Version is the
-// version read (0: the state must not exist yet).
-type StateUpdate struct {
-	TP      TopicPartition
-	State   LeaderAndIsr
+// ChunkWrite is one conditional write of a state chunk: its whole new
+// content, in partition order, and the revision it was read at (0: the
+// chunk must not exist yet).
+type ChunkWrite struct {
+	Topic   string
+	Chunk   int32
+	States  []StateEntry
 	Version int64
 }
 
-// StateResult says how one update went: Written with the new Version, or a
-// version conflict (someone else wrote the state; re-read and retry).
+// StateResult says how one chunk write went: Written at Version, or a
+// version conflict (someone else wrote the chunk; re-read and retry).
 type StateResult struct {
 	Written  bool
 	Conflict bool
 	Version  int64
 }
 
-// writeStatesInFlight is how many of WriteStates' transactions may be
+// writeStatesInFlight is how many of WriteChunks' transactions may be
 // pending at once. Each transaction waits for a commit (a disk sync); the
 // store groups concurrent ones into one, so a large write costs a few
 // commits per writeStatesInFlight batches instead of one per batch.
 const writeStatesInFlight = 16
 
-// WriteStates writes partition states conditionally on their versions,
-// many per fenced transaction, several transactions in flight (the states
-// are distinct keys, so their order does not matter). When a batch fails,
-// its updates are tried one by one to find the conflicts. A lost fence is
-// ErrControllerMoved and stops everything; results are then partial.
-func (c *Client) WriteStates(ctx context.Context, f Fence, updates []StateUpdate) ([]StateResult, error) {
-	results := make([]StateResult, len(updates))
-	per := max(1, (c.s.MaxTxnOps()-1)/2)
-	if len(updates) == 0 {
+// maxTxnBytes bounds the values of one transaction, well inside etcd's
+// default --max-request-bytes (1.5 MiB).
+const maxTxnBytes = 1 << 20
+
+// WriteChunks writes state chunks conditionally on their versions, many per
+// fenced transaction (within the store's operation limit and maxTxnBytes),
+// several transactions in flight (the chunks are distinct keys, so their
+// order does not matter). When a transaction fails, its chunks are tried
+// one by one to find the conflicts. A lost fence is ErrControllerMoved and
+// stops everything; results are then partial.
+func (c *Client) WriteChunks(ctx context.Context, f Fence, writes []ChunkWrite) ([]StateResult, error) {
+	results := make([]StateResult, len(writes))
+	if len(writes) == 0 {
 		return results, nil
 	}
-	if len(updates) <= per {
-		return results, c.writeStateBatch(ctx, f, updates, results)
+	values := make([][]byte, len(writes))
+	for i, w := range writes {
+		values[i] = EncodeStateChunk(w.States)
+	}
+	// Cut the writes into transactions.
+	per := max(1, (c.s.MaxTxnOps()-1)/2) // a compare and a put per chunk, plus the fence
+	var cuts []int
+	for i, n, bytes := 0, 0, 0; i < len(writes); i++ {
+		if n > 0 && (n == per || bytes+len(values[i]) > maxTxnBytes) {
+			cuts = append(cuts, i)
+			n, bytes = 0, 0
+		}
+		n, bytes = n+1, bytes+len(values[i])
+	}
+	cuts = append(cuts, len(writes))
+	if len(cuts) == 1 {
+		return results, c.writeChunkBatch(ctx, f, writes, values, results)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -58,13 +81,13 @@ func (c *Client) WriteStates(ctx context.Context, f Fence, updates []StateUpdate
 		firstErr error
 	)
 	sem := make(chan struct{}, writeStatesInFlight)
-	for start := 0; start < len(updates) && ctx.Err() == nil; start += per {
-		end := min(start+per, len(updates))
+	for i, start := 0, 0; i < len(cuts) && ctx.Err() == nil; i++ {
+		end := cuts[i]
 		sem <- struct{}{}
 		wg.Add(1)
-		go func() {
+		go func(start, end int) {
 			defer func() { <-sem; wg.Done() }()
-			if err := c.writeStateBatch(ctx, f, updates[start:end], results[start:end]); err != nil {
+			if err := c.writeChunkBatch(ctx, f, writes[start:end], values[start:end], results[start:end]); err != nil {
 				mu.Lock()
 				if firstErr == nil || errors.Is(err, ErrControllerMoved) {
 					firstErr = err
@@ -72,16 +95,23 @@ func (c *Client) WriteStates(ctx context.Context, f Fence, updates []StateUpdate
 				mu.Unlock()
 				cancel()
 			}
-		}()
+		}(start, end)
+		start = end
 	}
 	wg.Wait()
 	return results, firstErr
 }
 
-// writeStateBatch writes one transaction's worth of updates, then one by
-// one if it failed.
-func (c *Client) writeStateBatch(ctx context.Context, f Fence, batch []StateUpdate, results []StateResult) error {
-	cmps, ops := stateOps(batch)
+// writeChunkBatch writes one transaction's worth of chunks, then one by one
+// if it failed.
+func (c *Client) writeChunkBatch(ctx context.Context, f Fence, batch []ChunkWrite, values [][]byte, results []StateResult) error {
+	cmps := make([]metastore.Cmp, len(batch))
+	ops := make([]metastore.Op, len(batch))
+	for i, w := range batch {
+		key := StateChunkKey(w.Topic, w.Chunk)
+		cmps[i] = metastore.Cmp{Key: key, Version: w.Version}
+		ops[i] = metastore.Put(key, values[i])
+	}
 	rev, err := c.FencedTxnRevision(ctx, f, cmps, ops)
 	if err != nil {
 		return err
@@ -92,9 +122,8 @@ func (c *Client) writeStateBatch(ctx context.Context, f Fence, batch []StateUpda
 		}
 		return nil
 	}
-	for i, u := range batch {
-		cmps, ops := stateOps([]StateUpdate{u})
-		rev, err := c.FencedTxnRevision(ctx, f, cmps, ops)
+	for i := range batch {
+		rev, err := c.FencedTxnRevision(ctx, f, cmps[i:i+1], ops[i:i+1])
 		if err != nil {
 			return err
 		}
@@ -103,15 +132,14 @@ func (c *Client) writeStateBatch(ctx context.Context, f Fence, batch []StateUpda
 	return nil
 }
 
-func stateOps(us []StateUpdate) ([]metastore.Cmp, []metastore.Op) {
-	cmps := make([]metastore.Cmp, 0, len(us))
-	ops := make([]metastore.Op, 0, len(us))
-	for _, u := range us {
-		key := PartitionStateKey(u.TP.Topic, u.TP.Partition)
-		cmps = append(cmps, metastore.Cmp{Key: key, Version: u.Version})
-		ops = append(ops, metastore.Put(key, EncodeState(u.State)))
+// ReadChunk reads one state chunk and its version (found=false: none).
+func (c *Client) ReadChunk(ctx context.Context, topic string, chunk int32) ([]StateEntry, int64, bool, error) {
+	kv, found, err := c.s.Get(ctx, StateChunkKey(topic, chunk))
+	if err != nil || !found {
+		return nil, 0, false, err
 	}
-	return cmps, ops
+	es, err := DecodeStateChunk(kv.Value)
+	return es, kv.Version, err == nil, err
 }
 
 // FencedTxnRevision is FencedTxn returning the revision written (0 when a
@@ -135,18 +163,14 @@ func (c *Client) FencedTxnRevision(ctx context.Context, f Fence, cmps []metastor
 	return 0, nil
 }
 
-// TopicState is a topic's assignment with each partition's state as read.
+// TopicState is a topic's assignment with each partition's state as read,
+// and the version of each state chunk.
 type TopicState struct {
 	Name              string
 	Assignment        Assignment
 	AssignmentVersion int64
-	States            map[int32]VersionedState
-}
-
-// VersionedState is a partition state and the version it was read at.
-type VersionedState struct {
-	State   LeaderAndIsr
-	Version int64
+	States            map[int32]LeaderAndIsr
+	ChunkVersions     map[int32]int64
 }
 
 // LoadTopics reads every topic assignment and partition state in one
@@ -160,7 +184,7 @@ func (c *Client) LoadTopics(ctx context.Context) (map[string]*TopicState, int64,
 	get := func(name string) *TopicState {
 		t := topics[name]
 		if t == nil {
-			t = &TopicState{Name: name, States: map[int32]VersionedState{}}
+			t = &TopicState{Name: name, States: map[int32]LeaderAndIsr{}, ChunkVersions: map[int32]int64{}}
 			topics[name] = t
 		}
 		return t
@@ -180,12 +204,12 @@ func (c *Client) LoadTopics(ctx context.Context) (map[string]*TopicState, int64,
 
 // ApplyTopicsKV folds one key under TopicsPrefix into topic states.
 func ApplyTopicsKV(get func(string) *TopicState, kv metastore.KV) error {
-	topic, p, ok := ParseTopicsKey(kv.Key)
+	topic, chunk, ok := ParseTopicsKey(kv.Key)
 	if !ok {
 		return nil
 	}
 	t := get(topic)
-	if p < 0 {
+	if chunk < 0 {
 		a, err := DecodeAssignment(kv.Value)
 		if err != nil {
 			return err
@@ -193,11 +217,17 @@ func ApplyTopicsKV(get func(string) *TopicState, kv metastore.KV) error {
 		t.Assignment, t.AssignmentVersion = a, kv.Version
 		return nil
 	}
-	s, err := DecodeState(kv.Value)
+	es, err := DecodeStateChunk(kv.Value)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", kv.Key, err)
 	}
-	t.States[p] = VersionedState{State: s, Version: kv.Version}
+	for _, e := range es {
+		if ChunkOf(e.Partition) != chunk {
+			return fmt.Errorf("metadata: %s holds partition %d", kv.Key, e.Partition)
+		}
+		t.States[e.Partition] = e.State
+	}
+	t.ChunkVersions[chunk] = kv.Version
 	return nil
 }
 
@@ -221,4 +251,36 @@ func (c *Client) CreateTopic(ctx context.Context, name string, a Assignment, con
 func (c *Client) MarkTopicForDeletion(ctx context.Context, name string) error {
 	_, err := c.s.Txn(ctx, nil, []metastore.Op{metastore.Put(DeleteTopicKey(name), nil)})
 	return err
+}
+
+// ReadState reads one partition's state from its chunk.
+func (c *Client) ReadState(ctx context.Context, tp TopicPartition) (LeaderAndIsr, bool, error) {
+	es, _, _, err := c.ReadChunk(ctx, tp.Topic, ChunkOf(tp.Partition))
+	if err != nil {
+		return LeaderAndIsr{}, false, err
+	}
+	for _, e := range es {
+		if e.Partition == tp.Partition {
+			return e.State, true, nil
+		}
+	}
+	return LeaderAndIsr{}, false, nil
+}
+
+// ReadStates reads every partition state of topic, in partition order.
+func (c *Client) ReadStates(ctx context.Context, topic string) ([]StateEntry, error) {
+	kvs, _, err := c.s.List(ctx, StateChunksPrefix(topic))
+	if err != nil {
+		return nil, err
+	}
+	var out []StateEntry
+	for _, kv := range kvs {
+		es, err := DecodeStateChunk(kv.Value)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", kv.Key, err)
+		}
+		out = append(out, es...)
+	}
+	slices.SortFunc(out, func(a, b StateEntry) int { return int(a.Partition - b.Partition) })
+	return out, nil
 }

@@ -48,58 +48,70 @@ func fencedClient(t *testing.T, st, mem metastore.Store) (*Client, Fence) {
 }
 
 // A write larger than one transaction keeps several in flight, and each
-// update still gets its own result: written, or a version conflict found
-// by retrying its failed batch one by one.
-func TestWriteStatesConcurrentBatches(t *testing.T) {
-	mem := memstore.New(memstore.WithMaxTxnOps(9)) // 4 updates per batch
+// chunk still gets its own result: written, or a version conflict found by
+// retrying its failed batch one by one.
+func TestWriteChunksConcurrentBatches(t *testing.T) {
+	mem := memstore.New(memstore.WithMaxTxnOps(9)) // 4 chunks per batch
 	ps := &pairedStore{Store: mem, two: make(chan struct{})}
 	c, f := fencedClient(t, ps, mem)
 	ctx := context.Background()
-	// Partition 5 exists already: creating it conflicts.
-	if _, err := mem.Txn(ctx, nil, []metastore.Op{metastore.Put(PartitionStateKey("t", 5), EncodeState(LeaderAndIsr{Leader: 9}))}); err != nil {
+	// Chunk 5 exists already: creating it conflicts.
+	if _, err := mem.Txn(ctx, nil, []metastore.Op{metastore.Put(StateChunkKey("t", 5),
+		EncodeStateChunk([]StateEntry{{Partition: 5 * StateChunkSize, State: LeaderAndIsr{Leader: 9}}}))}); err != nil {
 		t.Fatal(err)
 	}
-	var updates []StateUpdate
-	for p := range int32(12) {
-		updates = append(updates, StateUpdate{TP: TopicPartition{Topic: "t", Partition: p}, State: LeaderAndIsr{Leader: p, ISR: []int32{p}}})
+	var writes []ChunkWrite
+	for ch := range int32(12) {
+		p := ch * StateChunkSize
+		writes = append(writes, ChunkWrite{Topic: "t", Chunk: ch,
+			States: []StateEntry{{Partition: p, State: LeaderAndIsr{Leader: ch, ISR: []int32{ch}}}, {Partition: p + 1}}})
 	}
-	results, err := c.WriteStates(ctx, f, updates)
+	results, err := c.WriteChunks(ctx, f, writes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ps.peak.Load() < 2 {
 		t.Fatalf("at most %d transaction in flight", ps.peak.Load())
 	}
-	for p, r := range results {
-		if want := p != 5; r.Written != want || r.Conflict == want || (r.Written && r.Version == 0) {
-			t.Errorf("partition %d: %+v", p, r)
+	for ch, r := range results {
+		if want := ch != 5; r.Written != want || r.Conflict == want || (r.Written && r.Version == 0) {
+			t.Errorf("chunk %d: %+v", ch, r)
 		}
-		kv, _, _ := mem.Get(ctx, PartitionStateKey("t", int32(p)))
-		s, _ := DecodeState(kv.Value)
-		if p == 5 && s.Leader != 9 || p != 5 && (s.Leader != int32(p) || kv.Version != r.Version) {
-			t.Errorf("partition %d stored %+v at %d, result %+v", p, s, kv.Version, r)
+		es, ver, _, _ := c.ReadChunk(ctx, "t", int32(ch))
+		if ch == 5 && (len(es) != 1 || es[0].State.Leader != 9) || ch != 5 && (len(es) != 2 || es[0].State.Leader != int32(ch) || ver != r.Version) {
+			t.Errorf("chunk %d stored %+v at %d, result %+v", ch, es, ver, r)
 		}
+	}
+	// A write conditional on the version read succeeds; on an older one it
+	// conflicts.
+	w := writes[0]
+	w.Version = results[0].Version
+	if rs, err := c.WriteChunks(ctx, f, []ChunkWrite{w}); err != nil || !rs[0].Written {
+		t.Fatalf("rewrite at the version read: %+v %v", rs, err)
+	}
+	if rs, err := c.WriteChunks(ctx, f, []ChunkWrite{w}); err != nil || !rs[0].Conflict {
+		t.Fatalf("rewrite at a stale version: %+v %v", rs, err)
 	}
 }
 
 // A lost fence stops the write with ErrControllerMoved (an empty write
 // touches nothing).
-func TestWriteStatesLostFence(t *testing.T) {
+func TestWriteChunksLostFence(t *testing.T) {
 	mem := memstore.New(memstore.WithMaxTxnOps(9))
 	c, f := fencedClient(t, mem, mem)
 	f.Version-- // someone else's epoch write
-	if _, err := c.WriteStates(context.Background(), f, nil); err != nil {
+	if _, err := c.WriteChunks(context.Background(), f, nil); err != nil {
 		t.Fatalf("nothing to write, yet: %v", err)
 	}
-	var updates []StateUpdate
-	for p := range int32(40) {
-		updates = append(updates, StateUpdate{TP: TopicPartition{Topic: "t", Partition: p}})
+	var writes []ChunkWrite
+	for ch := range int32(40) {
+		writes = append(writes, ChunkWrite{Topic: "t", Chunk: ch, States: []StateEntry{{Partition: ch * StateChunkSize}}})
 	}
-	if _, err := c.WriteStates(context.Background(), f, updates); !errors.Is(err, ErrControllerMoved) {
+	if _, err := c.WriteChunks(context.Background(), f, writes); !errors.Is(err, ErrControllerMoved) {
 		t.Fatalf("err %v", err)
 	}
 	kvs, _, _ := mem.List(context.Background(), TopicsPrefix)
 	if len(kvs) != 0 {
-		t.Fatalf("%d states written without the fence", len(kvs))
+		t.Fatalf("%d chunks written without the fence", len(kvs))
 	}
 }

@@ -1,0 +1,162 @@
+package controller
+
+// Partition-state writes. The store keeps states in chunks of
+// metadata.StateChunkSize partitions (metadata/chunks.go); the state
+// machines still think per partition. writeStates groups their updates by
+// chunk, fills each chunk with its other partitions' cached states, and
+// writes every chunk conditional on the version it was last read or
+// written at, so a write by anyone else (another controller that lost its
+// fence in between, an operator) is a version conflict: the callers re-read
+// the chunk and decide again, as Kafka re-reads a znode after a zkVersion
+// mismatch.
+
+import (
+	"context"
+	"slices"
+
+	"github.com/samsa-kafka/samsa/internal/metadata"
+)
+
+// chunkID names a state chunk.
+type chunkID struct {
+	topic string
+	chunk int32
+}
+
+func chunkOf(tp TP) chunkID { return chunkID{tp.Topic, metadata.ChunkOf(tp.Partition)} }
+
+// stateUpdate is one partition's next state.
+type stateUpdate struct {
+	TP    TP
+	State metadata.LeaderAndIsr
+}
+
+// writeStates writes updates under the fence. conflict[i] is true when
+// update i's chunk was written by someone else since the controller read
+// it (nothing of that chunk was written), or when an earlier update in the
+// list is for the same partition (it was computed from a state that is no
+// longer current). Written updates are in the context when it returns.
+func (c *Controller) writeStates(ctx context.Context, updates []stateUpdate) (conflict []bool, err error) {
+	if len(updates) == 0 {
+		return nil, nil
+	}
+	conflict = make([]bool, len(updates))
+	var order []chunkID
+	members := map[chunkID][]int{}
+	for i, u := range updates {
+		id := chunkOf(u.TP)
+		if _, seen := members[id]; !seen {
+			order = append(order, id)
+		}
+		members[id] = append(members[id], i)
+	}
+	writes := make([]metadata.ChunkWrite, len(order))
+	for j, id := range order {
+		writes[j] = metadata.ChunkWrite{Topic: id.topic, Chunk: id.chunk, Version: c.ctx.chunkVer[id],
+			States: c.chunkEntries(id, updates, members[id], conflict)}
+	}
+	results, err := c.md.WriteChunks(ctx, c.ctx.fence, writes)
+	if err != nil {
+		return nil, err
+	}
+	for j, id := range order {
+		if !results[j].Written {
+			for _, i := range members[id] {
+				conflict[i] = true
+			}
+			continue
+		}
+		c.ctx.chunkVer[id] = results[j].Version
+		for _, i := range members[id] {
+			if !conflict[i] {
+				c.ctx.setState(updates[i].TP, updates[i].State)
+			}
+		}
+	}
+	return conflict, nil
+}
+
+// chunkEntries is chunk id's content once updates[which] are applied; a
+// second update of the same partition is not applied but marked in
+// conflict.
+func (c *Controller) chunkEntries(id chunkID, updates []stateUpdate, which []int, conflict []bool) []metadata.StateEntry {
+	lo := id.chunk * metadata.StateChunkSize
+	hi := lo + metadata.StateChunkSize
+	if t := c.ctx.topics[id.topic]; t != nil {
+		hi = min(hi, max(lo, int32(len(t.assignment))))
+	}
+	out := make([]metadata.StateEntry, 0, int(hi-lo)+len(which))
+	for p := lo; p < hi; p++ {
+		if st, ok := c.ctx.states.get(TP{Topic: id.topic, Partition: p}); ok {
+			out = append(out, metadata.StateEntry{Partition: p, State: st})
+		}
+	}
+	var applied [metadata.StateChunkSize]bool
+	for _, i := range which {
+		u := updates[i]
+		if applied[u.TP.Partition-lo] {
+			conflict[i] = true
+			continue
+		}
+		applied[u.TP.Partition-lo] = true
+		at, found := slices.BinarySearchFunc(out, u.TP.Partition, func(e metadata.StateEntry, p int32) int {
+			return int(e.Partition - p)
+		})
+		if found {
+			out[at].State = u.State
+		} else {
+			out = slices.Insert(out, at, metadata.StateEntry{Partition: u.TP.Partition, State: u.State})
+		}
+	}
+	return out
+}
+
+// rereadChunk refreshes the context from the store's copy of tp's chunk
+// after a version conflict.
+func (c *Controller) rereadChunk(ctx context.Context, tp TP) error {
+	id := chunkOf(tp)
+	entries, ver, _, err := c.md.ReadChunk(ctx, id.topic, id.chunk)
+	if err != nil {
+		return err
+	}
+	c.ctx.replaceChunk(id, entries, ver)
+	return nil
+}
+
+// replaceChunk makes the context's states of chunk id the given ones, read
+// at version ver (0: the chunk does not exist).
+func (cx *Context) replaceChunk(id chunkID, entries []metadata.StateEntry, ver int64) {
+	slices.SortFunc(entries, func(a, b metadata.StateEntry) int { return int(a.Partition - b.Partition) })
+	lo := id.chunk * metadata.StateChunkSize
+	next := 0
+	for p := lo; p < lo+metadata.StateChunkSize; p++ {
+		tp := TP{Topic: id.topic, Partition: p}
+		if next < len(entries) && entries[next].Partition == p {
+			cx.setState(tp, entries[next].State)
+			next++
+			continue
+		}
+		if _, ok := cx.states.get(tp); ok {
+			cx.delState(tp)
+		}
+	}
+	if ver == 0 {
+		delete(cx.chunkVer, id)
+	} else {
+		cx.chunkVer[id] = ver
+	}
+}
+
+// topicChunks lists the state chunks of topic's partitions that the
+// context holds a version of.
+func (cx *Context) topicChunks(topic string) []chunkID {
+	var out []chunkID
+	if t := cx.topics[topic]; t != nil {
+		for ch := int32(0); ch*metadata.StateChunkSize < int32(len(t.assignment)); ch++ {
+			if _, ok := cx.chunkVer[chunkID{topic, ch}]; ok {
+				out = append(out, chunkID{topic, ch})
+			}
+		}
+	}
+	return out
+}

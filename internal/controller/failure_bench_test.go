@@ -1,0 +1,77 @@
+package controller
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/samsa-kafka/samsa/internal/metadata"
+	"github.com/samsa-kafka/samsa/internal/metastore"
+)
+
+// BenchmarkBrokerFailure: the controller's own work when one of 3 brokers
+// dies, with SAMSA_BENCH_FAILURE_PARTITIONS partitions (default 100000,
+// RF 3, topics of 1000) on an in-memory store and a sender that records
+// without delivering: the state machines, the chunked state writes and the
+// request batches, without etcd's commit or the network. It complements
+// cmd/samsa-failover-bench -mode crash, which measures the whole path.
+//
+//	go test ./internal/controller -run '^$' -bench BrokerFailure -benchtime 5x
+func BenchmarkBrokerFailure(b *testing.B) {
+	total := 100_000
+	if s := os.Getenv("SAMSA_BENCH_FAILURE_PARTITIONS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1000 {
+			b.Fatalf("SAMSA_BENCH_FAILURE_PARTITIONS=%q: a number of at least 1000", s)
+		}
+		total = n
+	}
+	const perTopic = 1000
+	for range b.N {
+		b.StopTimer()
+		cl := newCluster(b, 1, 2, 3)
+		md := metadata.New(cl.store)
+		for i := range total / perTopic {
+			name := fmt.Sprintf("bench-%04d", i)
+			a := metadata.Assignment{Partitions: map[int32][]int32{}}
+			copy(a.TopicID[:], fmt.Sprintf("%-16s", name))
+			var ops []metastore.Op
+			var chunk []metadata.StateEntry
+			for p := range int32(perTopic) {
+				rs := []int32{(int32(i)+p)%3 + 1, (int32(i)+p+1)%3 + 1, (int32(i)+p+2)%3 + 1}
+				a.Partitions[p] = rs
+				chunk = append(chunk, metadata.StateEntry{Partition: p, State: metadata.LeaderAndIsr{Leader: rs[0], ISR: rs, ControllerEpoch: 1}})
+				if p == perTopic-1 || metadata.ChunkOf(p+1) != metadata.ChunkOf(p) {
+					ops = append(ops, metastore.Put(metadata.StateChunkKey(name, metadata.ChunkOf(p)), metadata.EncodeStateChunk(chunk)))
+					chunk = chunk[:0]
+				}
+			}
+			ops = append(ops, metastore.Put(metadata.TopicKey(name), metadata.EncodeAssignment(a)))
+			for len(ops) > 0 {
+				n := min(len(ops), 8)
+				if _, err := md.Store().Txn(cl.ctx, nil, ops[:n]); err != nil {
+					b.Fatal(err)
+				}
+				ops = ops[n:]
+			}
+		}
+		cl.handle(1, Startup{Session: cl.nodes[1].sess})
+		if !cl.nodes[1].c.IsActive() {
+			b.Fatal("node 1 is not the controller")
+		}
+		cl.nodes[1].sender.take()
+		cl.kill(3)
+		b.StartTimer()
+		start := time.Now()
+		cl.handle(1, BrokerChange{})
+		took := time.Since(start)
+		b.StopTimer()
+		sent := cl.nodes[1].sender.take()
+		if len(sent) == 0 {
+			b.Fatal("nothing sent")
+		}
+		b.ReportMetric(float64(took.Microseconds())/float64(total/3), "µs/led-partition")
+	}
+}

@@ -1,0 +1,164 @@
+package controller
+
+// Per-partition tables of the context. A controller of 100k partitions
+// looks partitions up hundreds of thousands of times per broker failure;
+// maps keyed by (topic, partition) spent most of that time hashing topic
+// names and missing caches. These tables keep one dense slice per topic,
+// indexed by partition id, and remember the last topic looked up, so a
+// walk over a topic's partitions hashes its name once.
+
+import (
+	"slices"
+)
+
+// partTable maps partitions to values of type V.
+type partTable[V any] struct {
+	topics   map[string]*partSlice[V]
+	n        int
+	lastName string
+	last     *partSlice[V]
+}
+
+type partSlice[V any] struct {
+	v   []V
+	has []bool
+}
+
+func newPartTable[V any]() partTable[V] {
+	return partTable[V]{topics: map[string]*partSlice[V]{}}
+}
+
+func (t *partTable[V]) topic(name string) *partSlice[V] {
+	if t.last != nil && t.lastName == name {
+		return t.last
+	}
+	s := t.topics[name]
+	if s != nil {
+		t.lastName, t.last = name, s
+	}
+	return s
+}
+
+// get is tp's value and whether it has one.
+func (t *partTable[V]) get(tp TP) (V, bool) {
+	s := t.topic(tp.Topic)
+	if s == nil || tp.Partition < 0 || int(tp.Partition) >= len(s.has) || !s.has[tp.Partition] {
+		var zero V
+		return zero, false
+	}
+	return s.v[tp.Partition], true
+}
+
+// at is tp's value, the zero value when it has none.
+func (t *partTable[V]) at(tp TP) V {
+	v, _ := t.get(tp)
+	return v
+}
+
+func (t *partTable[V]) set(tp TP, v V) {
+	s := t.topic(tp.Topic)
+	if s == nil {
+		s = &partSlice[V]{}
+		t.topics[tp.Topic] = s
+		t.lastName, t.last = tp.Topic, s
+	}
+	if n := int(tp.Partition) + 1; n > len(s.v) {
+		s.v = slices.Grow(s.v, n-len(s.v))[:n]
+		s.has = slices.Grow(s.has, n-len(s.has))[:n]
+	}
+	if !s.has[tp.Partition] {
+		t.n++
+	}
+	s.v[tp.Partition], s.has[tp.Partition] = v, true
+}
+
+func (t *partTable[V]) del(tp TP) {
+	s := t.topic(tp.Topic)
+	if s == nil || int(tp.Partition) >= len(s.has) || !s.has[tp.Partition] {
+		return
+	}
+	var zero V
+	s.v[tp.Partition], s.has[tp.Partition] = zero, false
+	t.n--
+}
+
+func (t *partTable[V]) len() int { return t.n }
+
+// each calls fn for every partition with a value, in topic then partition
+// order.
+func (t *partTable[V]) each(fn func(tp TP, v V)) {
+	names := make([]string, 0, len(t.topics))
+	for name := range t.topics {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		s := t.topics[name]
+		for p, ok := range s.has {
+			if ok {
+				fn(TP{Topic: name, Partition: int32(p)}, s.v[p])
+			}
+		}
+	}
+}
+
+// replicaTable holds each replica's state: per partition, a short list of
+// (broker, state) in the order set.
+type replicaTable struct{ parts partTable[[]replicaEntry] }
+
+type replicaEntry struct {
+	broker int32
+	state  ReplicaState
+}
+
+func newReplicaTable() replicaTable { return replicaTable{parts: newPartTable[[]replicaEntry]()} }
+
+// at is k's state, NonExistentReplica when it has none.
+func (t *replicaTable) at(k replicaKey) ReplicaState {
+	rs, _ := t.parts.get(k.tp)
+	for _, e := range rs {
+		if e.broker == k.broker {
+			return e.state
+		}
+	}
+	return NonExistentReplica
+}
+
+func (t *replicaTable) set(k replicaKey, s ReplicaState) {
+	rs, _ := t.parts.get(k.tp)
+	for i := range rs {
+		if rs[i].broker == k.broker {
+			rs[i].state = s
+			return
+		}
+	}
+	t.parts.set(k.tp, append(rs, replicaEntry{k.broker, s}))
+}
+
+func (t *replicaTable) del(k replicaKey) {
+	rs, ok := t.parts.get(k.tp)
+	if !ok {
+		return
+	}
+	rs = slices.DeleteFunc(rs, func(e replicaEntry) bool { return e.broker == k.broker })
+	if len(rs) == 0 {
+		t.parts.del(k.tp)
+		return
+	}
+	t.parts.set(k.tp, rs)
+}
+
+// dropTopic forgets every partition of topic.
+func (t *partTable[V]) dropTopic(name string) {
+	if s := t.topics[name]; s != nil {
+		for _, ok := range s.has {
+			if ok {
+				t.n--
+			}
+		}
+		delete(t.topics, name)
+	}
+	if t.lastName == name {
+		t.lastName, t.last = "", nil
+	}
+}
