@@ -37,13 +37,19 @@ type requestBatch struct {
 	umBrokers map[int32]bool
 	umParts   []TP
 	umDeleted map[TP]bool
-	stop      map[int32]map[TP]bool // value: delete
+	stop      map[int32][]stopItem
+}
+
+// stopItem is one partition of a broker's StopReplica.
+type stopItem struct {
+	tp  TP
+	del bool
 }
 
 func newBatch() *requestBatch {
 	return &requestBatch{
 		lair: map[int32][]lairItem{}, umBrokers: map[int32]bool{},
-		umDeleted: map[TP]bool{}, stop: map[int32]map[TP]bool{},
+		umDeleted: map[TP]bool{}, stop: map[int32][]stopItem{},
 	}
 }
 
@@ -82,12 +88,7 @@ func (b *requestBatch) addDeletedMetadata(brokers []int32, tps []TP) {
 
 func (b *requestBatch) addStopReplica(brokers []int32, tp TP, del bool) {
 	for _, id := range brokers {
-		m := b.stop[id]
-		if m == nil {
-			m = map[TP]bool{}
-			b.stop[id] = m
-		}
-		m[tp] = m[tp] || del
+		b.stop[id] = append(b.stop[id], stopItem{tp, del})
 	}
 }
 
@@ -148,9 +149,7 @@ func sortedIDs[V any](m map[int32]V) []int32 {
 // mergeLair sorts a broker's partitions, one entry each (new if any
 // entry said so).
 func mergeLair(items []lairItem) []lairItem {
-	if cmp := func(a, b lairItem) int { return cmpTP(a.tp, b.tp) }; !slices.IsSortedFunc(items, cmp) {
-		slices.SortFunc(items, cmp)
-	}
+	sortRuns(items, func(a, b lairItem) int { return cmpTP(a.tp, b.tp) })
 	out := items[:0]
 	for _, it := range items {
 		if n := len(out); n > 0 && out[n-1].tp == it.tp {
@@ -285,36 +284,35 @@ func (c *Controller) updateMetadataRequest(parts []TP, deleted map[TP]bool) *kms
 	return req
 }
 
-func (c *Controller) stopReplicaRequest(broker int32, parts map[TP]bool) *kmsg.StopReplicaRequest {
+// stopReplicaRequest tells broker to stop the replicas of items (a
+// partition may come more than once: deleting if any entry says so).
+func (c *Controller) stopReplicaRequest(broker int32, items []stopItem) *kmsg.StopReplicaRequest {
 	ctx := c.ctx
 	req := kmsg.NewPtrStopReplicaRequest()
 	req.Version = stopReplicaVersion
 	req.ControllerID, req.ControllerEpoch, req.BrokerEpoch = c.cfg.NodeID, ctx.epoch, ctx.liveBrokers[broker].Epoch
-	tps := make([]TP, 0, len(parts))
-	for tp := range parts {
-		tps = append(tps, tp)
-	}
-	sortTPs(tps)
-	byTopic := map[string]int{}
-	for _, tp := range tps {
-		i, ok := byTopic[tp.Topic]
-		if !ok {
+	sortRuns(items, func(a, b stopItem) int { return cmpTP(a.tp, b.tp) })
+	for n, it := range items {
+		if n+1 < len(items) && items[n+1].tp == it.tp {
+			items[n+1].del = items[n+1].del || it.del
+			continue
+		}
+		if k := len(req.Topics); k == 0 || req.Topics[k-1].Topic != it.tp.Topic {
 			t := kmsg.NewStopReplicaRequestTopic()
-			t.Topic = tp.Topic
+			t.Topic = it.tp.Topic
 			req.Topics = append(req.Topics, t)
-			i = len(req.Topics) - 1
-			byTopic[tp.Topic] = i
 		}
 		ps := kmsg.NewStopReplicaRequestTopicPartitionState()
-		ps.Partition, ps.Delete = tp.Partition, parts[tp]
+		ps.Partition, ps.Delete = it.tp.Partition, it.del
 		ps.LeaderEpoch = -1
-		if st, ok := ctx.states.get(tp); ok {
+		if st, ok := ctx.states.get(it.tp); ok {
 			ps.LeaderEpoch = st.LeaderEpoch
 		}
 		if ps.Delete {
 			ps.LeaderEpoch = leaderDuringDelete
 		}
-		req.Topics[i].PartitionStates = append(req.Topics[i].PartitionStates, ps)
+		t := &req.Topics[len(req.Topics)-1]
+		t.PartitionStates = append(t.PartitionStates, ps)
 	}
 	return req
 }

@@ -154,11 +154,7 @@ func (c *Context) partitionsOnBroker(id int32) []TP {
 
 // sortTPs sorts partitions by topic, then partition. The state machines
 // mostly produce them in order already, which is checked first.
-func sortTPs(tps []TP) {
-	if !slices.IsSortedFunc(tps, cmpTP) {
-		slices.SortFunc(tps, cmpTP)
-	}
-}
+func sortTPs(tps []TP) { sortRuns(tps, cmpTP) }
 
 // cmpTP orders partitions by topic, then partition.
 func cmpTP(a, b TP) int {
@@ -166,4 +162,54 @@ func cmpTP(a, b TP) int {
 		return c
 	}
 	return cmp.Compare(a.Partition, b.Partition)
+}
+
+// sortRuns sorts s by cmp. The state machines append partitions in sorted
+// runs (one per phase of an event), so a few runs are merged in linear
+// passes; anything else is sorted outright.
+func sortRuns[T any](s []T, cmp func(a, b T) int) {
+	const maxRuns = 8
+	starts := []int{0}
+	for i := 1; i < len(s); i++ {
+		if cmp(s[i-1], s[i]) > 0 {
+			if starts = append(starts, i); len(starts) > maxRuns {
+				slices.SortFunc(s, cmp)
+				return
+			}
+		}
+	}
+	if len(starts) == 1 {
+		return
+	}
+	buf := make([]T, len(s))
+	src, dst := s, buf
+	for len(starts) > 1 {
+		var next []int
+		for r := 0; r < len(starts); r += 2 {
+			lo := starts[r]
+			mid, hi := len(s), len(s)
+			if r+1 < len(starts) {
+				mid = starts[r+1]
+			}
+			if r+2 < len(starts) {
+				hi = starts[r+2]
+			}
+			next = append(next, lo)
+			i, j, k := lo, mid, lo
+			for i < mid && j < hi {
+				if cmp(src[j], src[i]) < 0 {
+					dst[k], j = src[j], j+1
+				} else {
+					dst[k], i = src[i], i+1
+				}
+				k++
+			}
+			k += copy(dst[k:], src[i:mid])
+			copy(dst[k:], src[j:hi])
+		}
+		starts, src, dst = next, dst, src
+	}
+	if &src[0] != &s[0] {
+		copy(s, src)
+	}
 }

@@ -102,14 +102,31 @@ func (c *Controller) Epoch() int32 {
 }
 
 func (c *Controller) stateChange(msg string, args ...any) {
-	if !c.cfg.StateChange.Enabled(context.Background(), slog.LevelInfo) {
+	c.stateChangeAt(slog.LevelInfo, msg, args...)
+}
+
+// stateTrace logs at Debug the per-replica transitions Kafka's state-change
+// log writes at TRACE (there are three per partition).
+func (c *Controller) stateTrace(msg string, args ...any) {
+	c.stateChangeAt(slog.LevelDebug, msg, args...)
+}
+
+func (c *Controller) stateChangeAt(level slog.Level, msg string, args ...any) {
+	if !c.logsStateChanges(level) {
 		return
 	}
 	epoch := int32(0)
 	if c.ctx != nil {
 		epoch = c.ctx.epoch
 	}
-	c.cfg.StateChange.Info(msg, append([]any{"controller", c.cfg.NodeID, "controller_epoch", epoch}, args...)...)
+	c.cfg.StateChange.Log(context.Background(), level, msg, append([]any{"controller", c.cfg.NodeID, "controller_epoch", epoch}, args...)...)
+}
+
+// logsStateChanges says whether the state-change log takes level; the
+// per-partition call sites ask first, so that a quiet log costs them no
+// argument boxing.
+func (c *Controller) logsStateChanges(level slog.Level) bool {
+	return c.cfg.StateChange.Enabled(context.Background(), level)
 }
 
 func (c *Controller) setController(id int32, active bool) {

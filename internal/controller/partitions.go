@@ -16,6 +16,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 
 	"github.com/samsa-kafka/samsa/internal/metadata"
@@ -99,7 +100,7 @@ func (c *Controller) changePartitions(ctx context.Context, b *requestBatch, tps 
 }
 
 func (c *Controller) setPartitionState(tp TP, s PartitionState) {
-	if prev := c.ctx.partState.at(tp); prev != s {
+	if prev := c.ctx.partState.at(tp); prev != s && c.logsStateChanges(slog.LevelInfo) {
 		c.stateChange("partition state changed", "partition", tp, "from", prev, "to", s)
 	}
 	c.ctx.partState.set(tp, s)
@@ -213,8 +214,10 @@ func (c *Controller) electLeaders(ctx context.Context, b *requestBatch, tps []TP
 				continue
 			}
 			c.setPartitionState(u.TP, OnlinePartition)
-			c.stateChange("elected leader", "partition", u.TP, "leader", u.State.Leader,
-				"leader_epoch", u.State.LeaderEpoch, "isr", u.State.ISR, "strategy", strategy)
+			if c.logsStateChanges(slog.LevelInfo) {
+				c.stateChange("elected leader", "partition", u.TP, "leader", u.State.Leader,
+					"leader_epoch", u.State.LeaderEpoch, "isr", u.State.ISR, "strategy", strategy)
+			}
 			b.addLeaderAndIsr(c.ctx, c.ctx.replicas(u.TP), u.TP, false)
 		}
 	}

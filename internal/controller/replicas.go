@@ -12,6 +12,7 @@ package controller
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 
 	"github.com/samsa-kafka/samsa/internal/metadata"
@@ -48,7 +49,7 @@ var validReplicaPrev = map[ReplicaState][]ReplicaState{
 // changeReplicas moves the replicas of broker `broker`... of the given
 // partitions on the given brokers to target.
 func (c *Controller) changeReplicas(ctx context.Context, b *requestBatch, keys []replicaKey, target ReplicaState) error {
-	var valid []replicaKey
+	valid := make([]replicaKey, 0, len(keys))
 	for _, k := range keys {
 		cur := c.ctx.replicaSt.at(k)
 		if !slices.Contains(validReplicaPrev[target], cur) {
@@ -96,8 +97,8 @@ func (c *Controller) changeReplicas(ctx context.Context, b *requestBatch, keys [
 }
 
 func (c *Controller) setReplicaState(k replicaKey, s ReplicaState) {
-	if prev := c.ctx.replicaSt.at(k); prev != s {
-		c.stateChange("replica state changed", "partition", k.tp, "replica", k.broker, "from", prev, "to", s)
+	if prev := c.ctx.replicaSt.at(k); prev != s && c.logsStateChanges(slog.LevelDebug) {
+		c.stateTrace("replica state changed", "partition", k.tp, "replica", k.broker, "from", prev, "to", s)
 	}
 	c.ctx.replicaSt.set(k, s)
 }
@@ -109,12 +110,14 @@ func (c *Controller) setReplicaState(k replicaKey, s ReplicaState) {
 func (c *Controller) removeFromISR(ctx context.Context, b *requestBatch, keys []replicaKey) error {
 	pending := slices.Clone(keys)
 	for len(pending) > 0 {
-		// One update per partition, removing all of its replicas at once.
-		var updates []stateUpdate
-		var removed [][]int32 // per update
-		at := map[TP]int{}
+		// One update per partition, removing all of its replicas at once
+		// when its keys are adjacent (as the callers list them; a repeat
+		// elsewhere is a conflict for writeStates, retried after it).
+		updates := make([]stateUpdate, 0, len(pending))
+		removed := make([][]int32, 0, len(pending)) // per update
 		for _, k := range pending {
-			i, again := at[k.tp]
+			i := len(updates) - 1
+			again := i >= 0 && updates[i].TP == k.tp
 			var cur metadata.LeaderAndIsr
 			if again {
 				cur = updates[i].State
@@ -143,7 +146,6 @@ func (c *Controller) removeFromISR(ctx context.Context, b *requestBatch, keys []
 				continue
 			}
 			next.LeaderEpoch, next.PartitionEpoch, next.ControllerEpoch = next.LeaderEpoch+1, next.PartitionEpoch+1, c.ctx.epoch
-			at[k.tp] = len(updates)
 			updates = append(updates, stateUpdate{TP: k.tp, State: next})
 			removed = append(removed, []int32{k.broker})
 		}

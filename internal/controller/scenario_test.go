@@ -52,7 +52,7 @@ func (s *scenario) run(d *datadriven.TestData) string {
 		d.ScanArgs(s.t, "ids", &ids)
 		for _, id := range ids {
 			n := s.start(int32(id))
-			n.c.cfg.StateChange = slog.New(slog.NewTextHandler(&s.log, &slog.HandlerOptions{ReplaceAttr: dropTime}))
+			n.c.cfg.StateChange = slog.New(slog.NewTextHandler(&s.log, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: dropTime}))
 			n.c.Handle(s.ctx, Startup{Session: n.sess})
 		}
 		s.broadcast(BrokerChange{})
@@ -75,7 +75,7 @@ func (s *scenario) run(d *datadriven.TestData) string {
 		var id int
 		d.ScanArgs(s.t, "id", &id)
 		n := s.start(int32(id))
-		n.c.cfg.StateChange = slog.New(slog.NewTextHandler(&s.log, &slog.HandlerOptions{ReplaceAttr: dropTime}))
+		n.c.cfg.StateChange = slog.New(slog.NewTextHandler(&s.log, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: dropTime}))
 		n.c.Handle(s.ctx, Startup{Session: n.sess})
 		s.broadcast(BrokerChange{})
 	case "delete-topic":
