@@ -162,16 +162,29 @@ func (s *scanner) str() []byte {
 
 func (s *scanner) int32() int32 {
 	s.ws()
-	start := s.i
+	neg := false
 	if s.i < len(s.b) && s.b[s.i] == '-' {
+		neg = true
 		s.i++
 	}
+	digits := s.i
+	var v int64
 	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		if v = v*10 + int64(s.b[s.i]-'0'); v > 1<<31 {
+			s.ok = false // out of range (and no overflow below)
+			return 0
+		}
 		s.i++
 	}
-	v, err := strconv.ParseInt(string(s.b[start:s.i]), 10, 32)
-	if err != nil || (s.i-start > 1 && s.b[start] == '0') || (s.i-start > 2 && s.b[start] == '-' && s.b[start+1] == '0') {
-		s.ok = false // not a number, out of range, or a leading zero JSON refuses
+	switch n := s.i - digits; {
+	case n == 0, n > 1 && s.b[digits] == '0': // not a number, or a leading zero JSON refuses
+		s.ok = false
+		return 0
+	case neg:
+		v = -v
+	case v > 1<<31-1:
+		s.ok = false
+		return 0
 	}
 	return int32(v)
 }
