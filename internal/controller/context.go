@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/samsa-kafka/samsa/internal/metadata"
+	"github.com/samsa-kafka/samsa/internal/metastore"
 )
 
 // TP names a partition.
@@ -33,9 +34,12 @@ type Context struct {
 	byID        map[metadata.TopicID]string // topic names by id (setTopic/delTopic)
 	states      partTable[metadata.LeaderAndIsr]
 	chunkVer    map[chunkID]int64 // version of each state chunk (chunks.go)
-	partState   partTable[PartitionState]
-	replicaSt   replicaTable
-	um          map[string]*umTopic // UpdateMetadata bodies per topic
+	// A standby's state chunks not decoded yet (standby.go): the latest
+	// value of each, folded in when it takes over.
+	rawChunks map[chunkID]metastore.KV
+	partState partTable[PartitionState]
+	replicaSt replicaTable
+	um        map[string]*umTopic // UpdateMetadata bodies per topic
 }
 
 type replicaKey struct {
@@ -51,6 +55,7 @@ func newContext() *Context {
 		byID:        map[metadata.TopicID]string{},
 		states:      newPartTable[metadata.LeaderAndIsr](),
 		chunkVer:    map[chunkID]int64{},
+		rawChunks:   map[chunkID]metastore.KV{},
 		partState:   newPartTable[PartitionState](),
 		replicaSt:   newReplicaTable(),
 		um:          map[string]*umTopic{},

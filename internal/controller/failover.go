@@ -19,6 +19,9 @@ func (c *Controller) onControllerFailover(ctx context.Context) error {
 		return err
 	}
 	cx := c.warm
+	if cx != nil {
+		c.applyRawChunks(cx)
+	}
 	if cx == nil {
 		cx = newContext()
 		if err := c.loadContext(ctx, cx); err != nil {

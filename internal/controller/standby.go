@@ -135,19 +135,23 @@ func (c *Controller) applyTopicsEvent(cx *Context, ev metastore.Event) *metastor
 	}
 	if chunk >= 0 {
 		id := chunkID{topic, chunk}
-		if cx.chunkVer[id] >= ev.KV.Version {
+		if cx.chunkVer[id] >= ev.KV.Version || cx.rawChunks[id].Version >= ev.KV.Version {
 			return nil // an echo of something we already hold, or older
 		}
 		if ev.Type == metastore.EventDelete {
+			delete(cx.rawChunks, id)
 			cx.replaceChunk(id, nil, 0)
 			return nil
 		}
-		es, err := metadata.DecodeStateChunk(ev.KV.Value)
-		if err != nil {
-			c.cfg.Logger.Warn("bad partition states", "key", ev.KV.Key, "err", err)
+		if c.ctx == nil {
+			// A standby keeps the latest value and decodes it when it
+			// takes over: the active controller rewrites every chunk of a
+			// broker's partitions when it fails, and decoding each write
+			// here would compete with it for the cores.
+			cx.rawChunks[id] = ev.KV
 			return nil
 		}
-		cx.replaceChunk(id, es, ev.KV.Version)
+		c.applyChunk(cx, id, ev.KV)
 		return nil
 	}
 	if c.ctx != nil {
@@ -169,4 +173,22 @@ func (c *Controller) applyTopicsEvent(cx *Context, ev metastore.Event) *metastor
 	cx.setTopic(topic, &topicInfo{id: a.TopicID, assignment: a.Partitions, version: ev.KV.Version,
 		adding: a.AddingReplicas, removing: a.RemovingReplicas})
 	return nil
+}
+
+// applyChunk decodes a state chunk into cx.
+func (c *Controller) applyChunk(cx *Context, id chunkID, kv metastore.KV) {
+	es, err := metadata.DecodeStateChunk(kv.Value)
+	if err != nil {
+		c.cfg.Logger.Warn("bad partition states", "key", kv.Key, "err", err)
+		return
+	}
+	cx.replaceChunk(id, es, kv.Version)
+}
+
+// applyRawChunks decodes the chunks a standby kept undecoded.
+func (c *Controller) applyRawChunks(cx *Context) {
+	for id, kv := range cx.rawChunks {
+		c.applyChunk(cx, id, kv)
+	}
+	clear(cx.rawChunks)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/metadata"
+	"github.com/samsa-kafka/samsa/internal/metastore"
 )
 
 // eventually polls cond (bounded), failing with what after the deadline.
@@ -48,6 +49,21 @@ func TestHotStandbyFailover(t *testing.T) {
 		states, _ := metadata.New(cl.store).ReadStates(ctx, "warm")
 		return len(states) == 2
 	})
+	// A third partition: the states chunk is written a second time, and the
+	// standby must take over with that latest copy.
+	kv, _, _ := cl.store.Get(ctx, metadata.TopicKey("warm"))
+	a, err := metadata.DecodeAssignment(kv.Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Partitions[2] = []int32{1, 3, 2}
+	if _, err := cl.store.Txn(ctx, nil, []metastore.Op{metastore.Put(metadata.TopicKey("warm"), metadata.EncodeAssignment(a))}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a leader for the added partition", func() bool {
+		states, _ := metadata.New(cl.store).ReadStates(ctx, "warm")
+		return len(states) == 3
+	})
 	for _, id := range cl.ids() {
 		cl.nodes[id].sender.take()
 	}
@@ -66,7 +82,7 @@ func TestHotStandbyFailover(t *testing.T) {
 	if nc.warmFailovers.Load() != 1 {
 		t.Fatal("the new controller reloaded the store instead of using its warm context")
 	}
-	eventually(t, "UpdateMetadata with both partitions to both live brokers", func() bool {
+	eventually(t, "UpdateMetadata with all three partitions to both live brokers", func() bool {
 		got := map[int32]int{}
 		for _, s := range cl.nodes[next].sender.sentSoFar() {
 			if um, ok := s.req.(*kmsg.UpdateMetadataRequest); ok && um.ControllerEpoch == 2 {
@@ -76,7 +92,7 @@ func TestHotStandbyFailover(t *testing.T) {
 			}
 		}
 		for _, id := range cl.ids() {
-			if id != first && got[id] < 2 {
+			if id != first && got[id] < 3 {
 				return false
 			}
 		}
@@ -84,7 +100,7 @@ func TestHotStandbyFailover(t *testing.T) {
 	})
 	// Partition 0 was led by... its leader is still a live broker or was
 	// moved off the dead one; either way every leader is live.
-	for p := range int32(2) {
+	for p := range int32(3) {
 		if s := cl.state("warm", p); s.Leader == first || s.Leader < 0 {
 			t.Fatalf("partition %d led by %d after %d died", p, s.Leader, first)
 		}

@@ -76,6 +76,11 @@ func (c *Context) delTopic(name string) {
 	for _, id := range c.topicChunks(name) {
 		delete(c.chunkVer, id)
 	}
+	for id := range c.rawChunks {
+		if id.topic == name {
+			delete(c.rawChunks, id)
+		}
+	}
 	if t := c.topics[name]; t != nil && c.byID[t.id] == name {
 		delete(c.byID, t.id)
 	}
