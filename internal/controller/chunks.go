@@ -76,6 +76,17 @@ func (c *Controller) writeStates(ctx context.Context, updates []stateUpdate) (co
 	return conflict, nil
 }
 
+// writeStatesOrReread is writeStates, then a re-read of the chunks of the
+// updates that met a conflict; those are returned for the caller to decide
+// again on fresh states.
+func (c *Controller) writeStatesOrReread(ctx context.Context, updates []stateUpdate) (conflict []bool, retry []stateUpdate, err error) {
+	if conflict, err = c.writeStates(ctx, updates); err != nil {
+		return nil, nil, err
+	}
+	retry, err = c.rereadConflicts(ctx, updates, conflict, "partition state version conflict; re-reading")
+	return conflict, retry, err
+}
+
 // chunkEntries is chunk id's content once updates[which] are applied; a
 // second update of the same partition is not applied but marked in
 // conflict.

@@ -124,11 +124,7 @@ func (c *Controller) initializeLeaders(ctx context.Context, b *requestBatch, tps
 			Leader: live[0], LeaderEpoch: 0, ISR: live, ControllerEpoch: c.ctx.epoch}})
 	}
 	for len(updates) > 0 {
-		conflict, err := c.writeStates(ctx, updates)
-		if err != nil {
-			return err
-		}
-		retry, err := c.rereadConflicts(ctx, updates, conflict, "partition state version conflict; re-reading")
+		conflict, retry, err := c.writeStatesOrReread(ctx, updates)
 		if err != nil {
 			return err
 		}
@@ -197,11 +193,7 @@ func (c *Controller) electLeaders(ctx context.Context, b *requestBatch, tps []TP
 			}
 			updates = append(updates, u)
 		}
-		conflict, err := c.writeStates(ctx, updates)
-		if err != nil {
-			return err
-		}
-		retry, err := c.rereadConflicts(ctx, updates, conflict, "partition state version conflict; re-reading")
+		conflict, retry, err := c.writeStatesOrReread(ctx, updates)
 		if err != nil {
 			return err
 		}

@@ -260,11 +260,7 @@ func (c *Controller) bumpLeaderEpochs(ctx context.Context, tps []TP) ([]TP, erro
 			next.LeaderEpoch, next.PartitionEpoch, next.ControllerEpoch = next.LeaderEpoch+1, next.PartitionEpoch+1, c.ctx.epoch
 			updates = append(updates, stateUpdate{TP: tp, State: next})
 		}
-		conflict, err := c.writeStates(ctx, updates)
-		if err != nil {
-			return done, err
-		}
-		retry, err := c.rereadConflicts(ctx, updates, conflict, "partition state version conflict; re-reading")
+		conflict, retry, err := c.writeStatesOrReread(ctx, updates)
 		if err != nil {
 			return done, err
 		}

@@ -149,11 +149,8 @@ func (c *Controller) removeFromISR(ctx context.Context, b *requestBatch, keys []
 			updates = append(updates, stateUpdate{TP: k.tp, State: next})
 			removed = append(removed, []int32{k.broker})
 		}
-		conflict, err := c.writeStates(ctx, updates)
+		conflict, _, err := c.writeStatesOrReread(ctx, updates)
 		if err != nil {
-			return err
-		}
-		if _, err := c.rereadConflicts(ctx, updates, conflict, "partition state version conflict; re-reading"); err != nil {
 			return err
 		}
 		pending = pending[:0]
