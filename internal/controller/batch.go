@@ -23,33 +23,22 @@ const (
 // StopReplica (LeaderEpochDuringDelete).
 const leaderDuringDelete = -2
 
-// lairItem is one partition of a broker's LeaderAndIsr.
-type lairItem struct {
-	tp    TP
-	isNew bool
-}
-
-// requestBatch: partitions are appended as they come (a partition may come
-// more than once) and sorted and merged when the requests are built.
+// requestBatch: partitions are added as they come (a partition may come
+// more than once) and sorted and merged when the requests are built. The
+// values of the lists are LeaderAndIsr's isNew and StopReplica's delete.
 type requestBatch struct {
-	lair      map[int32][]lairItem
+	lair      map[int32]*tpList[bool]
 	umAllLive bool // UpdateMetadata goes to every live broker
 	umBrokers map[int32]bool
-	umParts   []TP
+	umParts   tpList[struct{}]
 	umDeleted map[TP]bool
-	stop      map[int32][]stopItem
-}
-
-// stopItem is one partition of a broker's StopReplica.
-type stopItem struct {
-	tp  TP
-	del bool
+	stop      map[int32]*tpList[bool]
 }
 
 func newBatch() *requestBatch {
 	return &requestBatch{
-		lair: map[int32][]lairItem{}, umBrokers: map[int32]bool{},
-		umDeleted: map[TP]bool{}, stop: map[int32][]stopItem{},
+		lair: map[int32]*tpList[bool]{}, umBrokers: map[int32]bool{},
+		umDeleted: map[TP]bool{}, stop: map[int32]*tpList[bool]{},
 	}
 }
 
@@ -62,11 +51,20 @@ func (b *requestBatch) empty() bool {
 func (b *requestBatch) addLeaderAndIsr(ctx *Context, brokers []int32, tp TP, isNew bool) {
 	for _, id := range brokers {
 		if ctx.isLive(id) {
-			b.lair[id] = append(b.lair[id], lairItem{tp, isNew})
+			brokerList(b.lair, id).add(tp, isNew)
 		}
 	}
 	b.umAllLive = true
-	b.umParts = append(b.umParts, tp)
+	b.umParts.add(tp, struct{}{})
+}
+
+func brokerList(m map[int32]*tpList[bool], id int32) *tpList[bool] {
+	l := m[id]
+	if l == nil {
+		l = &tpList[bool]{}
+		m[id] = l
+	}
+	return l
 }
 
 // addUpdateMetadata queues partitions' metadata (none: only the live
@@ -75,7 +73,9 @@ func (b *requestBatch) addUpdateMetadata(brokers []int32, tps []TP) {
 	for _, id := range brokers {
 		b.umBrokers[id] = true
 	}
-	b.umParts = append(b.umParts, tps...)
+	for _, tp := range tps {
+		b.umParts.add(tp, struct{}{})
+	}
 }
 
 // addDeletedMetadata tells brokers the partitions are gone.
@@ -88,7 +88,7 @@ func (b *requestBatch) addDeletedMetadata(brokers []int32, tps []TP) {
 
 func (b *requestBatch) addStopReplica(brokers []int32, tp TP, del bool) {
 	for _, id := range brokers {
-		b.stop[id] = append(b.stop[id], stopItem{tp, del})
+		brokerList(b.stop, id).add(tp, del)
 	}
 }
 
@@ -104,7 +104,7 @@ func (b *requestBatch) build(c *Controller) []outgoing {
 	ctx := c.ctx
 	var out []outgoing
 	for _, id := range sortedIDs(b.lair) {
-		out = append(out, outgoing{id, c.leaderAndIsrRequest(id, mergeLair(b.lair[id]))})
+		out = append(out, outgoing{id, c.leaderAndIsrRequest(id, b.lair[id])})
 	}
 	if b.umAllLive {
 		for id := range ctx.liveBrokers {
@@ -115,7 +115,7 @@ func (b *requestBatch) build(c *Controller) []outgoing {
 		// One body for every broker; only the broker epoch differs. A
 		// batch covering every partition takes the ready-made body.
 		var shared *kmsg.UpdateMetadataRequest
-		parts := sortedUniqueTPs(b.umParts)
+		parts := b.umParts.tps()
 		if len(b.umDeleted) == 0 && len(parts) > 0 && len(parts) == ctx.states.len() {
 			shared = c.fullUpdateMetadata()
 		} else {
@@ -146,21 +146,6 @@ func sortedIDs[V any](m map[int32]V) []int32 {
 	return ids
 }
 
-// mergeLair sorts a broker's partitions, one entry each (new if any
-// entry said so).
-func mergeLair(items []lairItem) []lairItem {
-	sortRuns(items, func(a, b lairItem) int { return cmpTP(a.tp, b.tp) })
-	out := items[:0]
-	for _, it := range items {
-		if n := len(out); n > 0 && out[n-1].tp == it.tp {
-			out[n-1].isNew = out[n-1].isNew || it.isNew
-			continue
-		}
-		out = append(out, it)
-	}
-	return out
-}
-
 // runLen is how many of the first items share the first one's topic.
 func runLen[T any](items []T, topic func(T) string) int {
 	n := 0
@@ -176,41 +161,42 @@ func sortedUniqueTPs(tps []TP) []TP {
 	return slices.Compact(tps)
 }
 
-// leaderAndIsrRequest tells broker the state of parts (sorted, unique).
-func (c *Controller) leaderAndIsrRequest(broker int32, parts []lairItem) *kmsg.LeaderAndISRRequest {
+// leaderAndIsrRequest tells broker the state of parts (value: isNew).
+func (c *Controller) leaderAndIsrRequest(broker int32, parts *tpList[bool]) *kmsg.LeaderAndISRRequest {
 	ctx := c.ctx
 	req := kmsg.NewPtrLeaderAndISRRequest()
 	req.Version = leaderAndIsrVersion
 	req.ControllerID, req.ControllerEpoch, req.BrokerEpoch = c.cfg.NodeID, ctx.epoch, ctx.liveBrokers[broker].Epoch
 	leaders := map[int32]bool{}
 	var t *topicInfo
-	cur, i, started := "", -1, false // parts come topic by topic
-	for n, it := range parts {
-		tp := it.tp
-		if !started || tp.Topic != cur {
-			cur, t, i, started = tp.Topic, ctx.topics[tp.Topic], -1, true
+	var ts *kmsg.LeaderAndISRRequestTopicState
+	parts.each(or, func(tp TP, isNew bool) {
+		if ts == nil || ts.Topic != tp.Topic {
+			if t = ctx.topics[tp.Topic]; t == nil {
+				ts = nil
+				return
+			}
+			req.TopicStates = append(req.TopicStates, kmsg.NewLeaderAndISRRequestTopicState())
+			ts = &req.TopicStates[len(req.TopicStates)-1]
+			ts.Topic, ts.TopicID = tp.Topic, t.id
+			ts.PartitionStates = make([]kmsg.LeaderAndISRRequestTopicPartition, 0, len(*parts.topics[tp.Topic]))
 		}
 		st, ok := ctx.states.get(tp)
-		if !ok || t == nil {
-			continue
-		}
-		if i < 0 {
-			ts := kmsg.NewLeaderAndISRRequestTopicState()
-			ts.Topic, ts.TopicID = tp.Topic, t.id
-			ts.PartitionStates = make([]kmsg.LeaderAndISRRequestTopicPartition, 0, runLen(parts[n:], func(it lairItem) string { return it.tp.Topic }))
-			req.TopicStates = append(req.TopicStates, ts)
-			i = len(req.TopicStates) - 1
+		if !ok {
+			return
 		}
 		ps := kmsg.NewLeaderAndISRRequestTopicPartition()
 		ps.Partition, ps.ControllerEpoch = tp.Partition, st.ControllerEpoch
 		ps.Leader, ps.LeaderEpoch, ps.ISR = st.Leader, st.LeaderEpoch, st.ISR
-		ps.ZKVersion, ps.Replicas, ps.IsNew = st.PartitionEpoch, t.assignment[tp.Partition], it.isNew
+		ps.ZKVersion, ps.Replicas, ps.IsNew = st.PartitionEpoch, t.assignment[tp.Partition], isNew
 		ps.AddingReplicas, ps.RemovingReplicas = t.adding[tp.Partition], t.removing[tp.Partition] // KIP-455
-		req.TopicStates[i].PartitionStates = append(req.TopicStates[i].PartitionStates, ps)
+		ts.PartitionStates = append(ts.PartitionStates, ps)
 		if st.Leader >= 0 {
 			leaders[st.Leader] = true
 		}
-	}
+	})
+	// A topic whose partitions all lacked a state says nothing.
+	req.TopicStates = slices.DeleteFunc(req.TopicStates, func(ts kmsg.LeaderAndISRRequestTopicState) bool { return len(ts.PartitionStates) == 0 })
 	for _, id := range sortedIDs(leaders) {
 		if b, ok := ctx.liveBrokers[id]; ok {
 			ll := kmsg.NewLeaderAndISRRequestLiveLeader()
@@ -284,28 +270,23 @@ func (c *Controller) updateMetadataRequest(parts []TP, deleted map[TP]bool) *kms
 	return req
 }
 
-// stopReplicaRequest tells broker to stop the replicas of items (a
-// partition may come more than once: deleting if any entry says so).
-func (c *Controller) stopReplicaRequest(broker int32, items []stopItem) *kmsg.StopReplicaRequest {
+// stopReplicaRequest tells broker to stop the replicas of parts (value:
+// delete; a partition given more than once is deleted if any says so).
+func (c *Controller) stopReplicaRequest(broker int32, parts *tpList[bool]) *kmsg.StopReplicaRequest {
 	ctx := c.ctx
 	req := kmsg.NewPtrStopReplicaRequest()
 	req.Version = stopReplicaVersion
 	req.ControllerID, req.ControllerEpoch, req.BrokerEpoch = c.cfg.NodeID, ctx.epoch, ctx.liveBrokers[broker].Epoch
-	sortRuns(items, func(a, b stopItem) int { return cmpTP(a.tp, b.tp) })
-	for n, it := range items {
-		if n+1 < len(items) && items[n+1].tp == it.tp {
-			items[n+1].del = items[n+1].del || it.del
-			continue
-		}
-		if k := len(req.Topics); k == 0 || req.Topics[k-1].Topic != it.tp.Topic {
+	parts.each(or, func(tp TP, del bool) {
+		if k := len(req.Topics); k == 0 || req.Topics[k-1].Topic != tp.Topic {
 			t := kmsg.NewStopReplicaRequestTopic()
-			t.Topic = it.tp.Topic
+			t.Topic = tp.Topic
 			req.Topics = append(req.Topics, t)
 		}
 		ps := kmsg.NewStopReplicaRequestTopicPartitionState()
-		ps.Partition, ps.Delete = it.tp.Partition, it.del
+		ps.Partition, ps.Delete = tp.Partition, del
 		ps.LeaderEpoch = -1
-		if st, ok := ctx.states.get(it.tp); ok {
+		if st, ok := ctx.states.get(tp); ok {
 			ps.LeaderEpoch = st.LeaderEpoch
 		}
 		if ps.Delete {
@@ -313,7 +294,7 @@ func (c *Controller) stopReplicaRequest(broker int32, items []stopItem) *kmsg.St
 		}
 		t := &req.Topics[len(req.Topics)-1]
 		t.PartitionStates = append(t.PartitionStates, ps)
-	}
+	})
 	return req
 }
 
@@ -321,5 +302,5 @@ func (c *Controller) stopReplicaRequest(broker int32, items []stopItem) *kmsg.St
 func (b *requestBatch) dropMetadata() {
 	b.umAllLive = false
 	clear(b.umBrokers)
-	b.umParts = b.umParts[:0]
+	b.umParts.reset()
 }

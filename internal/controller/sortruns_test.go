@@ -2,6 +2,7 @@ package controller
 
 import (
 	"cmp"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -29,5 +30,24 @@ func TestSortRuns(t *testing.T) {
 		if !slices.Equal(s, want) {
 			t.Fatalf("trial %d: got %v, want %v", trial, s, want)
 		}
+	}
+}
+
+// tpList gives each partition once, in topic then partition order, with
+// its values folded, however the partitions came.
+func TestTPList(t *testing.T) {
+	var l tpList[bool]
+	for _, e := range []struct {
+		topic string
+		p     int32
+		v     bool
+	}{{"b", 2, false}, {"b", 0, false}, {"a", 5, false}, {"b", 2, true}, {"a", 1, false}, {"b", 0, false}, {"a", 5, false}} {
+		l.add(TP{Topic: e.topic, Partition: e.p}, e.v)
+	}
+	var got []string
+	l.each(or, func(tp TP, v bool) { got = append(got, fmt.Sprintf("%s-%d:%v", tp.Topic, tp.Partition, v)) })
+	want := []string{"a-1:false", "a-5:false", "b-0:false", "b-2:true"}
+	if !slices.Equal(got, want) || l.len() != 7 || len(l.tps()) != 4 {
+		t.Fatalf("got %v (len %d), want %v", got, l.len(), want)
 	}
 }
