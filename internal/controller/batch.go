@@ -103,8 +103,21 @@ type outgoing struct {
 func (b *requestBatch) build(c *Controller) []outgoing {
 	ctx := c.ctx
 	var out []outgoing
+	// Brokers told the same partitions (the surviving replicas after a
+	// failure, every replica of new partitions) share one body; only the
+	// broker epoch differs.
+	var prev *kmsg.LeaderAndISRRequest
+	var prevParts *tpList[bool]
 	for _, id := range sortedIDs(b.lair) {
-		out = append(out, outgoing{id, c.leaderAndIsrRequest(id, b.lair[id])})
+		parts := b.lair[id]
+		if prev != nil && parts.sameAs(prevParts, func(a, b bool) bool { return a == b }) {
+			req := *prev
+			req.BrokerEpoch = ctx.liveBrokers[id].Epoch
+			out = append(out, outgoing{id, &req})
+			continue
+		}
+		prev, prevParts = c.leaderAndIsrRequest(id, parts), parts
+		out = append(out, outgoing{id, prev})
 	}
 	if b.umAllLive {
 		for id := range ctx.liveBrokers {

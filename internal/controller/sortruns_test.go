@@ -51,3 +51,23 @@ func TestTPList(t *testing.T) {
 		t.Fatalf("got %v (len %d), want %v", got, l.len(), want)
 	}
 }
+
+// sameAs compares entries, whatever order they came in.
+func TestTPListSameAs(t *testing.T) {
+	var a, b, c tpList[bool]
+	for _, p := range []int32{3, 1, 2} {
+		a.add(TP{Topic: "t", Partition: p}, p == 2)
+		c.add(TP{Topic: "t", Partition: p}, false)
+	}
+	for _, p := range []int32{1, 2, 3} {
+		b.add(TP{Topic: "t", Partition: p}, p == 2)
+	}
+	eq := func(x, y bool) bool { return x == y }
+	if !a.sameAs(&b, eq) || a.sameAs(&c, eq) {
+		t.Fatal("sameAs")
+	}
+	b.add(TP{Topic: "u", Partition: 0}, false)
+	if a.sameAs(&b, eq) {
+		t.Fatal("sameAs with another topic")
+	}
+}

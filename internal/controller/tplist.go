@@ -53,8 +53,7 @@ func (l *tpList[V]) each(merge func(a, b V) V, fn func(tp TP, v V)) {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		vals := *l.topics[name]
-		sortRuns(vals, func(a, b tpVal[V]) int { return cmp.Compare(a.p, b.p) })
+		vals := l.sorted(name)
 		for i := 0; i < len(vals); i++ {
 			v := vals[i].v
 			for i+1 < len(vals) && vals[i+1].p == vals[i].p {
@@ -64,6 +63,29 @@ func (l *tpList[V]) each(merge func(a, b V) V, fn func(tp TP, v V)) {
 			fn(TP{Topic: name, Partition: vals[i].p}, v)
 		}
 	}
+}
+
+// sorted is topic's entries sorted by partition.
+func (l *tpList[V]) sorted(topic string) []tpVal[V] {
+	vals := *l.topics[topic]
+	sortRuns(vals, func(a, b tpVal[V]) int { return cmp.Compare(a.p, b.p) })
+	return vals
+}
+
+// sameAs says whether l and o hold the same entries.
+func (l *tpList[V]) sameAs(o *tpList[V], eq func(a, b V) bool) bool {
+	if l.n != o.n || len(l.topics) != len(o.topics) {
+		return false
+	}
+	for name := range l.topics {
+		if o.topics[name] == nil {
+			return false
+		}
+		if !slices.EqualFunc(l.sorted(name), o.sorted(name), func(a, b tpVal[V]) bool { return a.p == b.p && eq(a.v, b.v) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // tps lists the distinct partitions in order.
