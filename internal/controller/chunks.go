@@ -51,9 +51,11 @@ func (c *Controller) writeStates(ctx context.Context, updates []stateUpdate) (co
 		members[id] = append(members[id], i)
 	}
 	writes := make([]metadata.ChunkWrite, len(order))
+	var buf []byte // the chunks' documents, one after the other
 	for j, id := range order {
-		writes[j] = metadata.ChunkWrite{Topic: id.topic, Chunk: id.chunk, Version: c.ctx.chunkVer[id],
-			States: c.chunkEntries(id, updates, members[id], conflict)}
+		start := len(buf)
+		buf = c.appendChunk(buf, id, updates, members[id], conflict)
+		writes[j] = metadata.ChunkWrite{Topic: id.topic, Chunk: id.chunk, Version: c.ctx.chunkVer[id], Value: buf[start:len(buf):len(buf)]}
 	}
 	results, err := c.md.WriteChunks(ctx, c.ctx.fence, writes)
 	if err != nil {
@@ -87,39 +89,40 @@ func (c *Controller) writeStatesOrReread(ctx context.Context, updates []stateUpd
 	return conflict, retry, err
 }
 
-// chunkEntries is chunk id's content once updates[which] are applied; a
-// second update of the same partition is not applied but marked in
-// conflict.
-func (c *Controller) chunkEntries(id chunkID, updates []stateUpdate, which []int, conflict []bool) []metadata.StateEntry {
+// appendChunk appends chunk id's document once updates[which] are
+// applied; a second update of the same partition is not applied but marked
+// in conflict.
+func (c *Controller) appendChunk(b []byte, id chunkID, updates []stateUpdate, which []int, conflict []bool) []byte {
 	lo := id.chunk * metadata.StateChunkSize
-	hi := lo + metadata.StateChunkSize
-	if t := c.ctx.topics[id.topic]; t != nil {
-		hi = min(hi, max(lo, int32(len(t.assignment))))
-	}
-	out := make([]metadata.StateEntry, 0, int(hi-lo)+len(which))
-	for p := lo; p < hi; p++ {
-		if st, ok := c.ctx.states.get(TP{Topic: id.topic, Partition: p}); ok {
-			out = append(out, metadata.StateEntry{Partition: p, State: st})
-		}
-	}
-	var applied [metadata.StateChunkSize]bool
+	var override [metadata.StateChunkSize]int32 // 1 + index in updates
+	hi := lo
 	for _, i := range which {
-		u := updates[i]
-		if applied[u.TP.Partition-lo] {
+		off := updates[i].TP.Partition - lo
+		if override[off] != 0 {
 			conflict[i] = true
 			continue
 		}
-		applied[u.TP.Partition-lo] = true
-		at, found := slices.BinarySearchFunc(out, u.TP.Partition, func(e metadata.StateEntry, p int32) int {
-			return int(e.Partition - p)
-		})
-		if found {
-			out[at].State = u.State
+		override[off] = int32(i) + 1
+		hi = max(hi, updates[i].TP.Partition+1)
+	}
+	if t := c.ctx.topics[id.topic]; t != nil {
+		hi = max(hi, min(lo+metadata.StateChunkSize, int32(len(t.assignment))))
+	}
+	b = metadata.AppendChunkStart(b)
+	first := true
+	for p := lo; p < hi; p++ {
+		st, ok := metadata.LeaderAndIsr{}, false
+		if i := override[p-lo]; i != 0 {
+			st, ok = updates[i-1].State, true
 		} else {
-			out = slices.Insert(out, at, metadata.StateEntry{Partition: u.TP.Partition, State: u.State})
+			st, ok = c.ctx.states.get(TP{Topic: id.topic, Partition: p})
+		}
+		if ok {
+			b = metadata.AppendChunkState(b, first, p, st)
+			first = false
 		}
 	}
-	return out
+	return metadata.AppendChunkEnd(b)
 }
 
 // rereadChunk refreshes the context from the store's copy of tp's chunk

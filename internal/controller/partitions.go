@@ -173,7 +173,7 @@ func (c *Controller) rereadConflicts(ctx context.Context, updates []stateUpdate,
 // reads until every partition is decided.
 func (c *Controller) electLeaders(ctx context.Context, b *requestBatch, tps []TP, strategy Strategy) error {
 	for len(tps) > 0 {
-		var updates []stateUpdate
+		updates := make([]stateUpdate, 0, len(tps))
 		for _, tp := range tps {
 			u, ok, err := c.nextLeader(tp, strategy)
 			if errors.Is(err, errAborted) {

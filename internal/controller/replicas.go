@@ -114,7 +114,9 @@ func (c *Controller) removeFromISR(ctx context.Context, b *requestBatch, keys []
 		// when its keys are adjacent (as the callers list them; a repeat
 		// elsewhere is a conflict for writeStates, retried after it).
 		updates := make([]stateUpdate, 0, len(pending))
-		removed := make([][]int32, 0, len(pending)) // per update
+		// The brokers removed by update i: removed[from[i]:from[i+1]].
+		removed := make([]int32, 0, len(pending))
+		from := make([]int, 0, len(pending)+1)
 		for _, k := range pending {
 			i := len(updates) - 1
 			again := i >= 0 && updates[i].TP == k.tp
@@ -141,22 +143,25 @@ func (c *Controller) removeFromISR(ctx context.Context, b *requestBatch, keys []
 			if !(len(next.ISR) == 1 && next.ISR[0] == k.broker) {
 				next.ISR = slices.DeleteFunc(slices.Clone(next.ISR), func(r int32) bool { return r == k.broker })
 			}
+			removed = append(removed, k.broker)
 			if again {
-				updates[i].State, removed[i] = next, append(removed[i], k.broker)
+				updates[i].State = next
 				continue
 			}
 			next.LeaderEpoch, next.PartitionEpoch, next.ControllerEpoch = next.LeaderEpoch+1, next.PartitionEpoch+1, c.ctx.epoch
 			updates = append(updates, stateUpdate{TP: k.tp, State: next})
-			removed = append(removed, []int32{k.broker})
+			from = append(from, len(removed)-1)
 		}
+		from = append(from, len(removed))
 		conflict, _, err := c.writeStatesOrReread(ctx, updates)
 		if err != nil {
 			return err
 		}
 		pending = pending[:0]
 		for i, u := range updates {
+			gone := removed[from[i]:from[i+1]]
 			if conflict[i] {
-				for _, r := range removed[i] {
+				for _, r := range gone {
 					pending = append(pending, replicaKey{u.TP, r})
 				}
 				continue
@@ -165,7 +170,7 @@ func (c *Controller) removeFromISR(ctx context.Context, b *requestBatch, keys []
 				c.setPartitionState(u.TP, OfflinePartition)
 			}
 			if !c.deleting[u.TP.Topic] {
-				others := slices.DeleteFunc(slices.Clone(c.ctx.replicas(u.TP)), func(r int32) bool { return slices.Contains(removed[i], r) })
+				others := slices.DeleteFunc(slices.Clone(c.ctx.replicas(u.TP)), func(r int32) bool { return slices.Contains(gone, r) })
 				b.addLeaderAndIsr(c.ctx, others, u.TP, false)
 			}
 		}

@@ -39,32 +39,44 @@ type StateEntry struct {
 
 // EncodeStateChunk writes a chunk document; entries are in partition order.
 func EncodeStateChunk(entries []StateEntry) []byte {
-	b := make([]byte, 0, 32+len(entries)*24)
-	b = append(b, `{"version":1,"states":[`...)
+	b := AppendChunkStart(make([]byte, 0, 32+len(entries)*24))
 	for i, e := range entries {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '[')
-		b = strconv.AppendInt(b, int64(e.Partition), 10)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(e.State.Leader), 10)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(e.State.LeaderEpoch), 10)
-		b = append(b, ',')
-		if e.State.ISR == nil {
-			b = append(b, "[]"...)
-		} else {
-			b = appendInt32s(b, e.State.ISR)
-		}
-		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(e.State.ControllerEpoch), 10)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(e.State.PartitionEpoch), 10)
-		b = append(b, ']')
+		b = AppendChunkState(b, i == 0, e.Partition, e.State)
 	}
-	return append(b, "]}"...)
+	return AppendChunkEnd(b)
 }
+
+// AppendChunkStart, AppendChunkState (once per partition, in partition
+// order; first for the first one) and AppendChunkEnd write a chunk
+// document without building its entries.
+func AppendChunkStart(b []byte) []byte { return append(b, `{"version":1,"states":[`...) }
+
+// AppendChunkState appends one partition's row.
+func AppendChunkState(b []byte, first bool, p int32, s LeaderAndIsr) []byte {
+	if !first {
+		b = append(b, ',')
+	}
+	b = append(b, '[')
+	b = strconv.AppendInt(b, int64(p), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(s.Leader), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(s.LeaderEpoch), 10)
+	b = append(b, ',')
+	if s.ISR == nil {
+		b = append(b, "[]"...)
+	} else {
+		b = appendInt32s(b, s.ISR)
+	}
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(s.ControllerEpoch), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(s.PartitionEpoch), 10)
+	return append(b, ']')
+}
+
+// AppendChunkEnd closes a chunk document.
+func AppendChunkEnd(b []byte) []byte { return append(b, "]}"...) }
 
 // DecodeStateChunk reads a chunk document.
 func DecodeStateChunk(b []byte) ([]StateEntry, error) {

@@ -24,6 +24,9 @@ type ChunkWrite struct {
 	Chunk   int32
 	States  []StateEntry
 	Version int64
+	// Value, when set, is the document already encoded (States is then
+	// not read).
+	Value []byte
 }
 
 // StateResult says how one chunk write went: Written at Version, or a
@@ -57,7 +60,9 @@ func (c *Client) WriteChunks(ctx context.Context, f Fence, writes []ChunkWrite) 
 	}
 	values := make([][]byte, len(writes))
 	for i, w := range writes {
-		values[i] = EncodeStateChunk(w.States)
+		if values[i] = w.Value; values[i] == nil {
+			values[i] = EncodeStateChunk(w.States)
+		}
 	}
 	// Cut the writes into transactions.
 	per := max(1, (c.s.MaxTxnOps()-1)/2) // a compare and a put per chunk, plus the fence
