@@ -245,6 +245,7 @@ func (c *Controller) updateMetadataRequest(parts []TP, deleted map[TP]bool) *kms
 		tps = sortedUniqueTPs(tps)
 	}
 	var t *topicInfo
+	var offline []int32 // backs every partition's OfflineReplicas
 	cur, i, started := "", -1, false // tps come topic by topic
 	for n, tp := range tps {
 		if !started || tp.Topic != cur {
@@ -258,10 +259,14 @@ func (c *Controller) updateMetadataRequest(parts []TP, deleted map[TP]bool) *kms
 			if t != nil {
 				ps.Replicas = t.assignment[tp.Partition]
 			}
+			from := len(offline)
 			for _, r := range ps.Replicas {
 				if !ctx.isLive(r) {
-					ps.OfflineReplicas = append(ps.OfflineReplicas, r)
+					offline = append(offline, r)
 				}
+			}
+			if len(offline) > from {
+				ps.OfflineReplicas = offline[from:len(offline):len(offline)]
 			}
 		} else if deleted[tp] {
 			ps.ControllerEpoch, ps.Leader = ctx.epoch, leaderDuringDelete

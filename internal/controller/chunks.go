@@ -51,7 +51,8 @@ func (c *Controller) writeStates(ctx context.Context, updates []stateUpdate) (co
 		members[id] = append(members[id], i)
 	}
 	writes := make([]metadata.ChunkWrite, len(order))
-	var buf []byte // the chunks' documents, one after the other
+	// The chunks' documents, one after the other (about 25 bytes a state).
+	buf := make([]byte, 0, len(order)*metadata.StateChunkSize*28)
 	for j, id := range order {
 		start := len(buf)
 		buf = c.appendChunk(buf, id, updates, members[id], conflict)
