@@ -245,7 +245,7 @@ func (c *Controller) updateMetadataRequest(parts []TP, deleted map[TP]bool) *kms
 		tps = sortedUniqueTPs(tps)
 	}
 	var t *topicInfo
-	var offline []int32 // backs every partition's OfflineReplicas
+	var offline []int32              // backs every partition's OfflineReplicas
 	cur, i, started := "", -1, false // tps come topic by topic
 	for n, tp := range tps {
 		if !started || tp.Topic != cur {
