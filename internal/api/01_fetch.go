@@ -9,7 +9,9 @@ package api
 // bounds the whole response and PartitionMaxBytes each partition, except that
 // the first batch of the first partition with data is returned whole even
 // when larger (KIP-74). Only the leader serves either kind
-// (NOT_LEADER_OR_FOLLOWER), after the KIP-320 leader epoch check. Consumers
+// (NOT_LEADER_OR_FOLLOWER), checked after the KIP-320 leader epoch, as
+// Kafka does (a former leader fences a follower still at its old epoch,
+// fetch_read.go). Consumers
 // read below the high watermark; followers read up to the log end offset,
 // and each of their reads reports the follower's position to the leader
 // (replica.Partition.FollowerRead: it may advance the high watermark and
@@ -86,7 +88,7 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 		wake = w.C
 	}
 
-	acc := &fetchAcc{maxBytes: int(req.MaxBytes)}
+	acc := newFetchAcc(int(req.MaxBytes))
 	if req.MaxBytes <= 0 {
 		acc.maxBytes = 1<<31 - 1
 	}
@@ -236,16 +238,21 @@ func leaderEpochCode(client, ours int32) int16 {
 // fetch.
 func (h *Handler) buildFetchResponse(resp *kmsg.FetchResponse, fc *fetchCtx, results []fetchResult) {
 	var cur *kmsg.FetchResponseTopic
-	add := func(name string, id [16]byte, sp kmsg.FetchResponseTopicPartition) {
-		if cur == nil || cur.Topic != name || cur.TopicID != id {
+	newTopic := func(name string, id [16]byte) bool { return cur == nil || cur.Topic != name || cur.TopicID != id }
+	// add appends a partition answer, opening a topic entry sized for room
+	// answers when it is a new topic (a follower's full fetch answers
+	// thousands of partitions, mostly grouped by topic).
+	add := func(name string, id [16]byte, sp kmsg.FetchResponseTopicPartition, room int) {
+		if newTopic(name, id) {
 			t := kmsg.NewFetchResponseTopic()
 			t.Topic, t.TopicID = name, id
+			t.Partitions = make([]kmsg.FetchResponseTopicPartition, 0, room)
 			resp.Topics = append(resp.Topics, t)
 			cur = &resp.Topics[len(resp.Topics)-1]
 		}
 		cur.Partitions = append(cur.Partitions, sp)
 	}
-	for _, r := range results {
+	for i, r := range results {
 		sp := r.part
 		changed := r.err != 0 || len(r.records) > 0 || r.hw != sp.sentHW || r.logStart != sp.sentLogStart
 		if fc.incremental && !changed {
@@ -260,14 +267,18 @@ func (h *Handler) buildFetchResponse(resp *kmsg.FetchResponse, fc *fetchCtx, res
 		if p.RecordBatches == nil { // librdkafka refuses a null record set
 			p.RecordBatches = []byte{}
 		}
-		add(sp.key.topic, sp.topicID, p)
+		room := 0
+		if newTopic(sp.key.topic, sp.topicID) {
+			room = sameTopicRun(results[i:])
+		}
+		add(sp.key.topic, sp.topicID, p, room)
 	}
 	for _, u := range fc.unknownIDs {
 		p := kmsg.NewFetchResponseTopicPartition()
 		p.Partition = u.key.partition
 		p.ErrorCode = kerr.UnknownTopicID.Code
 		p.HighWatermark, p.LastStableOffset, p.LogStartOffset = -1, -1, -1
-		add("", u.topicID, p)
+		add("", u.topicID, p, 1)
 	}
 	s := fc.sess
 	if s == nil {
@@ -282,4 +293,14 @@ func (h *Handler) buildFetchResponse(resp *kmsg.FetchResponse, fc *fetchCtx, res
 			s.markDirty(sp)
 		}
 	}
+}
+
+// sameTopicRun counts the results at the start of rs for the topic of the
+// first.
+func sameTopicRun(rs []fetchResult) int {
+	n := 0
+	for n < len(rs) && rs[n].part.key.topic == rs[0].part.key.topic && rs[n].part.topicID == rs[0].part.topicID {
+		n++
+	}
+	return n
 }

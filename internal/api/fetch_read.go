@@ -9,6 +9,7 @@ package api
 
 import (
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -27,25 +28,40 @@ type fetchResult struct {
 }
 
 // fetchAcc gathers a fetch's latest result per partition across its passes,
-// in the order partitions were first read.
+// in the order partitions were first read. A partition's result is found
+// through the partition itself (sessPart.accGen/accAt, valid for the fetch
+// whose gen they carry: a session serves one fetch at a time), not a map:
+// a follower's fetch may read thousands of partitions.
 type fetchAcc struct {
 	results       []fetchResult
-	at            map[*sessPart]int
+	gen           uint64
 	maxBytes      int
 	total, failed int // record bytes and errors over results
 }
 
+// accGens numbers fetches for sessPart.accGen; 0 is never used.
+var accGens atomic.Uint64
+
+func newFetchAcc(maxBytes int) *fetchAcc {
+	return &fetchAcc{maxBytes: maxBytes, gen: accGens.Add(1)}
+}
+
+// index is the position of sp's result, if this fetch has one.
+func (a *fetchAcc) index(sp *sessPart) (int, bool) {
+	if sp.accGen == a.gen {
+		return sp.accAt, true
+	}
+	return 0, false
+}
+
 // put records r, replacing an earlier result for its partition.
 func (a *fetchAcc) put(r fetchResult) {
-	if a.at == nil {
-		a.at = map[*sessPart]int{}
-	}
-	if i, ok := a.at[r.part]; ok {
+	if i, ok := a.index(r.part); ok {
 		a.drop(a.results[i])
 		storage.ReleaseRecords(a.results[i].records)
 		a.results[i] = r
 	} else {
-		a.at[r.part] = len(a.results)
+		r.part.accGen, r.part.accAt = a.gen, len(a.results)
 		a.results = append(a.results, r)
 	}
 	a.total += len(r.records)
@@ -71,7 +87,7 @@ func (a *fetchAcc) release() {
 // budget is the byte limit and KIP-74 first-batch rule for reading sp.
 func (a *fetchAcc) budget(sp *sessPart) (limit int32, minOne bool) {
 	others := a.total
-	if i, ok := a.at[sp]; ok {
+	if i, ok := a.index(sp); ok {
 		others -= len(a.results[i].records)
 	}
 	return int32(max(min(int(sp.maxBytes), a.maxBytes-others), 0)), others == 0
@@ -94,8 +110,12 @@ func (h *Handler) readFetch(acc *fetchAcc, parts []*sessPart, replicaID int32, s
 }
 
 // partitionFor returns sp's partition; a session partition listens to it
-// from then on (to the new one if it was replaced).
+// from then on (to the new one if it was replaced). The partition a session
+// listens to is used without a look-up while it is hosted.
 func (h *Handler) partitionFor(sp *sessPart) *replica.Partition {
+	if sp.sess != nil && sp.p != nil && !sp.p.Detached() {
+		return sp.p
+	}
 	p := h.Partitions.Get(storage.TopicPartition{Topic: sp.key.topic, Partition: sp.key.partition})
 	if sp.sess != nil && p != sp.p {
 		sp.sess.release(sp)
@@ -108,19 +128,23 @@ func (h *Handler) partitionFor(sp *sessPart) *replica.Partition {
 }
 
 // leaderFor returns the partition if this broker leads it at the fetch's
-// leader epoch, or sets the error.
+// leader epoch, or sets the error. The epoch is checked first, as Kafka's
+// Partition.getLocalLog does: a former leader answers a follower still at
+// the old epoch FENCED_LEADER_EPOCH (the follower then waits for its
+// LeaderAndIsr instead of retrying), and a leader-to-be not yet at the
+// follower's epoch UNKNOWN_LEADER_EPOCH (retried soon).
 func (h *Handler) leaderFor(sp *sessPart, r *fetchResult) *replica.Partition {
 	p := h.partitionFor(sp)
 	if p == nil {
 		r.err = h.missingPartitionCode(sp.key.topic, sp.key.partition)
 		return nil
 	}
-	if !p.IsLeader() {
-		r.err = kerr.NotLeaderForPartition.Code
-		return nil
-	}
 	if code := leaderEpochCode(sp.leaderEpoch, p.LeaderEpoch()); code != 0 {
 		r.err = code
+		return nil
+	}
+	if !p.IsLeader() {
+		r.err = kerr.NotLeaderForPartition.Code
 		return nil
 	}
 	return p

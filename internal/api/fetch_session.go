@@ -71,6 +71,10 @@ type sessPart struct {
 	p          *replica.Partition // listened to (guarded by the fetch using the session)
 	gone       bool               // forgotten or session closed (guarded by sess.mu)
 	dirty      bool               // in sess.dirty (guarded by sess.mu)
+
+	// The result of the fetch numbered accGen is at accAt (fetchAcc).
+	accGen uint64
+	accAt  int
 }
 
 // PartitionChanged implements replica.Listener. A follower's fetch is not

@@ -81,39 +81,50 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 	resp := req.ResponseKind().(*kmsg.LeaderAndISRResponse)
 	resp.ErrorCode = c.refused("LeaderAndIsr", req.ControllerID, req.ControllerEpoch, req.BrokerEpoch,
 		c.cache.CheckEpochs(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch))
+	topics := leaderAndIsrTopics(req)
+	parts := c.lisrParts(topics)
 	cfgs := map[string]topicCfg{}
 	if resp.ErrorCode == 0 {
-		c.createLogs(ctx, req, cfgs)
+		c.createLogs(ctx, parts, cfgs)
 		// Partitions this broker is about to lead stop fetching first
 		// (Kafka's makeLeaders removes their fetchers before the role).
-		c.removeFetchers(c.newLeaders(req))
+		c.removeFetchers(c.newLeaders(parts))
 	}
 	var leaders, followers int
 	var follow []fetcher.Target
 	var unfollow []storage.TopicPartition
-	for _, ts := range leaderAndIsrTopics(req) {
+	if req.Version >= 5 {
+		resp.Topics = make([]kmsg.LeaderAndISRResponseTopic, 0, len(topics))
+	} else {
+		resp.Partitions = make([]kmsg.LeaderAndISRResponseTopicPartition, 0, len(parts))
+	}
+	next := 0
+	for _, ts := range topics {
 		rt := kmsg.NewLeaderAndISRResponseTopic()
 		rt.TopicID = ts.TopicID
-		for i := range ts.PartitionStates {
-			ps := &ts.PartitionStates[i]
+		if req.Version >= 5 {
+			rt.Partitions = make([]kmsg.LeaderAndISRResponseTopicPartition, 0, len(ts.PartitionStates))
+		}
+		for range ts.PartitionStates {
+			lp := &parts[next]
+			next++
+			ps := lp.ps
 			code := resp.ErrorCode
+			var p *replica.Partition
 			if code == 0 {
-				code = c.become(ctx, ts.Topic, ts.TopicID, ps, cfgs, req.ControllerEpoch)
+				code, p = c.become(ctx, lp, cfgs, req.ControllerEpoch)
 			}
-			tp := storage.TopicPartition{Topic: ts.Topic, Partition: ps.Partition}
 			switch {
 			case code != 0:
 			case ps.Leader == c.nodeID:
 				leaders++
 			case ps.Leader < 0: // no leader (offline, or being deleted): nothing to fetch from
 				followers++
-				unfollow = append(unfollow, tp)
+				unfollow = append(unfollow, lp.tp)
 			default:
 				followers++
-				if p := c.replicas.Get(tp); p != nil {
-					follow = append(follow, fetcher.Target{TP: tp, TopicID: ts.TopicID, Leader: ps.Leader,
-						LeaderEpoch: ps.LeaderEpoch, Partition: p})
-				}
+				follow = append(follow, fetcher.Target{TP: lp.tp, TopicID: lp.id, Leader: ps.Leader,
+					LeaderEpoch: ps.LeaderEpoch, Partition: p})
 			}
 			rp := kmsg.NewLeaderAndISRResponseTopicPartition()
 			rp.Topic, rp.Partition, rp.ErrorCode = ts.Topic, ps.Partition, code
@@ -136,56 +147,6 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 			"leaders", leaders, "followers", followers)
 	}
 	return resp
-}
-
-// createLogs creates the logs of every partition this request makes this
-// broker host for the first time, in one storage batch; failures are left
-// to the per-partition pass, which reports them.
-func (c *controlPlane) createLogs(ctx context.Context, req *kmsg.LeaderAndISRRequest, cfgs map[string]topicCfg) {
-	topics := leaderAndIsrTopics(req)
-	n := 0
-	for _, ts := range topics {
-		n += len(ts.PartitionStates)
-	}
-	reqs := make([]storage.CreateRequest, 0, n)
-	for _, ts := range topics {
-		for _, ps := range ts.PartitionStates {
-			tp := storage.TopicPartition{Topic: ts.Topic, Partition: ps.Partition}
-			if !slices.Contains(ps.Replicas, c.nodeID) || c.replicas.Get(tp) != nil {
-				continue
-			}
-			tc, ok := cfgs[ts.Topic]
-			if !ok {
-				tc = c.resolveConfig(ctx, ts.Topic)
-				cfgs[ts.Topic] = tc
-			}
-			if tc.err == nil {
-				reqs = append(reqs, storage.CreateRequest{TopicPartition: tp, TopicID: ts.TopicID, Config: tc.cfg.Log})
-			}
-		}
-	}
-	if err := c.replicas.CreateLogs(reqs); err != nil {
-		c.log.Warn("batch log creation failed; creating one by one", "partitions", len(reqs), "err", err)
-	}
-}
-
-// newLeaders lists the partitions of req that will make this broker their
-// leader: hosted here, led by us in the request, with a newer leader epoch.
-func (c *controlPlane) newLeaders(req *kmsg.LeaderAndISRRequest) []storage.TopicPartition {
-	var out []storage.TopicPartition
-	for _, ts := range leaderAndIsrTopics(req) {
-		for _, ps := range ts.PartitionStates {
-			tp := storage.TopicPartition{Topic: ts.Topic, Partition: ps.Partition}
-			if ps.Leader != c.nodeID || !slices.Contains(ps.Replicas, c.nodeID) {
-				continue
-			}
-			if p := c.replicas.Get(tp); p != nil && (p.LeaderEpoch() > ps.LeaderEpoch || p.LeaderEpoch() == ps.LeaderEpoch && p.IsLeader()) {
-				continue // a stale request: Become refuses it, the fetcher stays
-			}
-			out = append(out, tp)
-		}
-	}
-	return out
 }
 
 func (c *controlPlane) removeFetchers(tps []storage.TopicPartition) {
@@ -216,31 +177,31 @@ type topicCfg struct {
 	err error
 }
 
-// become applies one partition state and returns its error code.
-func (c *controlPlane) become(ctx context.Context, topic string, id [16]byte, ps *kmsg.LeaderAndISRRequestTopicPartition,
-	cfgs map[string]topicCfg, ctrlEpoch int32) int16 {
-	tp := storage.TopicPartition{Topic: topic, Partition: ps.Partition}
-	// Built only when something is logged: this runs for every partition
-	// of every LeaderAndIsr.
+// become applies one partition state and returns its error code and, on
+// success, the partition. It allocates nothing on the common paths: the
+// logger with the partition's attributes is built only when something is
+// logged.
+func (c *controlPlane) become(ctx context.Context, lp *lisrPart, cfgs map[string]topicCfg, ctrlEpoch int32) (int16, *replica.Partition) {
+	ps, tp := lp.ps, lp.tp
 	log := func() *slog.Logger {
 		return c.log.With("partition", tp.String(), "controller_epoch", ctrlEpoch, "leader_epoch", ps.LeaderEpoch)
 	}
-	if !slices.Contains(ps.Replicas, c.nodeID) {
+	if !lp.mine {
 		log().Warn("ignoring LeaderAndIsr: this broker is not in the replicas", "replicas", ps.Replicas)
-		return kerr.UnknownTopicOrPartition.Code
+		return kerr.UnknownTopicOrPartition.Code, nil
 	}
 	var cfg replica.Config
-	if p := c.replicas.Get(tp); p != nil {
-		cfg = p.Config()
+	if lp.hosted != nil {
+		cfg = lp.hosted.Config()
 	} else {
-		tc, ok := cfgs[topic]
+		tc, ok := cfgs[tp.Topic]
 		if !ok {
-			tc = c.resolveConfig(ctx, topic)
-			cfgs[topic] = tc
+			tc = c.resolveConfig(ctx, tp.Topic)
+			cfgs[tp.Topic] = tc
 		}
 		if tc.err != nil {
 			log().Error("cannot resolve topic config", "err", tc.err)
-			return kerr.UnknownServerError.Code
+			return kerr.UnknownServerError.Code, nil
 		}
 		cfg = tc.cfg
 	}
@@ -250,22 +211,30 @@ func (c *controlPlane) become(ctx context.Context, topic string, id [16]byte, ps
 	}
 	st := replica.State{Role: role, Leader: ps.Leader, LeaderEpoch: ps.LeaderEpoch, PartitionEpoch: ps.ZKVersion,
 		Replicas: ps.Replicas, ISR: ps.ISR}
-	_, err := c.replicas.Become(tp, id, cfg, st)
+	var p *replica.Partition
+	var err error
+	if lp.hosted != nil {
+		p, err = c.replicas.BecomeHosted(lp.hosted, lp.id, cfg, st)
+	} else {
+		p, err = c.replicas.Become(tp, lp.id, cfg, st)
+	}
 	switch {
 	case err == nil:
 		if c.log.Enabled(ctx, slog.LevelDebug) {
 			log().Debug("became "+role.String(), "leader", ps.Leader, "isr", ps.ISR)
 		}
-		return 0
+		return 0, p
 	case errors.Is(err, replica.ErrStaleLeaderEpoch):
-		log().Info("ignoring LeaderAndIsr: leader epoch is not newer")
-		return kerr.StaleControllerEpoch.Code
+		if c.log.Enabled(ctx, slog.LevelInfo) {
+			log().Info("ignoring LeaderAndIsr: leader epoch is not newer")
+		}
+		return kerr.StaleControllerEpoch.Code, nil
 	case errors.Is(err, replica.ErrInconsistentTopicID):
 		log().Error("ignoring LeaderAndIsr", "err", err)
-		return kerr.InconsistentTopicID.Code
+		return kerr.InconsistentTopicID.Code, nil
 	default:
 		log().Error("cannot host partition", "err", err)
-		return kerr.KafkaStorageError.Code
+		return kerr.KafkaStorageError.Code, nil
 	}
 }
 

@@ -28,12 +28,6 @@ type fetchEntry struct {
 	offset int64
 }
 
-// current reports whether ps is still tp's state in phase ph. Caller holds
-// f.mu.
-func (f *fetcher) current(tp storage.TopicPartition, ps *partState, ph phase) bool {
-	return ps != nil && f.parts[tp] == ps && ps.phase == ph
-}
-
 // topicEntry is the index in *list of topic's entry, which index records;
 // the first time topic is seen, newEntry() is appended for it.
 func topicEntry[T any](list *[]T, index map[string]int, topic string, newEntry func() T) int {
@@ -83,14 +77,14 @@ func (f *fetcher) truncate(entries []askEntry) {
 				continue
 			}
 			delete(asked, tp)
-			if !f.current(tp, e.ps, truncating) {
+			if !f.current(e.ps, truncating) {
 				continue
 			}
 			f.applyEpochEnd(e, rp, now)
 		}
 	}
 	for _, e := range asked { // not answered: ask again later
-		if f.current(e.tp, e.ps, truncating) {
+		if f.current(e.ps, truncating) {
 			f.delay(e.tp, e.ps, now, f.cfg.Backoff)
 		}
 	}
@@ -100,8 +94,14 @@ func (f *fetcher) truncate(entries []askEntry) {
 // holds f.mu.
 func (f *fetcher) applyEpochEnd(e askEntry, rp *kmsg.OffsetForLeaderEpochResponseTopicPartition, now time.Time) {
 	ps, p := e.ps, e.ps.target.Partition
+	if rp.ErrorCode == kerr.FencedLeaderEpoch.Code {
+		f.fence(e.tp, ps)
+		return
+	}
 	if rp.ErrorCode != 0 {
-		f.log.Debug("replica fetcher: OffsetForLeaderEpoch refused; backing off", "partition", e.tp, "err", kerr.ErrorForCode(rp.ErrorCode))
+		if f.debug() {
+			f.log.Debug("replica fetcher: OffsetForLeaderEpoch refused; backing off", "partition", e.tp, "err", kerr.ErrorForCode(rp.ErrorCode))
+		}
 		f.retryLater(e.tp, ps, now)
 		return
 	}
@@ -138,21 +138,27 @@ type fetchRound struct {
 func (f *fetcher) buildFetchLocked(backoff time.Duration) *fetchRound {
 	var wants []want
 	if f.sess.full() {
+		f.clearChanges()
+		wants = make([]want, 0, len(f.parts))
 		for tp, ps := range f.parts {
-			if f.fetchable(tp, ps) {
+			if f.fetchable(ps) {
 				wants = append(wants, f.wantLocked(tp, ps))
 			}
 		}
 	} else {
-		for tp := range f.pending {
-			if ps := f.parts[tp]; f.fetchable(tp, ps) {
-				wants = append(wants, f.wantLocked(tp, ps))
+		states, removed := f.takeChanges()
+		wants = make([]want, 0, len(states)+len(removed))
+		for _, ps := range states {
+			if f.fetchable(ps) {
+				wants = append(wants, f.wantLocked(ps.target.TP, ps))
 			} else {
-				wants = append(wants, want{tp: tp})
+				wants = append(wants, want{tp: ps.target.TP})
 			}
 		}
+		for _, tp := range removed {
+			wants = append(wants, want{tp: tp})
+		}
 	}
-	clear(f.pending)
 	upserts, forgets := f.sess.build(wants)
 	if len(upserts) == 0 && len(forgets) == 0 && (f.sess.full() || f.sess.empty()) {
 		return nil
@@ -218,11 +224,15 @@ func (f *fetcher) fetch(fr *fetchRound) {
 		f.sleep(f.cfg.Backoff, false)
 		return
 	}
+	f.applyFetch(fr, r, time.Now())
+}
 
+// applyFetch applies a successful answer to fr: the session takes what fr
+// changed, then each partition's answer is applied.
+func (f *fetcher) applyFetch(fr *fetchRound, r *kmsg.FetchResponse, now time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sess.succeeded(r.SessionID, fr.upserts, fr.forgets)
-	now := time.Now()
 	for i := range r.Topics {
 		t := &r.Topics[i]
 		for j := range t.Partitions {
@@ -232,21 +242,35 @@ func (f *fetcher) fetch(fr *fetchRound) {
 			if !ok {
 				continue
 			}
-			f.pending[tp] = struct{}{}
-			if f.parts[tp] == sp.ps && f.fetchable(tp, sp.ps) && sp.ps.target.Partition.LogEndOffset() == sp.offset {
-				f.applyFetched(fetchEntry{tp, sp.ps, sp.offset}, rp, now)
+			// Only a partition whose fetch position moved needs listing
+			// in the next request; the others (most answers: a new high
+			// watermark, nothing to append) stay as the session has them.
+			// A state change (delay, truncation) queues it itself.
+			// A gone state's partition is queued anew or forgotten already.
+			if ps := sp.ps; ps.gone {
+				continue
+			} else if !f.fetchable(ps) || ps.target.Partition.LogEndOffset() != sp.offset {
+				f.queue(ps)
+			} else if f.applyFetched(fetchEntry{tp, ps, sp.offset}, rp, now) {
+				f.queue(ps)
 			}
 		}
 	}
 }
 
-// applyFetched applies one partition's Fetch answer. Caller holds f.mu.
-func (f *fetcher) applyFetched(e fetchEntry, rp *kmsg.FetchResponseTopicPartition, now time.Time) {
+// applyFetched applies one partition's Fetch answer and reports whether its
+// log end offset moved (records appended, log restarted): the session must
+// then learn the new fetch offset. Caller holds f.mu.
+func (f *fetcher) applyFetched(e fetchEntry, rp *kmsg.FetchResponseTopicPartition, now time.Time) (moved bool) {
 	ps, p := e.ps, e.ps.target.Partition
 	act, off := fetchAction(rp, e.offset)
 	switch act {
+	case actFence:
+		f.fence(e.tp, ps)
 	case actDelay:
-		f.log.Debug("replica fetcher: fetch refused for partition; backing off", "partition", e.tp, "err", kerr.ErrorForCode(rp.ErrorCode))
+		if f.debug() {
+			f.log.Debug("replica fetcher: fetch refused for partition; backing off", "partition", e.tp, "err", kerr.ErrorForCode(rp.ErrorCode))
+		}
 		f.retryLater(e.tp, ps, now)
 	case actTruncate:
 		f.log.Info("replica fetcher: log diverges from the leader; truncating", "partition", e.tp, "fetchOffset", e.offset,
@@ -261,40 +285,46 @@ func (f *fetcher) applyFetched(e fetchEntry, rp *kmsg.FetchResponseTopicPartitio
 		f.log.Info("replica fetcher: fetch offset below the leader's log start; restarting the log there", "partition", e.tp, "fetchOffset", e.offset, "offset", off)
 		if err := p.TruncateFullyAndStartAt(off); err != nil {
 			f.partitionFailed(e.tp, ps, now, "restarting the log failed", err)
+			return false
 		}
+		return true
 	case actAppend:
 		ps.oorStreak, ps.refusals = 0, 0
-		if err := f.appendFetched(e, rp.RecordBatches); err != nil {
+		appended, err := f.appendFetched(e, rp.RecordBatches)
+		if err != nil {
 			f.partitionFailed(e.tp, ps, now, "append failed", err)
-			return
+			return false
 		}
 		if rp.HighWatermark >= 0 {
 			p.SetFollowerHighWatermark(rp.HighWatermark)
 		}
+		return appended
 	}
+	return false
 }
 
 // appendFetched appends the whole batches of records from the fetch offset
 // on. A first batch straddling the fetch offset of an empty log (restarted
 // mid-batch) restarts the log at that batch, as Kafka does.
-func (f *fetcher) appendFetched(e fetchEntry, records []byte) error {
+// It reports whether anything was written.
+func (f *fetcher) appendFetched(e fetchEntry, records []byte) (bool, error) {
 	p := e.ps.target.Partition
 	whole := wholeBatches(records)
 	if len(whole) == 0 {
 		if len(records) > 0 { // the leader did not send its first batch whole (KIP-74)
-			return fmt.Errorf("no whole batch in %d fetched bytes at offset %d", len(records), e.offset)
+			return false, fmt.Errorf("no whole batch in %d fetched bytes at offset %d", len(records), e.offset)
 		}
-		return nil
+		return false, nil
 	}
 	rest, base := skipFetched(whole, e.offset)
 	if len(rest) == 0 {
-		return nil
+		return false, nil
 	}
 	if base < e.offset && e.offset == p.LogStartOffset() {
 		if err := p.TruncateFullyAndStartAt(base); err != nil {
-			return err
+			return true, err
 		}
 	}
 	_, err := p.AppendAsFollower(rest)
-	return err
+	return true, err
 }

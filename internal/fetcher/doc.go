@@ -26,6 +26,9 @@
 //     Config.Backoff (a new leader is often a few milliseconds from applying
 //     its LeaderAndIsr); a failed request backs off the whole fetcher,
 //     reconnects and fetches in full.
+//   - Fenced: FENCED_LEADER_EPOCH (the leader is at a newer epoch than our
+//     target) stops the partition until AddPartitions re-targets it, as
+//     Kafka's markPartitionFailed: asking again could only be fenced again.
 //
 // Invariant: after RemovePartitions (or AddPartitions moving a partition to
 // another leader) returns, the old fetcher makes no further call on that

@@ -7,9 +7,9 @@
 //
 // The work of a round is proportional to what changed, not to the number
 // of partitions: partitions that may have changed (added, removed, phase
-// changed, backed off or back, answered by the leader) are queued as
-// pending, and an incremental fetch is built from them alone; only a full
-// fetch (opening a session) lists every partition.
+// changed, backed off or back, moved by an answer of the leader) are queued
+// as pending (track.go), and an incremental fetch is built from them alone;
+// only a full fetch (opening a session) lists every partition.
 package fetcher
 
 import (
@@ -46,11 +46,14 @@ type fetcher struct {
 
 	mu    sync.Mutex // guards the fields below; held while a response is applied
 	parts map[storage.TopicPartition]*partState
-	// pending: partitions whose fetch state may have changed since the last
-	// request; delayed: partitions backing off; truncs: Truncating and ready.
-	pending map[storage.TopicPartition]struct{}
-	delayed map[storage.TopicPartition]*partState
-	truncs  map[storage.TopicPartition]*partState
+	// The work lists (track.go), kept as lists of states with a flag on each
+	// state rather than as maps: pending, states whose fetch state may have
+	// changed since the last request; forgot, partitions removed since;
+	// delayed, states backing off; truncs, Truncating states.
+	pending []*partState
+	forgot  []storage.TopicPartition
+	delayed []*partState
+	truncs  []*partState
 
 	// owned by the goroutine
 	conn    *conn
@@ -64,23 +67,31 @@ func newFetcher(cfg Config, leader int32) *fetcher {
 	return &fetcher{
 		cfg: cfg, log: cfg.Logger.With("leader", leader), leader: leader,
 		ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{}),
-		parts:   map[storage.TopicPartition]*partState{},
-		pending: map[storage.TopicPartition]struct{}{},
-		delayed: map[storage.TopicPartition]*partState{},
-		truncs:  map[storage.TopicPartition]*partState{},
+		parts: map[storage.TopicPartition]*partState{},
 	}
 }
 
 // add (re)targets t here; a target that changes nothing keeps its state.
-func (f *fetcher) add(t Target) {
+func (f *fetcher) add(t Target) { f.addAll([]Target{t}) }
+
+// addAll is add for many targets, under one lock and with one wake-up: a
+// LeaderAndIsr hands over thousands of partitions, which must not each wait
+// for the goroutine's round in between.
+func (f *fetcher) addAll(ts []Target) {
+	debug := f.debug()
 	f.mu.Lock()
-	if cur := f.parts[t.TP]; cur == nil || !sameTarget(cur.target, t) {
-		ps := newPartState(t)
-		f.parts[t.TP] = ps
-		delete(f.delayed, t.TP)
-		f.truncs[t.TP] = ps
-		f.pending[t.TP] = struct{}{}
-		f.log.Debug("replica fetcher: partition added", "partition", t.TP, "leaderEpoch", t.LeaderEpoch)
+	for _, t := range ts {
+		if cur := f.parts[t.TP]; cur == nil || cur.phase == fenced || !sameTarget(cur.target, t) {
+			if cur != nil {
+				cur.gone = true
+			}
+			ps := newPartState(t)
+			f.parts[t.TP] = ps
+			f.setTruncating(t.TP, ps)
+			if debug {
+				f.log.Debug("replica fetcher: partition added", "partition", t.TP, "leaderEpoch", t.LeaderEpoch)
+			}
+		}
 	}
 	f.mu.Unlock()
 	select {
@@ -89,14 +100,16 @@ func (f *fetcher) add(t Target) {
 	}
 }
 
-// remove drops tp; once it returns no response is applied to it.
-func (f *fetcher) remove(tp storage.TopicPartition) {
+// removeAll drops tps, under one lock; once it returns no response is
+// applied to them.
+func (f *fetcher) removeAll(tps []storage.TopicPartition) {
 	f.mu.Lock()
-	if _, ok := f.parts[tp]; ok {
-		delete(f.parts, tp)
-		delete(f.delayed, tp)
-		delete(f.truncs, tp)
-		f.pending[tp] = struct{}{} // the session forgets it
+	for _, tp := range tps {
+		if cur := f.parts[tp]; cur != nil {
+			delete(f.parts, tp)
+			cur.gone = true
+			f.forgot = append(f.forgot, tp) // the session forgets it
+		}
 	}
 	f.mu.Unlock()
 }
@@ -125,87 +138,6 @@ func (f *fetcher) run() {
 	}
 }
 
-// plan picks the partitions ready for truncation, else builds the next
-// Fetch (nil when there is nothing to fetch), else says how long to sleep
-// (0: until woken). A Truncating partition without any epoch is truncated
-// here, locally.
-func (f *fetcher) plan(now time.Time) (trunc []askEntry, fr *fetchRound, wait time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for tp, ps := range f.delayed {
-		if !ps.ready(now) {
-			if d := ps.delayUntil.Sub(now); wait == 0 || d < wait {
-				wait = d
-			}
-			continue
-		}
-		delete(f.delayed, tp)
-		if ps.phase == truncating {
-			f.truncs[tp] = ps
-		}
-		f.pending[tp] = struct{}{}
-	}
-	for tp, ps := range f.truncs {
-		p := ps.target.Partition
-		latest, ok := p.LatestEpoch()
-		if epoch, ok := askEpoch(latest, ok, ps.askEpoch); ok {
-			trunc = append(trunc, askEntry{tp, ps, epoch})
-			continue
-		}
-		delete(f.truncs, tp)
-		if off, needed := noEpochTruncation(p.LogEndOffset(), p.LogStartOffset()); needed {
-			f.log.Info("replica fetcher: no leader epoch, refetching the whole log", "partition", tp, "offset", off)
-			if err := truncateLog(p, off); err != nil {
-				f.partitionFailed(tp, ps, now, "truncation failed", err)
-				continue
-			}
-		}
-		f.setFetching(tp, ps)
-	}
-	if len(trunc) > 0 {
-		return trunc, nil, 0
-	}
-	return nil, f.buildFetchLocked(wait), wait
-}
-
-// fetchable reports whether ps is fetched now. Caller holds f.mu.
-func (f *fetcher) fetchable(tp storage.TopicPartition, ps *partState) bool {
-	return ps != nil && ps.phase == fetching && f.delayed[tp] == nil
-}
-
-// setFetching moves ps to Fetching. Caller holds f.mu.
-func (f *fetcher) setFetching(tp storage.TopicPartition, ps *partState) {
-	ps.phase, ps.askEpoch = fetching, -1
-	delete(f.truncs, tp)
-	f.pending[tp] = struct{}{}
-}
-
-// setTruncating moves ps back to Truncating. Caller holds f.mu.
-func (f *fetcher) setTruncating(tp storage.TopicPartition, ps *partState) {
-	ps.phase = truncating
-	if f.delayed[tp] == nil {
-		f.truncs[tp] = ps
-	}
-	f.pending[tp] = struct{}{}
-}
-
-// delay backs ps off for d. Caller holds f.mu.
-func (f *fetcher) delay(tp storage.TopicPartition, ps *partState, now time.Time, d time.Duration) {
-	ps.delayUntil = now.Add(d)
-	f.delayed[tp] = ps
-	delete(f.truncs, tp)
-	f.pending[tp] = struct{}{}
-}
-
-// retryLater backs ps off after the leader refused it: briefly at first
-// (firstRetry; the leader is often about to apply the LeaderAndIsr that
-// makes it leader), doubling up to Config.Backoff. Caller holds f.mu.
-func (f *fetcher) retryLater(tp storage.TopicPartition, ps *partState, now time.Time) {
-	d := min(f.cfg.Backoff, firstRetry<<min(ps.refusals, 20))
-	ps.refusals++
-	f.delay(tp, ps, now, d)
-}
-
 // truncateLog truncates p to offset; below its log start the log restarts
 // there instead (as Kafka's UnifiedLog.truncateTo).
 func truncateLog(p Partition, offset int64) error {
@@ -213,12 +145,6 @@ func truncateLog(p Partition, offset int64) error {
 		return p.TruncateFullyAndStartAt(offset)
 	}
 	return p.TruncateTo(offset)
-}
-
-// partitionFailed logs err and backs ps off. Caller holds f.mu.
-func (f *fetcher) partitionFailed(tp storage.TopicPartition, ps *partState, now time.Time, msg string, err error) {
-	f.log.Warn("replica fetcher: "+msg, "partition", ps.target.TP, "phase", ps.phase, "err", err)
-	f.delay(tp, ps, now, f.cfg.Backoff)
 }
 
 // sleep waits d (0: forever) or until stopped or, if wakeable, woken.

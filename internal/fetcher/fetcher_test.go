@@ -3,6 +3,8 @@
 package fetcher
 
 import (
+	"time"
+
 	"bytes"
 	"slices"
 	"strings"
@@ -197,8 +199,10 @@ func TestRetargetToNewLeader(t *testing.T) {
 	}
 }
 
-// A fenced epoch backs off without touching the log; the re-target with the
-// current epoch replicates.
+// A fenced epoch stops the partition without touching the log: nothing more
+// is asked about it (Kafka's markPartitionFailed), not even after many
+// backoffs, until a re-target, even one naming the same epoch again; the
+// re-target with the current epoch replicates.
 func TestFencedEpochWaitsForRetarget(t *testing.T) {
 	leader := &fakeLog{}
 	leader.write(4, "a")
@@ -210,10 +214,16 @@ func TestFencedEpochWaitsForRetarget(t *testing.T) {
 	book := serveAsBroker1(t, h)
 	m := newTestManager(t, book, &syncBuffer{}, 0)
 	m.AddPartitions([]Target{target(tp0, 1, 4, follower)})
-	waitFor(t, "fenced twice", func() bool { _, fenced, _, _ := h.stats(); return fenced >= 2 })
+	waitFor(t, "fenced", func() bool { _, fenced, _, _ := h.stats(); return fenced >= 1 })
+	time.Sleep(300 * time.Millisecond) // 15 backoffs of the test manager
+	if _, fenced, _, _ := h.stats(); fenced != 1 {
+		t.Fatalf("fenced %d times, want once: a fenced partition waits for a re-target", fenced)
+	}
 	if truncs, resets, appends, _ := follower.stats(); len(truncs)+len(resets)+appends != 0 {
 		t.Fatalf("fenced follower changed its log: %v %v %d", truncs, resets, appends)
 	}
+	m.AddPartitions([]Target{target(tp0, 1, 4, follower)}) // the same target: asked again
+	waitFor(t, "fenced again", func() bool { _, fenced, _, _ := h.stats(); return fenced >= 2 })
 	m.AddPartitions([]Target{target(tp0, 1, 5, follower)})
 	waitFor(t, "follower caught up", func() bool { return caughtUp(follower, leader) })
 }

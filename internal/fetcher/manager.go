@@ -39,18 +39,26 @@ func NewManager(cfg Config) *Manager {
 // from that leader at that epoch, truncates (OffsetForLeaderEpoch) and then
 // fetches. A target without leader, or led by this broker, only leaves its
 // fetcher.
+//
+// Each fetcher concerned is handed its share of ts at once (handover.go): the
+// partitions leaving a fetcher first, then those joining one. A partition
+// named twice takes its last target.
 func (m *Manager) AddPartitions(ts []Target) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return
 	}
-	left := map[int32]bool{}
-	for _, t := range ts {
+	var b handover
+	b.presize(ts)
+	last := lastTargets(ts)
+	for i, t := range ts {
+		if last != nil && last[t.TP] != i {
+			continue
+		}
 		if old, ok := m.leaders[t.TP]; ok && old != t.Leader {
-			m.fetchers[old].remove(t.TP)
+			b.remove(old, t.TP)
 			delete(m.leaders, t.TP)
-			left[old] = true
 		}
 		if t.Leader < 0 { // no leader: nothing to fetch from until one is elected
 			continue
@@ -59,16 +67,10 @@ func (m *Manager) AddPartitions(ts []Target) {
 			m.log.Warn("replica fetcher: partition not fetched", "partition", t.TP, "leader", t.Leader, "leaderEpoch", t.LeaderEpoch)
 			continue
 		}
-		f := m.fetchers[t.Leader]
-		if f == nil {
-			f = newFetcher(m.cfg, t.Leader)
-			m.fetchers[t.Leader] = f
-			m.wg.Go(f.run)
-		}
-		f.add(t)
+		b.add(t)
 		m.leaders[t.TP] = t.Leader
 	}
-	m.stopIdle(left)
+	m.apply(&b)
 }
 
 // RemovePartitions stops fetching tps. When it returns, no fetcher calls any
@@ -76,13 +78,37 @@ func (m *Manager) AddPartitions(ts []Target) {
 func (m *Manager) RemovePartitions(tps []storage.TopicPartition) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	left := map[int32]bool{}
+	var b handover
 	for _, tp := range tps {
 		if old, ok := m.leaders[tp]; ok {
-			m.fetchers[old].remove(tp)
+			b.remove(old, tp)
 			delete(m.leaders, tp)
-			left[old] = true
 		}
+	}
+	m.apply(&b)
+}
+
+// apply hands b to the fetchers, starting those missing, and stops those
+// left without a partition. Caller holds m.mu.
+func (m *Manager) apply(b *handover) {
+	for _, r := range b.removes {
+		m.fetchers[r.leader].removeAll(r.tps)
+	}
+	for _, a := range b.adds {
+		if len(a.ts) == 0 { // presized for targets not fetched
+			continue
+		}
+		f := m.fetchers[a.leader]
+		if f == nil {
+			f = newFetcher(m.cfg, a.leader)
+			m.fetchers[a.leader] = f
+			m.wg.Go(f.run)
+		}
+		f.addAll(a.ts)
+	}
+	left := make(map[int32]bool, len(b.removes))
+	for _, r := range b.removes {
+		left[r.leader] = true
 	}
 	m.stopIdle(left)
 }

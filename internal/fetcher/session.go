@@ -50,11 +50,15 @@ func (s *session) full() bool { return s.epoch == 0 }
 // every fetched partition (full) or of the partitions that may have changed
 // since the last request (incremental).
 func (s *session) build(wants []want) (upserts []want, forgets []storage.TopicPartition) {
-	for _, w := range wants {
+	for i := range wants {
+		w := &wants[i]
 		cur, in := s.sent[w.tp]
 		switch {
 		case w.fetch && (s.full() || !in || !cur.same(w.part)):
-			upserts = append(upserts, w)
+			if upserts == nil {
+				upserts = make([]want, 0, len(wants)-i)
+			}
+			upserts = append(upserts, *w)
 		case !w.fetch && in && !s.full():
 			forgets = append(forgets, w.tp)
 		}

@@ -18,13 +18,15 @@ type phase uint8
 const (
 	truncating phase = iota
 	fetching
+	// fenced: the leader has a newer leader epoch than this target
+	// (FENCED_LEADER_EPOCH). Nothing is asked about the partition until a
+	// LeaderAndIsr re-targets it (Kafka's markPartitionFailed on
+	// onPartitionFenced): retrying could only be fenced again.
+	fenced
 )
 
 func (p phase) String() string {
-	if p == truncating {
-		return "Truncating"
-	}
-	return "Fetching"
+	return [...]string{"Truncating", "Fetching", "Fenced"}[p]
 }
 
 // partState is one partition in a fetcher. A (re)target makes a new one, so
@@ -38,6 +40,10 @@ type partState struct {
 	delayUntil time.Time
 	oorStreak  int // OFFSET_OUT_OF_RANGE answers sent back to Truncating in a row
 	refusals   int // leader refusals in a row (fetcher.retryLater)
+
+	// The fetcher's lists the state is in (track.go), and gone once it is
+	// no longer its partition's state (replaced or removed).
+	queued, delayed, inTruncs, gone bool
 }
 
 func newPartState(t Target) *partState {
@@ -124,10 +130,11 @@ const (
 	actTruncate               // back to Truncating
 	actResetTo                // TruncateFullyAndStartAt(offset), keep fetching
 	actDelay                  // back off the partition, same phase
+	actFence                  // stop fetching until re-targeted
 )
 
 func (a action) String() string {
-	return [...]string{"append", "truncate", "reset", "delay"}[a]
+	return [...]string{"append", "truncate", "reset", "delay", "fence"}[a]
 }
 
 // fetchAction classifies a partition's Fetch answer for a log ending at leo.
@@ -145,8 +152,12 @@ func fetchAction(p *kmsg.FetchResponseTopicPartition, leo int64) (action, int64)
 			return actResetTo, p.LogStartOffset
 		}
 		return actTruncate, 0
+	case kerr.FencedLeaderEpoch.Code:
+		// Our epoch is older than the leader's: only a newer LeaderAndIsr
+		// helps.
+		return actFence, 0
 	default:
-		// FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER,
+		// UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER,
 		// UNKNOWN_TOPIC_OR_PARTITION, storage errors...: a newer
 		// LeaderAndIsr re-targets us; until then, retry later.
 		return actDelay, 0

@@ -92,7 +92,7 @@ func TestFetchAction(t *testing.T) {
 		{"out of range below leader start", part(kerr.OffsetOutOfRange.Code, 20, -1, -1), 5, actResetTo, 20},
 		{"out of range above leader end", part(kerr.OffsetOutOfRange.Code, 0, -1, -1), 50, actTruncate, 0},
 		{"out of range, leader start unknown", part(kerr.OffsetOutOfRange.Code, -1, -1, -1), 5, actTruncate, 0},
-		{"fenced", part(kerr.FencedLeaderEpoch.Code, -1, -1, -1), 5, actDelay, 0},
+		{"fenced", part(kerr.FencedLeaderEpoch.Code, -1, -1, -1), 5, actFence, 0},
 		{"unknown epoch", part(kerr.UnknownLeaderEpoch.Code, -1, -1, -1), 5, actDelay, 0},
 		{"not leader", part(kerr.NotLeaderForPartition.Code, -1, -1, -1), 5, actDelay, 0},
 		{"unknown partition", part(kerr.UnknownTopicOrPartition.Code, -1, -1, -1), 5, actDelay, 0},

@@ -25,6 +25,7 @@ const unknownOffset = -1
 
 // follower is what the leader knows of one follower replica.
 type follower struct {
+	id               int32
 	leo              int64     // fetch offset of its last fetch; unknownOffset before
 	lastFetchLEO     int64     // the leader's LEO at its previous fetch
 	lastFetchTime    time.Time // zero before the first fetch
@@ -35,8 +36,8 @@ type follower struct {
 	clock *FetchClock
 }
 
-func newFollower() *follower {
-	return &follower{leo: unknownOffset, lastFetchLEO: unknownOffset}
+func newFollower(id int32) follower {
+	return follower{id: id, leo: unknownOffset, lastFetchLEO: unknownOffset}
 }
 
 // fetched records a fetch at fetchOffset (the follower's LEO) made at now
@@ -59,7 +60,8 @@ func (f *follower) fetched(fetchOffset, leaderLEO int64, now time.Time) {
 // fetch (at oldLEO) and its last caught-up time, as if each had been
 // recorded with fetched.
 func (ls *leaderState) leoAdvanced(oldLEO int64) {
-	for _, f := range ls.followers {
+	for i := range ls.followers {
+		f := &ls.followers[i]
 		if f.clock == nil || f.leo != oldLEO {
 			continue
 		}
@@ -91,8 +93,8 @@ type leaderState struct {
 	replicas       []int32 // assignment; empty for a partition hosted by Ensure
 	isr            []int32 // committed ISR
 	pending        *ISRProposal
-	followers      map[int32]*follower
-	epochStart     int64 // first offset of the current leader epoch
+	followers      []follower // one per assigned replica but the leader, fixed while leading
+	epochStart     int64      // first offset of the current leader epoch
 }
 
 // newLeaderState starts leading st at now, the log end offset being
@@ -104,30 +106,40 @@ func newLeaderState(st State, leaderLEO int64, prev *leaderState, now time.Time)
 	ls := &leaderState{
 		self: st.Leader, leaderEpoch: st.LeaderEpoch, partitionEpoch: st.PartitionEpoch,
 		replicas: slices.Clone(st.Replicas), isr: slices.Clone(st.ISR),
-		followers: map[int32]*follower{}, epochStart: leaderLEO,
+		epochStart: leaderLEO,
+	}
+	if len(st.Replicas) > 1 {
+		ls.followers = make([]follower, 0, len(st.Replicas)-1)
 	}
 	for _, id := range st.Replicas {
-		if id == st.Leader {
+		if id == st.Leader || ls.follower(id) != nil {
 			continue
 		}
-		f := newFollower()
+		f := newFollower(id)
 		if old := prev.follower(id); old != nil {
 			f.leo, f.lastFetchLEO, f.lastFetchTime = old.leo, leaderLEO, now
 		}
 		if slices.Contains(st.ISR, id) {
 			f.lastCaughtUpTime = now
 		}
-		ls.followers[id] = f
+		ls.followers = append(ls.followers, f)
 	}
 	return ls
 }
 
 // follower returns the state of replica id, nil if it is not a follower.
+// A replication factor is small: a scan beats a map, and costs no
+// allocation per partition led.
 func (ls *leaderState) follower(id int32) *follower {
 	if ls == nil {
 		return nil
 	}
-	return ls.followers[id]
+	for i := range ls.followers {
+		if ls.followers[i].id == id {
+			return &ls.followers[i]
+		}
+	}
+	return nil
 }
 
 // maximalISRSize is the size of the maximal ISR: the committed ISR united
@@ -171,7 +183,7 @@ func (ls *leaderState) highWatermark(leaderLEO int64) int64 {
 			if id == ls.self {
 				continue
 			}
-			f := ls.followers[id]
+			f := ls.follower(id)
 			if f == nil {
 				return unknownOffset
 			}
@@ -195,7 +207,7 @@ func (ls *leaderState) shrinkCandidates(leaderLEO int64, now time.Time, maxLag t
 		if id == ls.self {
 			continue
 		}
-		if f := ls.followers[id]; f == nil || !f.caughtUp(leaderLEO, now, maxLag) {
+		if f := ls.follower(id); f == nil || !f.caughtUp(leaderLEO, now, maxLag) {
 			out = append(out, id)
 		}
 	}
@@ -206,7 +218,7 @@ func (ls *leaderState) shrinkCandidates(leaderLEO int64, now time.Time, maxLag t
 // follower outside the committed ISR whose LEO reached both the HW and the
 // start of the current leader epoch (Kafka's isFollowerInSync).
 func (ls *leaderState) canExpand(id int32, hw int64) bool {
-	f := ls.followers[id]
+	f := ls.follower(id)
 	if f == nil || slices.Contains(ls.isr, id) {
 		return false
 	}

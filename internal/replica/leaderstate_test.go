@@ -23,13 +23,14 @@ func leading(isr []int32, epochStart int64) *leaderState {
 // withLEOs sets follower LEOs (-1 stays unknown).
 func withLEOs(ls *leaderState, leos map[int32]int64) *leaderState {
 	for id, leo := range leos {
-		ls.followers[id].leo = leo
+		ls.follower(id).leo = leo
 	}
 	return ls
 }
 
 func TestFollowerFetchState(t *testing.T) {
-	f := newFollower()
+	f := new(follower)
+	*f = newFollower(2)
 	steps := []struct {
 		name        string
 		fetchOffset int64
@@ -130,8 +131,8 @@ func TestShrinkCandidates(t *testing.T) {
 	if got := ls.shrinkCandidates(50, at(11), lag); !slices.Equal(got, []int32{2, 3}) {
 		t.Fatalf("never fetched past the lag time: %v, want [2 3]", got)
 	}
-	ls.followers[2].fetched(50, 50, at(5)) // caught up at 5s
-	ls.followers[3].fetched(40, 50, at(5)) // behind
+	ls.follower(2).fetched(50, 50, at(5)) // caught up at 5s
+	ls.follower(3).fetched(40, 50, at(5)) // behind
 	if got := ls.shrinkCandidates(60, at(14), lag); !slices.Equal(got, []int32{3}) {
 		t.Fatalf("at 14s: %v, want [3]", got)
 	}
@@ -280,7 +281,7 @@ func TestNewLeaderStateReset(t *testing.T) {
 		{"new leader", fresh, -1, -1, at(5), time.Time{}, -1},
 		{"re-elected leader", reelected, 8, 6, at(5), time.Time{}, 10},
 	} {
-		f2, f3 := c.ls.followers[2], c.ls.followers[3]
+		f2, f3 := c.ls.follower(2), c.ls.follower(3)
 		if f2.leo != c.leo2 || f3.leo != c.leo3 || !f2.lastCaughtUpTime.Equal(c.caught2) ||
 			!f3.lastCaughtUpTime.Equal(c.caught3) || f2.lastFetchLEO != c.fetchLEO2 {
 			t.Errorf("%s: f2 %+v f3 %+v", c.name, *f2, *f3)
@@ -298,12 +299,12 @@ func TestNewLeaderStateReset(t *testing.T) {
 func TestImplicitSessionFetches(t *testing.T) {
 	ls := withLEOs(leading([]int32{1, 2, 3}, 0), map[int32]int64{2: 10, 3: 10})
 	c := &FetchClock{}
-	ls.followers[2].fetched(10, 10, at(1))
-	ls.followers[2].clock = c
-	ls.followers[3].fetched(10, 10, at(1)) // sessionless
+	ls.follower(2).fetched(10, 10, at(1))
+	ls.follower(2).clock = c
+	ls.follower(3).fetched(10, 10, at(1)) // sessionless
 	c.Fetched(at(20))
 	ls.leoAdvanced(10)
-	f2, f3 := ls.followers[2], ls.followers[3]
+	f2, f3 := ls.follower(2), ls.follower(3)
 	if !f2.lastCaughtUpTime.Equal(at(20)) || !f2.lastFetchTime.Equal(at(20)) || f2.lastFetchLEO != 10 {
 		t.Fatalf("session follower: caught up %v last fetch %v at LEO %d; want 20s, 20s, 10", f2.lastCaughtUpTime, f2.lastFetchTime, f2.lastFetchLEO)
 	}
@@ -347,4 +348,16 @@ func union(a, b []int32) []int32 {
 		}
 	}
 	return out
+}
+
+// The leader keeps one follower state per assigned replica but itself, even
+// when the assignment names one twice, and finds none for other ids.
+func TestLeaderStateFollowers(t *testing.T) {
+	ls := newLeaderState(State{Leader: 1, Replicas: []int32{2, 1, 3, 2}, ISR: []int32{1, 2}}, 0, nil, t0)
+	if len(ls.followers) != 2 || ls.follower(2) == nil || ls.follower(3) == nil || ls.follower(1) != nil || ls.follower(4) != nil {
+		t.Fatalf("followers %+v", ls.followers)
+	}
+	if ls.follower(2).lastCaughtUpTime != t0 || !ls.follower(3).lastCaughtUpTime.IsZero() {
+		t.Fatalf("caught up: ISR follower %v, other %v", ls.follower(2).lastCaughtUpTime, ls.follower(3).lastCaughtUpTime)
+	}
 }

@@ -98,13 +98,19 @@ func (m *Manager) RemoveMany(tps []storage.TopicPartition, deleteLog bool) error
 // cache and resets what the leader knows of its followers; a storage error
 // there fails the decision.
 func (m *Manager) Become(tp storage.TopicPartition, topicID [16]byte, cfg Config, st State) (*Partition, error) {
-	m.mu.Lock()
-	if p := m.parts[tp]; p != nil {
-		m.mu.Unlock() // apply waits for appends and may touch the log
-		if topicID != ([16]byte{}) && p.TopicID != ([16]byte{}) && p.TopicID != topicID {
-			return nil, fmt.Errorf("%w: %s has %x, request %x", ErrInconsistentTopicID, tp, p.TopicID, topicID)
+	// A hosted partition (the common case) needs only the read lock; apply
+	// waits for appends and may touch the log, so no lock is held then.
+	m.mu.RLock()
+	p := m.parts[tp]
+	m.mu.RUnlock()
+	if p == nil {
+		m.mu.Lock()
+		if p = m.parts[tp]; p != nil {
+			m.mu.Unlock()
 		}
-		return p, p.apply(st, m.now())
+	}
+	if p != nil {
+		return m.applyHosted(p, topicID, st)
 	}
 	defer m.mu.Unlock()
 	p, err := m.hostLocked(tp, topicID, cfg)
@@ -116,6 +122,24 @@ func (m *Manager) Become(tp storage.TopicPartition, topicID [16]byte, cfg Config
 	}
 	m.parts[tp] = p
 	return p, nil
+}
+
+// BecomeHosted is Become for p, which the caller found hosted (Get), without
+// looking it up again; if p stopped being hosted since, it is Become.
+func (m *Manager) BecomeHosted(p *Partition, topicID [16]byte, cfg Config, st State) (*Partition, error) {
+	if p.Detached() {
+		return m.Become(p.TP, topicID, cfg, st)
+	}
+	return m.applyHosted(p, topicID, st)
+}
+
+// applyHosted installs st on the hosted partition p after the topic id
+// check.
+func (m *Manager) applyHosted(p *Partition, topicID [16]byte, st State) (*Partition, error) {
+	if topicID != ([16]byte{}) && p.TopicID != ([16]byte{}) && p.TopicID != topicID {
+		return nil, fmt.Errorf("%w: %s has %x, request %x", ErrInconsistentTopicID, p.TP, p.TopicID, topicID)
+	}
+	return p, p.apply(st, m.now())
 }
 
 // hostLocked wraps tp's log (created if absent) in a new partition that

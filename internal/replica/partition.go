@@ -7,6 +7,7 @@ package replica
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/samsa-kafka/samsa/internal/record"
@@ -61,6 +62,8 @@ type Partition struct {
 	state   State
 	decided bool // state came from a controller decision
 	removed bool // no longer hosted (Manager.Remove)
+	// detached mirrors removed for readers holding no lock (Detached).
+	detached atomic.Bool
 
 	// lmu guards lead, non-nil while leading; taken after roleMu.
 	lmu  sync.Mutex
@@ -77,7 +80,7 @@ type Partition struct {
 // partition: the ISR is the leader alone, so the high watermark follows the
 // log end offset at each append.
 func newPartition(m *Manager, tp storage.TopicPartition, id [16]byte, l *storage.Log, cfg Config) *Partition {
-	return &Partition{TP: tp, TopicID: id, log: l, mgr: m, cfg: cfg, waiters: map[*Waiter]struct{}{},
+	return &Partition{TP: tp, TopicID: id, log: l, mgr: m, cfg: cfg,
 		lead: newLeaderState(State{}, 0, nil, time.Time{})}
 }
 
@@ -206,6 +209,9 @@ func (p *Partition) Log() *storage.Log { return p.log }
 // AddWaiter registers w to be woken by the next change.
 func (p *Partition) AddWaiter(w *Waiter) {
 	p.mu.Lock()
+	if p.waiters == nil { // most partitions never have a sessionless fetch waiting
+		p.waiters = map[*Waiter]struct{}{}
+	}
 	p.waiters[w] = struct{}{}
 	p.mu.Unlock()
 }

@@ -63,9 +63,15 @@ func (p *Partition) leadingLocked() bool { return p.state.Role == Leader && !p.r
 func (p *Partition) detach() {
 	p.roleMu.Lock()
 	p.removed = true
+	p.detached.Store(true)
 	p.roleMu.Unlock()
 	p.wakeAll()
 }
+
+// Detached reports whether the partition stopped being hosted
+// (Manager.Remove): a holder of the partition must look it up again, a new
+// partition may host it now.
+func (p *Partition) Detached() bool { return p.detached.Load() }
 
 // LeaderEpoch returns the leader epoch this broker knows (0 until a
 // controller decides).

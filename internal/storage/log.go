@@ -49,11 +49,23 @@ type Log struct {
 }
 
 func newLog(d *logDir, tp TopicPartition, cfg LogConfig, cache *fdCache, logger *slog.Logger) *Log {
-	l := &Log{tp: tp, dir: filepath.Join(d.path, tp.dirName()), cache: cache, log: logger, dirs: d, cfg: cfg.sane()}
+	l := &Log{tp: tp, dir: partitionDir(d.path, tp), cache: cache, log: logger, dirs: d, cfg: cfg.sane()}
 	l.recoveryPoint = d.recoveryPoints[tp]
 	l.needRecovery = !d.clean
 	l.hw.Store(d.hws[tp])
 	return l
+}
+
+// partitionDir is filepath.Join(dirPath, tp.dirName()), without cleaning
+// the joined path when dirPath is clean already (a partition's directory
+// name holds no separator and is neither "." nor ".."): 100k partitions
+// created at once spend noticeably in Clean otherwise.
+func partitionDir(dirPath string, tp TopicPartition) string {
+	name := tp.dirName()
+	if dirPath != "" && dirPath != "." && !os.IsPathSeparator(dirPath[len(dirPath)-1]) && filepath.Clean(dirPath) == dirPath {
+		return dirPath + string(filepath.Separator) + name
+	}
+	return filepath.Join(dirPath, name)
 }
 
 // TopicID returns the topic id from partition.metadata (zero if unknown).

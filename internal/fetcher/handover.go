@@ -1,0 +1,81 @@
+// handover: the changes of one AddPartitions or RemovePartitions call, grouped
+// by fetcher, so that each fetcher takes its lock once per call rather than
+// once per partition (a LeaderAndIsr moves thousands of partitions while
+// the fetchers' goroutines hold the same locks to build their requests).
+package fetcher
+
+import "github.com/samsa-kafka/samsa/internal/storage"
+
+type leaving struct {
+	leader int32
+	tps    []storage.TopicPartition
+}
+
+type joining struct {
+	leader int32
+	ts     []Target
+	n      int // targets named for leader (presize)
+}
+
+// handover lists, per source broker in order of first mention, the partitions
+// leaving its fetcher and the targets joining it. A call names few leaders,
+// so they are found by a linear scan.
+type handover struct {
+	removes []leaving
+	adds    []joining
+}
+
+func (b *handover) remove(leader int32, tp storage.TopicPartition) {
+	for i := range b.removes {
+		if b.removes[i].leader == leader {
+			b.removes[i].tps = append(b.removes[i].tps, tp)
+			return
+		}
+	}
+	b.removes = append(b.removes, leaving{leader: leader, tps: []storage.TopicPartition{tp}})
+}
+
+// presize sizes the lists of the leaders of ts for all their targets
+// (appending thousands of targets one by one costs as much as the rest).
+func (b *handover) presize(ts []Target) {
+	for _, t := range ts {
+		b.joining(t.Leader).n++
+	}
+	for i := range b.adds {
+		b.adds[i].ts = make([]Target, 0, b.adds[i].n)
+	}
+}
+
+// add lists t among the targets joining its leader's fetcher.
+func (b *handover) add(t Target) {
+	j := b.joining(t.Leader)
+	j.ts = append(j.ts, t)
+}
+
+func (b *handover) joining(leader int32) *joining {
+	for i := range b.adds {
+		if b.adds[i].leader == leader {
+			return &b.adds[i]
+		}
+	}
+	b.adds = append(b.adds, joining{leader: leader})
+	return &b.adds[len(b.adds)-1]
+}
+
+// lastTargets maps each partition of ts to the index of its last target,
+// or is nil when no partition is named twice (the common case: then every
+// target applies).
+func lastTargets(ts []Target) map[storage.TopicPartition]int {
+	seen := make(map[storage.TopicPartition]int, len(ts))
+	dup := false
+	for i, t := range ts {
+		if _, ok := seen[t.TP]; ok {
+			dup = true
+		}
+		seen[t.TP] = i
+	}
+	if !dup {
+		return nil
+	}
+	return seen
+}

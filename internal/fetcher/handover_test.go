@@ -1,0 +1,48 @@
+package fetcher
+
+import (
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/samsa-kafka/samsa/internal/storage"
+)
+
+// fetched lists, per source broker, the partitions its fetcher holds.
+func (m *Manager) fetched() map[int32][]int32 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[int32][]int32{}
+	for id, f := range m.fetchers {
+		f.mu.Lock()
+		for tp := range f.parts {
+			out[id] = append(out[id], tp.Partition)
+		}
+		f.mu.Unlock()
+		slices.Sort(out[id])
+	}
+	return out
+}
+
+// One AddPartitions call hands each fetcher its share at once: partitions
+// leave their old fetcher before joining the new one, a partition named
+// twice takes its last target, and a fetcher left without partitions stops.
+func TestAddPartitionsHandsOverPerFetcher(t *testing.T) {
+	// No leader address: the fetchers only back off, never fetch.
+	m := NewManager(Config{NodeID: followerID, Backoff: time.Hour})
+	t.Cleanup(m.Close)
+	logs := []*fakeLog{{}, {}, {}}
+	m.AddPartitions([]Target{target(tpN(0), 1, 1, logs[0]), target(tpN(1), 1, 1, logs[1]), target(tpN(0), 2, 1, logs[0])})
+	if got, want := m.fetched(), map[int32][]int32{1: {1}, 2: {0}}; !maps.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("after the first call: %v, want %v", got, want)
+	}
+	m.AddPartitions([]Target{target(tpN(1), 2, 2, logs[1]), target(tpN(2), 2, 1, logs[2]), target(tpN(0), -1, 2, logs[0])})
+	if got, want := m.fetched(), map[int32][]int32{2: {1, 2}}; !maps.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("after moving 1 and dropping 0 (no leader): %v, want %v", got, want)
+	}
+	m.RemovePartitions([]storage.TopicPartition{tpN(1), tpN(2), tpN(2)})
+	if got := m.fetched(); len(got) != 0 || m.fetcherCount() != 0 {
+		t.Fatalf("after removing every partition: %v, %d fetchers", got, m.fetcherCount())
+	}
+}
