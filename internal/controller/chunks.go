@@ -41,6 +41,10 @@ func (c *Controller) writeStates(ctx context.Context, updates []stateUpdate) (co
 		return nil, nil
 	}
 	conflict = make([]bool, len(updates))
+	if c.staged != nil {
+		c.staged.add(c.ctx, updates)
+		return conflict, nil
+	}
 	var order []chunkID
 	members := map[chunkID][]int{}
 	for i, u := range updates {
@@ -174,4 +178,64 @@ func (cx *Context) topicChunks(topic string) []chunkID {
 		}
 	}
 	return out
+}
+
+// stagedWrites holds the state changes of an event that writes its chunks
+// once at its end (controlled shutdown: the elections and the ISR
+// removals rewrite the same chunks). The context takes each change at
+// once, so later steps of the event see it; flushStaged writes every
+// touched chunk from the context.
+type stagedWrites struct {
+	touched map[chunkID]bool
+	order   []chunkID
+}
+
+func (s *stagedWrites) add(cx *Context, updates []stateUpdate) {
+	for _, u := range updates {
+		cx.setState(u.TP, u.State)
+		if id := chunkOf(u.TP); !s.touched[id] {
+			s.touched[id] = true
+			s.order = append(s.order, id)
+		}
+	}
+}
+
+// stageWrites starts staging.
+func (c *Controller) stageWrites() { c.staged = &stagedWrites{touched: map[chunkID]bool{}} }
+
+// flushStaged writes the staged chunks, each conditional on its version.
+// A chunk someone else wrote meanwhile is re-read (its staged changes are
+// lost) and conflicted is true: the caller decides again; wrote says
+// whether any chunk was written. On an error the staged chunks are
+// re-read, so the context does not keep what was not written.
+func (c *Controller) flushStaged(ctx context.Context) (conflicted, wrote bool, err error) {
+	s := c.staged
+	c.staged = nil
+	if s == nil || len(s.order) == 0 {
+		return false, false, nil
+	}
+	writes := make([]metadata.ChunkWrite, len(s.order))
+	buf := make([]byte, 0, len(s.order)*metadata.StateChunkSize*28)
+	for j, id := range s.order {
+		start := len(buf)
+		buf = c.appendChunk(buf, id, nil, nil, nil)
+		writes[j] = metadata.ChunkWrite{Topic: id.topic, Chunk: id.chunk, Version: c.ctx.chunkVer[id], Value: buf[start:len(buf):len(buf)]}
+	}
+	results, err := c.md.WriteChunks(ctx, c.ctx.fence, writes)
+	for j, id := range s.order {
+		switch {
+		case err == nil && results[j].Written:
+			c.ctx.chunkVer[id], wrote = results[j].Version, true
+		case err == nil:
+			conflicted = true
+			c.stateChange("partition state version conflict; re-reading", "chunk", id.chunk, "topic", id.topic,
+				"chunk_version", c.ctx.chunkVer[id])
+			fallthrough
+		default:
+			if rerr := c.rereadChunk(ctx, TP{Topic: id.topic, Partition: id.chunk * metadata.StateChunkSize}); rerr != nil && err == nil {
+				err = rerr
+			}
+		}
+	}
+	return conflicted, wrote, err
 }

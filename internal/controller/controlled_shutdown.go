@@ -23,8 +23,9 @@ package controller
 //     to it, and it leaves the ISR (leader epoch + 1, LeaderAndIsr to the
 //     other replicas).
 //
-// Elections and ISR removals are written with batched conditional writes
-// (WriteStates), and every request goes out in one batch: LeaderAndIsr to
+// Elections and ISR removals are staged and their state chunks written
+// once, conditionally (a conflict re-reads and decides again), and every
+// request goes out in one batch: LeaderAndIsr to
 // the replicas of the changed partitions, UpdateMetadata to every live
 // broker, StopReplica to the shutting-down broker. The answer lists the
 // partitions the broker still leads (RemainingPartitions, RF 1 ones
@@ -67,6 +68,10 @@ func controlledShutdownError(req *kmsg.ControlledShutdownRequest, code int16) *k
 	return resp
 }
 
+// maxStagedAttempts bounds how often a controlled shutdown decides again
+// after a version conflict.
+const maxStagedAttempts = 3
+
 // unknownBrokerEpoch in a request skips the broker epoch check (v0–1).
 const unknownBrokerEpoch = -1
 
@@ -93,17 +98,43 @@ func (c *Controller) onControlledShutdown(ctx context.Context, e ControlledShutd
 	c.shutting[id] = true
 	c.stateChange("shutting down broker", "broker", id, "shutting_down", sortedIDs(c.shutting))
 
-	led, followed := c.partitionsToMove(id)
-	b := newBatch()
-	err := c.changePartitions(ctx, b, led, OnlinePartition, ControlledShutdownElection)
-	if err == nil {
-		err = c.changeReplicas(ctx, b, followed, OfflineReplica)
+	var led []TP
+	var followed []replicaKey
+	var err error
+	// The elections and the ISR removals rewrite the same state chunks:
+	// they are staged and written once. A chunk written by someone else
+	// meanwhile is re-read and everything is decided again (the handling
+	// is idempotent); what was written is told all the same.
+	for attempt := 1; ; attempt++ {
+		led, followed = c.partitionsToMove(id)
+		b := newBatch()
+		c.stageWrites()
+		err = c.changePartitions(ctx, b, led, OnlinePartition, ControlledShutdownElection)
+		if err == nil {
+			err = c.changeReplicas(ctx, b, followed, OfflineReplica)
+		}
+		conflicted, wrote, ferr := c.flushStaged(ctx)
+		if err == nil {
+			err = ferr
+		}
+		if err == nil && conflicted && attempt < maxStagedAttempts {
+			if wrote {
+				c.send(b) // built from the context: written states, and re-read ones
+			}
+			continue
+		}
+		if err == nil && conflicted {
+			err = errors.New("controller: controlled shutdown: state chunks kept changing")
+		}
+		if !errors.Is(err, metadata.ErrControllerMoved) {
+			c.send(b) // what was decided before a failure is told all the same
+		}
+		break
 	}
 	if errors.Is(err, metadata.ErrControllerMoved) {
 		e.Reply(controlledShutdownError(req, kerr.NotController.Code))
 		return err
 	}
-	c.send(b) // what was decided before a failure is told all the same
 	if err != nil {
 		e.Reply(controlledShutdownError(req, kerr.UnknownServerError.Code))
 		return err

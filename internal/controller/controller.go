@@ -55,6 +55,7 @@ type Controller struct {
 	// the revision it reflects, and the revision of an election won but
 	// not yet acted on (0: none).
 	warm            *Context
+	staged          *stagedWrites // chunks.go: set while an event stages its writes
 	warmRev         int64
 	pendingFailover int64
 	deleting        map[string]bool
