@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -64,6 +65,19 @@ func adminClients(b *testing.B, broker *Broker, n int) []*kadm.Client {
 	return out
 }
 
+// envInt is the positive integer in environment variable name, or def.
+func envInt(b *testing.B, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a positive integer", name, s)
+	}
+	return n
+}
+
 func loadAvg() string {
 	b, _ := os.ReadFile("/proc/loadavg")
 	return strings.Join(strings.Fields(string(b))[:3], " ")
@@ -71,19 +85,22 @@ func loadAvg() string {
 
 // BenchmarkCreate100kPartitions: 100 topics × 1000 partitions, RF 3, on 3
 // brokers in this process (real logs on disk, one embedded etcd), through
-// CreateTopics of 5 topics each from 4 clients at a time; a topic counts when
-// its leaders are in the metadata.
+// CreateTopics of 25 topics each from 4 clients at a time
+// (SAMSA_CREATE_BATCH and SAMSA_CREATE_CLIENTS change both); a topic
+// counts when its leaders are in the metadata.
 //
 //	go test ./internal/broker -run '^$' -bench Create100k -benchtime 1x
 func BenchmarkCreate100kPartitions(b *testing.B) {
+	clients, batch := envInt(b, "SAMSA_CREATE_CLIENTS", 4), envInt(b, "SAMSA_CREATE_BATCH", 25)
 	for range b.N {
 		brokers := startCluster(b, 3, nil)
-		adms := adminClients(b, controllerOf(b, brokers), 4)
+		adms := adminClients(b, controllerOf(b, brokers), clients)
 		start := time.Now()
-		createTopicsConcurrently(b, adms, "bench", 100, 1000, 5)
+		createTopicsConcurrently(b, adms, "bench", 100, 1000, batch)
 		took := time.Since(start)
 		b.ReportMetric(100_000/took.Seconds(), "partitions/s")
-		b.Logf("created 100000 partitions (300000 replicas) in %v; load average %s", took.Round(time.Millisecond), loadAvg())
+		b.Logf("created 100000 partitions (300000 replicas) in %v, %d clients with %d topics per CreateTopics; load average %s",
+			took.Round(time.Millisecond), clients, batch, loadAvg())
 	}
 }
 
