@@ -37,6 +37,8 @@ type Context struct {
 	// A standby's state chunks not decoded yet (standby.go): the latest
 	// value of each, folded in when it takes over.
 	rawChunks map[chunkID]metastore.KV
+	// States under an earlier build's per-partition keys (legacy.go).
+	legacy map[TP]metadata.LeaderAndIsr
 	partState partTable[PartitionState]
 	replicaSt replicaTable
 	um        map[string]*umTopic // UpdateMetadata bodies per topic
@@ -56,6 +58,7 @@ func newContext() *Context {
 		states:      newPartTable[metadata.LeaderAndIsr](),
 		chunkVer:    map[chunkID]int64{},
 		rawChunks:   map[chunkID]metastore.KV{},
+		legacy:      map[TP]metadata.LeaderAndIsr{},
 		partState:   newPartTable[PartitionState](),
 		replicaSt:   newReplicaTable(),
 		um:          map[string]*umTopic{},

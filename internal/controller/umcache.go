@@ -81,6 +81,11 @@ func (c *Context) delTopic(name string) {
 			delete(c.rawChunks, id)
 		}
 	}
+	for tp := range c.legacy {
+		if tp.Topic == name {
+			delete(c.legacy, tp)
+		}
+	}
 	if t := c.topics[name]; t != nil && c.byID[t.id] == name {
 		delete(c.byID, t.id)
 	}

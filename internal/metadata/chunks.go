@@ -185,3 +185,13 @@ func (s *scanner) stateRows() []StateEntry {
 	}
 	return out
 }
+
+// DecodeLegacyState reads a per-partition state document of Kafka's layout
+// ({"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1,2,3]}).
+func DecodeLegacyState(b []byte) (LeaderAndIsr, error) {
+	var s LeaderAndIsr
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("metadata: partition state: %w", err)
+	}
+	return s, nil
+}

@@ -176,6 +176,10 @@ type TopicState struct {
 	AssignmentVersion int64
 	States            map[int32]LeaderAndIsr
 	ChunkVersions     map[int32]int64
+	// Legacy holds the states found under per-partition keys (an earlier
+	// build's layout); States has them too unless a chunk holds the
+	// partition.
+	Legacy map[int32]LeaderAndIsr
 }
 
 // LoadTopics reads every topic assignment and partition state in one
@@ -189,7 +193,8 @@ func (c *Client) LoadTopics(ctx context.Context) (map[string]*TopicState, int64,
 	get := func(name string) *TopicState {
 		t := topics[name]
 		if t == nil {
-			t = &TopicState{Name: name, States: map[int32]LeaderAndIsr{}, ChunkVersions: map[int32]int64{}}
+			t = &TopicState{Name: name, States: map[int32]LeaderAndIsr{}, ChunkVersions: map[int32]int64{},
+				Legacy: map[int32]LeaderAndIsr{}}
 			topics[name] = t
 		}
 		return t
@@ -199,9 +204,15 @@ func (c *Client) LoadTopics(ctx context.Context) (map[string]*TopicState, int64,
 			return nil, 0, err
 		}
 	}
-	for name, t := range topics { // states left behind by a topic whose assignment is gone
-		if t.AssignmentVersion == 0 {
+	for name, t := range topics {
+		if t.AssignmentVersion == 0 { // states left behind by a topic whose assignment is gone
 			delete(topics, name)
+			continue
+		}
+		for p, st := range t.Legacy {
+			if _, inChunk := t.States[p]; !inChunk {
+				t.States[p] = st
+			}
 		}
 	}
 	return topics, rev, nil
@@ -209,6 +220,14 @@ func (c *Client) LoadTopics(ctx context.Context) (map[string]*TopicState, int64,
 
 // ApplyTopicsKV folds one key under TopicsPrefix into topic states.
 func ApplyTopicsKV(get func(string) *TopicState, kv metastore.KV) error {
+	if topic, p, ok := ParseLegacyStateKey(kv.Key); ok {
+		st, err := DecodeLegacyState(kv.Value)
+		if err != nil {
+			return fmt.Errorf("%s: %w", kv.Key, err)
+		}
+		get(topic).Legacy[p] = st
+		return nil
+	}
 	topic, chunk, ok := ParseTopicsKey(kv.Key)
 	if !ok {
 		return nil
