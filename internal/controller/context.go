@@ -38,7 +38,7 @@ type Context struct {
 	// value of each, folded in when it takes over.
 	rawChunks map[chunkID]metastore.KV
 	// States under an earlier build's per-partition keys (legacy.go).
-	legacy map[TP]metadata.LeaderAndIsr
+	legacy    map[TP]metadata.LeaderAndIsr
 	partState partTable[PartitionState]
 	replicaSt replicaTable
 	um        map[string]*umTopic // UpdateMetadata bodies per topic
