@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/samsa-kafka/samsa/internal/metadata"
-	"github.com/samsa-kafka/samsa/internal/metastore"
 )
 
 // TP names a partition.
@@ -34,9 +33,6 @@ type Context struct {
 	byID        map[metadata.TopicID]string // topic names by id (setTopic/delTopic)
 	states      partTable[metadata.LeaderAndIsr]
 	chunkVer    map[chunkID]int64 // version of each state chunk (chunks.go)
-	// A standby's state chunks not decoded yet (standby.go): the latest
-	// value of each, folded in when it takes over.
-	rawChunks map[chunkID]metastore.KV
 	// States under an earlier build's per-partition keys (legacy.go).
 	legacy    map[TP]metadata.LeaderAndIsr
 	partState partTable[PartitionState]
@@ -57,7 +53,6 @@ func newContext() *Context {
 		byID:        map[metadata.TopicID]string{},
 		states:      newPartTable[metadata.LeaderAndIsr](),
 		chunkVer:    map[chunkID]int64{},
-		rawChunks:   map[chunkID]metastore.KV{},
 		legacy:      map[TP]metadata.LeaderAndIsr{},
 		partState:   newPartTable[PartitionState](),
 		replicaSt:   newReplicaTable(),

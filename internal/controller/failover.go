@@ -20,7 +20,6 @@ func (c *Controller) onControllerFailover(ctx context.Context) error {
 	}
 	cx := c.warm
 	if cx != nil {
-		c.applyRawChunks(cx)
 		cx.adoptLegacy()
 	}
 	if cx == nil {

@@ -148,20 +148,11 @@ func (c *Controller) applyTopicsEvent(cx *Context, ev metastore.Event) *metastor
 	}
 	if chunk >= 0 {
 		id := chunkID{topic, chunk}
-		if cx.chunkVer[id] >= ev.KV.Version || cx.rawChunks[id].Version >= ev.KV.Version {
+		if cx.chunkVer[id] >= ev.KV.Version {
 			return nil // an echo of something we already hold, or older
 		}
 		if ev.Type == metastore.EventDelete {
-			delete(cx.rawChunks, id)
 			cx.replaceChunk(id, nil, 0)
-			return nil
-		}
-		if c.ctx == nil {
-			// A standby keeps the latest value and decodes it when it
-			// takes over: the active controller rewrites every chunk of a
-			// broker's partitions when it fails, and decoding each write
-			// here would compete with it for the cores.
-			cx.rawChunks[id] = ev.KV
 			return nil
 		}
 		c.applyChunk(cx, id, ev.KV)
@@ -196,12 +187,4 @@ func (c *Controller) applyChunk(cx *Context, id chunkID, kv metastore.KV) {
 		return
 	}
 	cx.replaceChunk(id, es, kv.Version)
-}
-
-// applyRawChunks decodes the chunks a standby kept undecoded.
-func (c *Controller) applyRawChunks(cx *Context) {
-	for id, kv := range cx.rawChunks {
-		c.applyChunk(cx, id, kv)
-	}
-	clear(cx.rawChunks)
 }

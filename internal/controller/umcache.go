@@ -76,11 +76,6 @@ func (c *Context) delTopic(name string) {
 	for _, id := range c.topicChunks(name) {
 		delete(c.chunkVer, id)
 	}
-	for id := range c.rawChunks {
-		if id.topic == name {
-			delete(c.rawChunks, id)
-		}
-	}
 	for tp := range c.legacy {
 		if tp.Topic == name {
 			delete(c.legacy, tp)
