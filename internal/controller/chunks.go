@@ -45,15 +45,28 @@ func (c *Controller) writeStates(ctx context.Context, updates []stateUpdate) (co
 		c.staged.add(c.ctx, updates)
 		return conflict, nil
 	}
+	// Updates come mostly sorted: a chunk's updates are then one run, and
+	// only a chunk met again after others needs the map.
 	var order []chunkID
 	members := map[chunkID][]int{}
-	for i, u := range updates {
-		id := chunkOf(u.TP)
-		if _, seen := members[id]; !seen {
-			order = append(order, id)
+	var last chunkID
+	var run []int
+	flush := func() {
+		if run != nil {
+			if _, seen := members[last]; !seen {
+				order = append(order, last)
+			}
+			members[last] = append(members[last], run...)
 		}
-		members[id] = append(members[id], i)
 	}
+	for i, u := range updates {
+		if id := chunkOf(u.TP); run == nil || id != last {
+			flush()
+			last, run = id, make([]int, 0, 16)
+		}
+		run = append(run, i)
+	}
+	flush()
 	writes := make([]metadata.ChunkWrite, len(order))
 	// The chunks' documents, one after the other (about 25 bytes a state).
 	buf := make([]byte, 0, len(order)*metadata.StateChunkSize*28)

@@ -38,6 +38,9 @@ type Context struct {
 	partState partTable[PartitionState]
 	replicaSt replicaTable
 	um        map[string]*umTopic // UpdateMetadata bodies per topic
+	// umTopic's last lookup.
+	lastUMName string
+	lastUM     *umTopic
 }
 
 type replicaKey struct {

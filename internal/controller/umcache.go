@@ -86,17 +86,24 @@ func (c *Context) delTopic(name string) {
 	}
 	delete(c.topics, name)
 	delete(c.um, name)
+	if c.lastUMName == name {
+		c.lastUMName, c.lastUM = "", nil
+	}
 	c.states.dropTopic(name)
 	c.partState.dropTopic(name)
 	c.replicaSt.parts.dropTopic(name)
 }
 
 func (c *Context) umTopic(name string) *umTopic {
+	if c.lastUM != nil && c.lastUMName == name {
+		return c.lastUM
+	}
 	t := c.um[name]
 	if t == nil {
 		t = &umTopic{}
 		c.um[name] = t
 	}
+	c.lastUMName, c.lastUM = name, t
 	return t
 }
 
