@@ -83,7 +83,7 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 		c.cache.CheckEpochs(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch))
 	topics := leaderAndIsrTopics(req)
 	parts := c.lisrParts(topics)
-	cfgs := map[string]topicCfg{}
+	cfgs := &topicCfgs{}
 	if resp.ErrorCode == 0 {
 		c.createLogs(ctx, parts, cfgs)
 		// Partitions this broker is about to lead stop fetching first
@@ -91,7 +91,7 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 		c.removeFetchers(c.newLeaders(parts))
 	}
 	var leaders, followers int
-	var follow []fetcher.Target
+	follow := make([]fetcher.Target, 0, followTargets(parts, c.nodeID)) // thousands: no regrowth
 	var unfollow []storage.TopicPartition
 	if req.Version >= 5 {
 		resp.Topics = make([]kmsg.LeaderAndISRResponseTopic, 0, len(topics))
@@ -149,6 +149,18 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 	return resp
 }
 
+// followTargets bounds the partitions of parts that may be handed to a
+// fetcher: those of this broker led by another one.
+func followTargets(parts []lisrPart, self int32) int {
+	n := 0
+	for i := range parts {
+		if l := parts[i].ps.Leader; parts[i].mine && l >= 0 && l != self {
+			n++
+		}
+	}
+	return n
+}
+
 func (c *controlPlane) removeFetchers(tps []storage.TopicPartition) {
 	if c.fetchers != nil && len(tps) > 0 {
 		c.fetchers.RemovePartitions(tps)
@@ -177,11 +189,37 @@ type topicCfg struct {
 	err error
 }
 
+// topicCfgs are the topic configurations resolved for one request; the
+// last one is at hand without hashing its topic's name (a request lists
+// partitions topic by topic).
+type topicCfgs struct {
+	byTopic map[string]*topicCfg
+	last    string
+	lastCfg *topicCfg
+}
+
+func (t *topicCfgs) get(ctx context.Context, c *controlPlane, topic string) *topicCfg {
+	if t.lastCfg != nil && t.last == topic {
+		return t.lastCfg
+	}
+	tc := t.byTopic[topic]
+	if tc == nil {
+		r := c.resolveConfig(ctx, topic)
+		tc = &r
+		if t.byTopic == nil {
+			t.byTopic = map[string]*topicCfg{}
+		}
+		t.byTopic[topic] = tc
+	}
+	t.last, t.lastCfg = topic, tc
+	return tc
+}
+
 // become applies one partition state and returns its error code and, on
 // success, the partition. It allocates nothing on the common paths: the
 // logger with the partition's attributes is built only when something is
 // logged.
-func (c *controlPlane) become(ctx context.Context, lp *lisrPart, cfgs map[string]topicCfg, ctrlEpoch int32) (int16, *replica.Partition) {
+func (c *controlPlane) become(ctx context.Context, lp *lisrPart, cfgs *topicCfgs, ctrlEpoch int32) (int16, *replica.Partition) {
 	ps, tp := lp.ps, lp.tp
 	log := func() *slog.Logger {
 		return c.log.With("partition", tp.String(), "controller_epoch", ctrlEpoch, "leader_epoch", ps.LeaderEpoch)
@@ -191,14 +229,8 @@ func (c *controlPlane) become(ctx context.Context, lp *lisrPart, cfgs map[string
 		return kerr.UnknownTopicOrPartition.Code, nil
 	}
 	var cfg replica.Config
-	if lp.hosted != nil {
-		cfg = lp.hosted.Config()
-	} else {
-		tc, ok := cfgs[tp.Topic]
-		if !ok {
-			tc = c.resolveConfig(ctx, tp.Topic)
-			cfgs[tp.Topic] = tc
-		}
+	if lp.hosted == nil { // a hosted partition keeps its config
+		tc := cfgs.get(ctx, c, tp.Topic)
 		if tc.err != nil {
 			log().Error("cannot resolve topic config", "err", tc.err)
 			return kerr.UnknownServerError.Code, nil
@@ -214,9 +246,9 @@ func (c *controlPlane) become(ctx context.Context, lp *lisrPart, cfgs map[string
 	var p *replica.Partition
 	var err error
 	if lp.hosted != nil {
-		p, err = c.replicas.BecomeHosted(lp.hosted, lp.id, cfg, st)
+		p, err = c.replicas.BecomeHosted(lp.hosted, lp.id, st)
 	} else {
-		p, err = c.replicas.Become(tp, lp.id, cfg, st)
+		p, err = c.replicas.BecomeWithLog(tp, lp.id, cfg, st, lp.log)
 	}
 	switch {
 	case err == nil:

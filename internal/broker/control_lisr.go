@@ -3,9 +3,12 @@ package broker
 // The per-request passes of a LeaderAndIsr before each partition's role is
 // applied (control.go): the request's partition states are flattened once,
 // each with the partition this broker already hosts (one look-up per
-// partition for the whole request); the logs of newly hosted partitions are
-// created in one storage batch; and the partitions this broker is about to
-// lead are listed, for their fetchers to stop first.
+// partition for the whole request, under one lock, each topic's table found
+// once per run of its partitions: replica.Manager.Lookup); the logs of newly
+// hosted partitions are created in one storage batch and kept with their
+// partition state, to be hosted without another look-up; and the
+// partitions this broker is about to lead are listed, for their fetchers to
+// stop first.
 
 import (
 	"context"
@@ -26,6 +29,7 @@ type lisrPart struct {
 	ps     *kmsg.LeaderAndISRRequestTopicPartition
 	mine   bool               // this broker is among the replicas
 	hosted *replica.Partition // nil: not hosted here yet
+	log    *storage.Log       // of a partition not hosted yet, once created (createLogs)
 }
 
 // lisrParts flattens req's partition states, in request order.
@@ -35,48 +39,53 @@ func (c *controlPlane) lisrParts(topics []kmsg.LeaderAndISRRequestTopicState) []
 		n += len(ts.PartitionStates)
 	}
 	out := make([]lisrPart, 0, n)
-	for ti := range topics {
-		ts := &topics[ti]
-		for i := range ts.PartitionStates {
-			ps := &ts.PartitionStates[i]
-			tp := storage.TopicPartition{Topic: ts.Topic, Partition: ps.Partition}
-			lp := lisrPart{tp: tp, id: ts.TopicID, ps: ps, mine: slices.Contains(ps.Replicas, c.nodeID)}
-			if lp.mine {
-				lp.hosted = c.replicas.Get(tp)
+	c.replicas.Lookup(func(hosted func(storage.TopicPartition) *replica.Partition) {
+		for ti := range topics {
+			ts := &topics[ti]
+			for i := range ts.PartitionStates {
+				ps := &ts.PartitionStates[i]
+				tp := storage.TopicPartition{Topic: ts.Topic, Partition: ps.Partition}
+				lp := lisrPart{tp: tp, id: ts.TopicID, ps: ps, mine: slices.Contains(ps.Replicas, c.nodeID)}
+				if lp.mine {
+					lp.hosted = hosted(tp)
+				}
+				out = append(out, lp)
 			}
-			out = append(out, lp)
 		}
-	}
+	})
 	return out
 }
 
 // createLogs creates the logs of every partition this request makes this
-// broker host for the first time, in one storage batch; failures are left
-// to the per-partition pass, which reports them.
-func (c *controlPlane) createLogs(ctx context.Context, parts []lisrPart, cfgs map[string]topicCfg) {
+// broker host for the first time, in one storage batch, and notes each in
+// its lisrPart; failures are left to the per-partition pass, which reports
+// them.
+func (c *controlPlane) createLogs(ctx context.Context, parts []lisrPart, cfgs *topicCfgs) {
 	var reqs []storage.CreateRequest
+	var at []int // index in parts of each of reqs
 	for i := range parts {
 		lp := &parts[i]
 		if !lp.mine || lp.hosted != nil {
 			continue
 		}
-		tc, ok := cfgs[lp.tp.Topic]
-		if !ok {
-			tc = c.resolveConfig(ctx, lp.tp.Topic)
-			cfgs[lp.tp.Topic] = tc
-		}
-		if tc.err == nil {
+		if tc := cfgs.get(ctx, c, lp.tp.Topic); tc.err == nil {
 			if reqs == nil {
-				reqs = make([]storage.CreateRequest, 0, len(parts)-i)
+				reqs, at = make([]storage.CreateRequest, 0, len(parts)-i), make([]int, 0, len(parts)-i)
 			}
 			reqs = append(reqs, storage.CreateRequest{TopicPartition: lp.tp, TopicID: lp.id, Config: tc.cfg.Log})
+			at = append(at, i)
 		}
 	}
 	if len(reqs) == 0 {
 		return
 	}
-	if err := c.replicas.CreateLogs(reqs); err != nil {
+	logs, err := c.replicas.CreateLogs(reqs)
+	if err != nil {
 		c.log.Warn("batch log creation failed; creating one by one", "partitions", len(reqs), "err", err)
+		return
+	}
+	for j, i := range at {
+		parts[i].log = logs[j]
 	}
 }
 
@@ -93,6 +102,9 @@ func (c *controlPlane) newLeaders(parts []lisrPart) []storage.TopicPartition {
 		}
 		if e := p.LeaderEpoch(); e > lp.ps.LeaderEpoch || e == lp.ps.LeaderEpoch && p.IsLeader() {
 			continue // a stale request: Become refuses it, the fetcher stays
+		}
+		if out == nil { // thousands at a time: sized once, for the rest of parts
+			out = make([]storage.TopicPartition, 0, len(parts)-i)
 		}
 		out = append(out, lp.tp)
 	}

@@ -4,7 +4,11 @@
 // the fetchers' goroutines hold the same locks to build their requests).
 package fetcher
 
-import "github.com/samsa-kafka/samsa/internal/storage"
+import (
+	"slices"
+
+	"github.com/samsa-kafka/samsa/internal/storage"
+)
 
 type leaving struct {
 	leader int32
@@ -66,6 +70,9 @@ func (b *handover) joining(leader int32) *joining {
 // or is nil when no partition is named twice (the common case: then every
 // target applies).
 func lastTargets(ts []Target) map[storage.TopicPartition]int {
+	if !mayRepeat(ts) {
+		return nil
+	}
 	seen := make(map[storage.TopicPartition]int, len(ts))
 	dup := false
 	for i, t := range ts {
@@ -78,4 +85,44 @@ func lastTargets(ts []Target) map[storage.TopicPartition]int {
 		return nil
 	}
 	return seen
+}
+
+// mayRepeat reports whether ts may name a partition twice. It keeps a
+// bitmap of partition numbers per topic, looking a topic up once per run of
+// its targets (a LeaderAndIsr lists them topic by topic), so that the
+// common answer, no, costs no hashing per target. A partition number out of
+// proportion to len(ts) answers yes (the caller then checks exactly).
+func mayRepeat(ts []Target) bool {
+	if len(ts) < 2 {
+		return false
+	}
+	limit := int64(4*len(ts) + 1024)
+	seen := map[string]*[]uint64{}
+	var (
+		topic string
+		bits  *[]uint64
+	)
+	for i := range ts {
+		tp := &ts[i].TP
+		if bits == nil || tp.Topic != topic {
+			topic = tp.Topic
+			if bits = seen[topic]; bits == nil {
+				bits = new([]uint64)
+				seen[topic] = bits
+			}
+		}
+		p := int64(tp.Partition)
+		if p < 0 || p >= limit {
+			return true
+		}
+		w, bit := int(p/64), uint64(1)<<(p%64)
+		if w >= len(*bits) { // grown as append grows (never written past len: zero)
+			*bits = slices.Grow(*bits, w+1-len(*bits))[:w+1]
+		}
+		if (*bits)[w]&bit != 0 {
+			return true
+		}
+		(*bits)[w] |= bit
+	}
+	return false
 }

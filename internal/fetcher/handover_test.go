@@ -46,3 +46,38 @@ func TestAddPartitionsHandsOverPerFetcher(t *testing.T) {
 		t.Fatalf("after removing every partition: %v, %d fetchers", got, m.fetcherCount())
 	}
 }
+
+// mayRepeat finds every partition named twice, in a run of its topic or
+// in two runs, and answers yes, to be checked exactly, for partition
+// numbers it does not keep a bitmap for.
+func TestMayRepeat(t *testing.T) {
+	tgt := func(topic string, p int32) Target {
+		return Target{TP: storage.TopicPartition{Topic: topic, Partition: p}}
+	}
+	var many []Target
+	for p := range int32(1000) {
+		many = append(many, tgt("a", p), tgt("b", 999-p))
+	}
+	cases := []struct {
+		name string
+		ts   []Target
+		want bool
+	}{
+		{"none", nil, false},
+		{"distinct, interleaved topics", many, false},
+		{"same number, other topics", []Target{tgt("a", 0), tgt("b", 0), tgt("c", 0)}, false},
+		{"twice in a run", []Target{tgt("a", 0), tgt("a", 130), tgt("a", 130)}, true},
+		{"twice in two runs", []Target{tgt("a", 70), tgt("b", 0), tgt("a", 70)}, true},
+		{"repeated at the end", append(slices.Clone(many), tgt("b", 640)), true},
+		{"negative number", []Target{tgt("a", -1), tgt("a", 0)}, true},
+		{"huge number", []Target{tgt("a", 1<<30), tgt("a", 0)}, true},
+	}
+	for _, c := range cases {
+		if got := mayRepeat(c.ts); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+		if exact := lastTargets(c.ts); c.want != (exact != nil) && c.name != "negative number" && c.name != "huge number" {
+			t.Errorf("%s: lastTargets %v", c.name, exact)
+		}
+	}
+}

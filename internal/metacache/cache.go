@@ -151,32 +151,39 @@ func (c *Cache) ApplyUpdateMetadata(req *kmsg.UpdateMetadataRequest) int16 {
 	}
 	c.brokers = c.liveBrokers(req.LiveBrokers)
 	for _, ts := range req.TopicStates {
+		// The topic is looked up once for all its partitions: applyPartition
+		// returns what c.topics holds for it after each.
+		var t *topic
 		for i := range ts.PartitionStates {
-			c.applyPartition(ts.Topic, ts.TopicID, &ts.PartitionStates[i], len(ts.PartitionStates))
+			t = c.applyPartition(t, i > 0, ts.Topic, ts.TopicID, &ts.PartitionStates[i], len(ts.PartitionStates))
 		}
 	}
 	for i := range req.PartitionStates { // v0–v4
 		ps := &req.PartitionStates[i]
-		c.applyPartition(ps.Topic, [16]byte{}, ps, 0)
+		c.applyPartition(nil, false, ps.Topic, [16]byte{}, ps, 0)
 	}
 	c.changedLocked()
 	return 0
 }
 
-// applyPartition upserts or removes one partition; sizeHint is how many of
-// the topic's partitions the request carries (the map of a new topic is
-// made that big at once).
-func (c *Cache) applyPartition(name string, id [16]byte, ps *kmsg.UpdateMetadataRequestTopicPartition, sizeHint int) {
-	t := c.topics[name]
+// applyPartition upserts or removes one partition and returns the topic
+// c.topics then holds under name; t is what it held before, if known (else
+// it is looked up). sizeHint is how many of the topic's partitions the
+// request carries (the map of a new topic is made that big at once).
+func (c *Cache) applyPartition(t *topic, known bool, name string, id [16]byte, ps *kmsg.UpdateMetadataRequestTopicPartition, sizeHint int) *topic {
+	if !known {
+		t = c.topics[name]
+	}
 	if ps.Leader == LeaderDuringDelete {
 		if t != nil {
 			delete(t.parts, ps.Partition)
 			t.info = nil
 			if len(t.parts) == 0 {
 				c.removeTopic(name)
+				return nil
 			}
 		}
-		return
+		return t
 	}
 	if t != nil && id != ([16]byte{}) && t.id != ([16]byte{}) && t.id != id {
 		c.removeTopic(name) // re-created under the same name
@@ -197,6 +204,7 @@ func (c *Cache) applyPartition(name string, id [16]byte, ps *kmsg.UpdateMetadata
 		Replicas: cloneInto(&buf, ps.Replicas), ISR: cloneInto(&buf, ps.ISR), Offline: cloneInto(&buf, ps.OfflineReplicas),
 	}
 	t.info = nil
+	return t
 }
 
 // cloneInto is slices.Clone (nil stays nil) taking the copy from the

@@ -182,10 +182,7 @@ func (m *Manager) ShrinkISRs(now time.Time) {
 		return
 	}
 	m.mu.RLock()
-	parts := make([]*Partition, 0, len(m.parts))
-	for _, p := range m.parts {
-		parts = append(parts, p)
-	}
+	parts := m.allLocked()
 	m.mu.RUnlock()
 	for _, p := range parts {
 		if prop, ok := p.maybeShrinkISR(now); ok {

@@ -95,7 +95,16 @@ type leaderState struct {
 	pending        *ISRProposal
 	followers      []follower // one per assigned replica but the leader, fixed while leading
 	epochStart     int64      // first offset of the current leader epoch
+
+	// Room for the slices above at a small replication factor, so that
+	// starting to lead is one allocation.
+	idBuf       [2 * inlineReplicas]int32
+	followerBuf [inlineReplicas - 1]follower
 }
+
+// inlineReplicas is the largest replication factor whose leader state
+// holds its slices inline.
+const inlineReplicas = 3
 
 // newLeaderState starts leading st at now, the log end offset being
 // leaderLEO (also the start offset of the new epoch). prev is the state of
@@ -105,11 +114,20 @@ type leaderState struct {
 func newLeaderState(st State, leaderLEO int64, prev *leaderState, now time.Time) *leaderState {
 	ls := &leaderState{
 		self: st.Leader, leaderEpoch: st.LeaderEpoch, partitionEpoch: st.PartitionEpoch,
-		replicas: slices.Clone(st.Replicas), isr: slices.Clone(st.ISR),
 		epochStart: leaderLEO,
 	}
-	if len(st.Replicas) > 1 {
-		ls.followers = make([]follower, 0, len(st.Replicas)-1)
+	r, room := len(st.Replicas), max(len(st.Replicas), len(st.ISR))
+	if r+room <= len(ls.idBuf) { // the ISR may grow to the replicas in place
+		ls.replicas = append(ls.idBuf[:0:r], st.Replicas...)
+		ls.isr = append(ls.idBuf[r:r:r+room], st.ISR...)
+	} else {
+		ls.replicas, ls.isr = slices.Clone(st.Replicas), slices.Clone(st.ISR)
+	}
+	switch n := len(st.Replicas) - 1; {
+	case n > len(ls.followerBuf):
+		ls.followers = make([]follower, 0, n)
+	case n > 0:
+		ls.followers = ls.followerBuf[:0:n]
 	}
 	for _, id := range st.Replicas {
 		if id == st.Leader || ls.follower(id) != nil {
@@ -125,6 +143,44 @@ func newLeaderState(st State, leaderLEO int64, prev *leaderState, now time.Time)
 		ls.followers = append(ls.followers, f)
 	}
 	return ls
+}
+
+// next is newLeaderState(st, leaderLEO, ls, now) for a leader that keeps
+// its bookkeeping from one epoch to the next: when the followers are the
+// same replicas in the same order (an ISR change, a new leader epoch with
+// the assignment unchanged) ls is updated in place, allocating nothing;
+// otherwise (nil ls included) a new state is built. ls is not used after.
+func (ls *leaderState) next(st State, leaderLEO int64, now time.Time) *leaderState {
+	if ls == nil || ls.self != st.Leader || !ls.sameFollowers(st) {
+		return newLeaderState(st, leaderLEO, ls, now)
+	}
+	ls.leaderEpoch, ls.partitionEpoch = st.LeaderEpoch, st.PartitionEpoch
+	ls.replicas, ls.isr = copyInto(ls.replicas, st.Replicas), copyInto(ls.isr, st.ISR)
+	ls.pending, ls.epochStart = nil, leaderLEO
+	for i := range ls.followers {
+		f := &ls.followers[i]
+		*f = follower{id: f.id, leo: f.leo, lastFetchLEO: leaderLEO, lastFetchTime: now}
+		if slices.Contains(st.ISR, f.id) {
+			f.lastCaughtUpTime = now
+		}
+	}
+	return ls
+}
+
+// sameFollowers reports whether st's replicas but the leader, duplicates
+// dropped, are ls's followers in order: what newLeaderState would list.
+func (ls *leaderState) sameFollowers(st State) bool {
+	n := 0
+	for i, id := range st.Replicas {
+		if id == st.Leader || slices.Contains(st.Replicas[:i], id) {
+			continue
+		}
+		if n >= len(ls.followers) || ls.followers[n].id != id {
+			return false
+		}
+		n++
+	}
+	return n == len(ls.followers)
 }
 
 // follower returns the state of replica id, nil if it is not a follower.

@@ -15,20 +15,21 @@ type Manager struct {
 	now      func() time.Time // clock of role changes; tests replace it
 	proposer atomic.Pointer[func(ISRProposal)]
 
-	mu    sync.RWMutex
-	parts map[storage.TopicPartition]*Partition
+	mu     sync.RWMutex
+	topics map[string]*topicTable // hosted partitions (table.go)
+	count  int                    // of hosted partitions
 }
 
 // NewManager serves partitions whose logs live in logs.
 func NewManager(logs *storage.Manager) *Manager {
-	return &Manager{logs: logs, now: time.Now, parts: map[storage.TopicPartition]*Partition{}}
+	return &Manager{logs: logs, now: time.Now, topics: map[string]*topicTable{}}
 }
 
 // Get returns the partition or nil.
 func (m *Manager) Get(tp storage.TopicPartition) *Partition {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return m.parts[tp]
+	return m.getLocked(tp)
 }
 
 // Ensure makes the partition hosted here, creating its log if needed, led
@@ -38,7 +39,7 @@ func (m *Manager) Get(tp storage.TopicPartition) *Partition {
 func (m *Manager) Ensure(tp storage.TopicPartition, topicID [16]byte, cfg Config) (*Partition, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if p := m.parts[tp]; p != nil && p.TopicID == topicID {
+	if p := m.getLocked(tp); p != nil && p.TopicID == topicID {
 		return p, nil
 	}
 	l := m.logs.Get(tp)
@@ -55,8 +56,8 @@ func (m *Manager) Ensure(tp storage.TopicPartition, topicID [16]byte, cfg Config
 	} else {
 		l.SetConfig(cfg.Log)
 	}
-	p := newPartition(m, tp, topicID, l, cfg)
-	m.parts[tp] = p
+	p := newPartition(m, tp, topicID, l, cfg, true)
+	m.putLocked(p)
 	return p, nil
 }
 
@@ -73,9 +74,8 @@ func (m *Manager) RemoveMany(tps []storage.TopicPartition, deleteLog bool) error
 	var gone []*Partition
 	m.mu.Lock()
 	for _, tp := range tps {
-		if p := m.parts[tp]; p != nil {
+		if p := m.deleteLocked(tp); p != nil {
 			gone = append(gone, p)
-			delete(m.parts, tp)
 		}
 	}
 	m.mu.Unlock()
@@ -98,14 +98,21 @@ func (m *Manager) RemoveMany(tps []storage.TopicPartition, deleteLog bool) error
 // cache and resets what the leader knows of its followers; a storage error
 // there fails the decision.
 func (m *Manager) Become(tp storage.TopicPartition, topicID [16]byte, cfg Config, st State) (*Partition, error) {
+	return m.BecomeWithLog(tp, topicID, cfg, st, nil)
+}
+
+// BecomeWithLog is Become for a partition whose log the caller has (from
+// CreateLogs, nil if not): a partition not hosted yet wraps l instead of
+// looking its log up.
+func (m *Manager) BecomeWithLog(tp storage.TopicPartition, topicID [16]byte, cfg Config, st State, l *storage.Log) (*Partition, error) {
 	// A hosted partition (the common case) needs only the read lock; apply
 	// waits for appends and may touch the log, so no lock is held then.
 	m.mu.RLock()
-	p := m.parts[tp]
+	p := m.getLocked(tp)
 	m.mu.RUnlock()
 	if p == nil {
 		m.mu.Lock()
-		if p = m.parts[tp]; p != nil {
+		if p = m.getLocked(tp); p != nil {
 			m.mu.Unlock()
 		}
 	}
@@ -113,22 +120,23 @@ func (m *Manager) Become(tp storage.TopicPartition, topicID [16]byte, cfg Config
 		return m.applyHosted(p, topicID, st)
 	}
 	defer m.mu.Unlock()
-	p, err := m.hostLocked(tp, topicID, cfg)
+	p, err := m.hostLocked(tp, topicID, cfg, l)
 	if err != nil {
 		return nil, err
 	}
 	if err := p.apply(st, m.now()); err != nil { // never stale: no decision yet
 		return nil, err
 	}
-	m.parts[tp] = p
+	m.putLocked(p)
 	return p, nil
 }
 
 // BecomeHosted is Become for p, which the caller found hosted (Get), without
-// looking it up again; if p stopped being hosted since, it is Become.
-func (m *Manager) BecomeHosted(p *Partition, topicID [16]byte, cfg Config, st State) (*Partition, error) {
+// looking it up again; if p stopped being hosted since, it is Become with
+// p's config.
+func (m *Manager) BecomeHosted(p *Partition, topicID [16]byte, st State) (*Partition, error) {
 	if p.Detached() {
-		return m.Become(p.TP, topicID, cfg, st)
+		return m.Become(p.TP, topicID, p.Config(), st)
 	}
 	return m.applyHosted(p, topicID, st)
 }
@@ -142,10 +150,13 @@ func (m *Manager) applyHosted(p *Partition, topicID [16]byte, st State) (*Partit
 	return p, p.apply(st, m.now())
 }
 
-// hostLocked wraps tp's log (created if absent) in a new partition that
-// stays unpublished until the caller has applied its state.
-func (m *Manager) hostLocked(tp storage.TopicPartition, topicID [16]byte, cfg Config) (*Partition, error) {
-	l := m.logs.Get(tp)
+// hostLocked wraps tp's log (l if given, else looked up and created if
+// absent) in a new partition that stays unpublished until the caller has
+// applied its state.
+func (m *Manager) hostLocked(tp storage.TopicPartition, topicID [16]byte, cfg Config, l *storage.Log) (*Partition, error) {
+	if l == nil {
+		l = m.logs.Get(tp)
+	}
 	if l == nil {
 		var err error
 		if l, err = m.logs.Create(tp, topicID, cfg.Log); err != nil {
@@ -160,22 +171,40 @@ func (m *Manager) hostLocked(tp storage.TopicPartition, topicID [16]byte, cfg Co
 	if topicID == ([16]byte{}) {
 		topicID = l.TopicID()
 	}
-	return newPartition(m, tp, topicID, l, cfg), nil
+	return newPartition(m, tp, topicID, l, cfg, false), nil
 }
 
 // CreateLogs creates, in one batch, the logs of partitions about to be
-// hosted (the storage layer makes the whole batch durable at once). Logs
-// that exist are left alone.
-func (m *Manager) CreateLogs(reqs []storage.CreateRequest) error {
-	missing := make([]storage.CreateRequest, 0, len(reqs))
-	for _, r := range reqs {
-		if m.logs.Get(r.TopicPartition) == nil {
-			missing = append(missing, r)
+// hosted (the storage layer makes the whole batch durable at once) and
+// returns every log of reqs in their order, for BecomeWithLog. Logs that
+// exist are left alone (BecomeWithLog checks their topic id).
+func (m *Manager) CreateLogs(reqs []storage.CreateRequest) ([]*storage.Log, error) {
+	out := make([]*storage.Log, len(reqs))
+	n := 0 // missing
+	for i, r := range reqs {
+		if out[i] = m.logs.Get(r.TopicPartition); out[i] == nil {
+			n++
 		}
 	}
-	if len(missing) == 0 {
-		return nil
+	switch n {
+	case 0:
+		return out, nil
+	case len(reqs): // the common case: every log is new
+		return m.logs.CreateMany(reqs)
 	}
-	_, err := m.logs.CreateMany(missing)
-	return err
+	missing := make([]storage.CreateRequest, 0, n)
+	at := make([]int, 0, n) // index in reqs of each missing
+	for i, r := range reqs {
+		if out[i] == nil {
+			missing, at = append(missing, r), append(at, i)
+		}
+	}
+	created, err := m.logs.CreateMany(missing)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range at {
+		out[i] = created[j]
+	}
+	return out, nil
 }

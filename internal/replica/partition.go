@@ -78,10 +78,15 @@ type Partition struct {
 // newPartition returns a partition this broker leads with leader epoch 0 and
 // no other replica, as a single broker without a controller hosts every
 // partition: the ISR is the leader alone, so the high watermark follows the
-// log end offset at each append.
-func newPartition(m *Manager, tp storage.TopicPartition, id [16]byte, l *storage.Log, cfg Config) *Partition {
-	return &Partition{TP: tp, TopicID: id, log: l, mgr: m, cfg: cfg,
-		lead: newLeaderState(State{}, 0, nil, time.Time{})}
+// log end offset at each append. Without solo the leader's bookkeeping is
+// left out: the partition must get a controller decision (apply) before
+// anyone sees it.
+func newPartition(m *Manager, tp storage.TopicPartition, id [16]byte, l *storage.Log, cfg Config, solo bool) *Partition {
+	p := &Partition{TP: tp, TopicID: id, log: l, mgr: m, cfg: cfg}
+	if solo {
+		p.lead = newLeaderState(State{}, 0, nil, time.Time{})
+	}
+	return p
 }
 
 // Config returns the partition's topic configuration.

@@ -40,6 +40,41 @@ func (s State) clone() State {
 	return s
 }
 
+// assign makes s a copy of st, copying st's slices into the arrays s owns
+// when they fit: a new decision for a partition (a new leader epoch, an ISR
+// change) then allocates nothing. s's slices must not be shared.
+func (s *State) assign(st State) {
+	replicas, isr := s.Replicas, s.ISR
+	*s = st
+	if replicas == nil && isr == nil { // a first decision: one array for both
+		s.Replicas, s.ISR = pairOf(st.Replicas, st.ISR)
+		return
+	}
+	s.Replicas, s.ISR = copyInto(replicas, st.Replicas), copyInto(isr, st.ISR)
+}
+
+// pairOf copies replicas and isr into one new array, the copy of isr with
+// room to grow to the size of replicas (an ISR is a subset of them) without
+// writing over the copy of replicas.
+func pairOf(replicas, isr []int32) ([]int32, []int32) {
+	r, room := len(replicas), max(len(replicas), len(isr))
+	if r+room == 0 {
+		return nil, nil
+	}
+	buf := make([]int32, r+room)
+	copy(buf, replicas)
+	copy(buf[r:], isr)
+	return buf[:r:r], buf[r : r+len(isr) : r+room]
+}
+
+// copyInto returns a copy of src, in dst's array when it fits.
+func copyInto(dst, src []int32) []int32 {
+	if dst == nil || cap(dst) < len(src) {
+		return slices.Clone(src)
+	}
+	return append(dst[:0], src...)
+}
+
 // State returns a copy of the partition's leadership state.
 func (p *Partition) State() State {
 	p.roleMu.RLock()
@@ -119,7 +154,8 @@ func (p *Partition) apply(st State, now time.Time) error {
 		p.lead = nil
 		p.lmu.Unlock()
 	}
-	p.state, p.decided = st.clone(), true
+	p.state.assign(st)
+	p.decided = true
 	p.roleMu.Unlock()
 	p.wakeAll() // waiting fetches re-check the role and the HW
 	return nil
@@ -140,7 +176,7 @@ func (p *Partition) becomeLeaderLocked(st State, now time.Time) error {
 		}
 	}
 	p.lmu.Lock()
-	p.lead = newLeaderState(st, leo, p.lead, now)
+	p.lead = p.lead.next(st, leo, now)
 	p.advanceHWLocked()
 	p.lmu.Unlock()
 	return nil

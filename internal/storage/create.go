@@ -19,6 +19,7 @@ type CreateRequest struct {
 // newPartition is one partition CreateMany registers.
 type newPartition struct {
 	tp  TopicPartition
+	at  int // index in the CreateMany request
 	d   *logDir
 	id  [16]byte
 	cfg LogConfig
@@ -54,12 +55,12 @@ func (m *Manager) CreateMany(reqs []CreateRequest) ([]*Log, error) {
 		return out, nil
 	}
 	err = checkAbsent(fresh)
-	m.register(fresh, done, err == nil)
+	m.register(fresh, done, err == nil, out)
 	if err != nil {
 		return nil, err
 	}
 	for i, r := range reqs {
-		if out[i] == nil {
+		if out[i] == nil { // named twice: registered for its first mention
 			out[i] = m.Get(r.TopicPartition)
 		}
 	}
@@ -104,7 +105,7 @@ func (m *Manager) reserve(reqs []CreateRequest, out []*Log) ([]newPartition, cha
 		d := m.leastLoadedDir()
 		d.count++
 		m.creating[tp] = done
-		fresh = append(fresh, newPartition{tp: tp, d: d, id: r.TopicID, cfg: r.Config})
+		fresh = append(fresh, newPartition{tp: tp, at: i, d: d, id: r.TopicID, cfg: r.Config})
 	}
 	return fresh, done, nil
 }
@@ -119,9 +120,9 @@ func (m *Manager) leastLoadedDir() *logDir {
 	return d
 }
 
-// register ends a creation: the new logs are added, lazy, if ok, else their
-// claims are dropped.
-func (m *Manager) register(fresh []newPartition, done chan struct{}, ok bool) {
+// register ends a creation: the new logs are added, lazy, and stored in out
+// at their request's index, if ok, else their claims are dropped.
+func (m *Manager) register(fresh []newPartition, done chan struct{}, ok bool, out []*Log) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, p := range fresh {
@@ -136,6 +137,7 @@ func (m *Manager) register(fresh []newPartition, done chan struct{}, ok bool) {
 		l.topicID, l.idKnown = p.id, true
 		l.lazy.Store(true)
 		m.logs[p.tp] = l
+		out[p.at] = l
 	}
 	close(done)
 }

@@ -61,11 +61,12 @@ func newLog(d *logDir, tp TopicPartition, cfg LogConfig, cache *fdCache, logger 
 // name holds no separator and is neither "." nor ".."): 100k partitions
 // created at once spend noticeably in Clean otherwise.
 func partitionDir(dirPath string, tp TopicPartition) string {
-	name := tp.dirName()
 	if dirPath != "" && dirPath != "." && !os.IsPathSeparator(dirPath[len(dirPath)-1]) && filepath.Clean(dirPath) == dirPath {
-		return dirPath + string(filepath.Separator) + name
+		// One allocation: the number is formatted on the stack.
+		var num [12]byte
+		return dirPath + string(filepath.Separator) + tp.Topic + "-" + string(strconv.AppendInt(num[:0], int64(tp.Partition), 10))
 	}
-	return filepath.Join(dirPath, name)
+	return filepath.Join(dirPath, tp.dirName())
 }
 
 // TopicID returns the topic id from partition.metadata (zero if unknown).
