@@ -107,6 +107,35 @@ func (c *Controller) writeStatesOrReread(ctx context.Context, updates []stateUpd
 	return conflict, retry, err
 }
 
+// settleStates writes, for each partition of tps, the state next computes
+// from the context (false: leave the partition alone), and computes again
+// from a fresh read where a write met a version conflict, until every
+// partition is written or left alone. written is called for each write.
+func (c *Controller) settleStates(ctx context.Context, tps []TP, next func(TP) (metadata.LeaderAndIsr, bool), written func(stateUpdate)) error {
+	for len(tps) > 0 {
+		updates := make([]stateUpdate, 0, len(tps))
+		for _, tp := range tps {
+			if st, ok := next(tp); ok {
+				updates = append(updates, stateUpdate{TP: tp, State: st})
+			}
+		}
+		conflict, retry, err := c.writeStatesOrReread(ctx, updates)
+		if err != nil {
+			return err
+		}
+		for i, u := range updates {
+			if !conflict[i] {
+				written(u)
+			}
+		}
+		tps = make([]TP, len(retry))
+		for i, u := range retry {
+			tps[i] = u.TP
+		}
+	}
+	return nil
+}
+
 // appendChunk appends chunk id's document once updates[which] are
 // applied; a second update of the same partition is not applied but marked
 // in conflict.

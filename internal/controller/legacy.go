@@ -33,27 +33,25 @@ func (c *Controller) migrateLegacy(ctx context.Context) error {
 	if len(cx.legacy) == 0 {
 		return nil
 	}
-	var updates []stateUpdate
-	var ops []metastore.Op
+	tps := make([]TP, 0, len(cx.legacy))
+	ops := make([]metastore.Op, 0, len(cx.legacy))
 	for tp := range cx.legacy {
-		if st, ok := cx.states.get(tp); ok {
-			updates = append(updates, stateUpdate{TP: tp, State: st})
-		}
+		tps = append(tps, tp)
 		ops = append(ops, metastore.Delete(metadata.LegacyStateKey(tp.Topic, tp.Partition)))
 	}
-	sortUpdates(updates)
-	for len(updates) > 0 {
-		_, retry, err := c.writeStatesOrReread(ctx, updates)
-		if err != nil {
-			return err
+	sortTPs(tps)
+	// What the context holds is written: the adopted state, or after a
+	// conflict what the re-read chunk holds (the chunk wins), or the old
+	// key's state again when that chunk lacks the partition.
+	err := c.settleStates(ctx, tps, func(tp TP) (metadata.LeaderAndIsr, bool) {
+		if st, ok := cx.states.get(tp); ok {
+			return st, true
 		}
-		// A chunk written meanwhile was re-read: what it holds wins.
-		updates = updates[:0]
-		for _, u := range retry {
-			if _, ok := cx.states.get(u.TP); !ok {
-				updates = append(updates, u)
-			}
-		}
+		st, ok := cx.legacy[tp]
+		return st, ok && cx.topics[tp.Topic] != nil
+	}, func(stateUpdate) {})
+	if err != nil {
+		return err
 	}
 	if err := c.md.FencedWrite(ctx, cx.fence, ops); err != nil {
 		return err
@@ -61,8 +59,4 @@ func (c *Controller) migrateLegacy(ctx context.Context) error {
 	c.cfg.Logger.Info("moved partition states from per-partition keys into state chunks", "partitions", len(cx.legacy))
 	clear(cx.legacy)
 	return nil
-}
-
-func sortUpdates(us []stateUpdate) {
-	sortRuns(us, func(a, b stateUpdate) int { return cmpTP(a.TP, b.TP) })
 }

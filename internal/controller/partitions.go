@@ -108,8 +108,11 @@ func (c *Controller) setPartitionState(tp TP, s PartitionState) {
 
 // initializeLeaders writes the first leader and ISR of new partitions.
 func (c *Controller) initializeLeaders(ctx context.Context, b *requestBatch, tps []TP) error {
-	var updates []stateUpdate
-	for _, tp := range tps {
+	return c.settleStates(ctx, tps, func(tp TP) (metadata.LeaderAndIsr, bool) {
+		if _, exists := c.ctx.states.get(tp); exists { // found by a re-read after a conflict
+			c.stateChange("partition state already exists; not initialized", "partition", tp)
+			return metadata.LeaderAndIsr{}, false
+		}
 		var live []int32
 		for _, r := range c.ctx.replicas(tp) {
 			if c.electable(r) {
@@ -118,33 +121,13 @@ func (c *Controller) initializeLeaders(ctx context.Context, b *requestBatch, tps
 		}
 		if len(live) == 0 {
 			c.stateChange("no live replica to initialize partition; it stays NewPartition", "partition", tp)
-			continue
+			return metadata.LeaderAndIsr{}, false
 		}
-		updates = append(updates, stateUpdate{TP: tp, State: metadata.LeaderAndIsr{
-			Leader: live[0], LeaderEpoch: 0, ISR: live, ControllerEpoch: c.ctx.epoch}})
-	}
-	for len(updates) > 0 {
-		conflict, retry, err := c.writeStatesOrReread(ctx, updates)
-		if err != nil {
-			return err
-		}
-		for i, u := range updates {
-			if conflict[i] {
-				continue
-			}
-			c.setPartitionState(u.TP, OnlinePartition)
-			b.addLeaderAndIsr(c.ctx, u.State.ISR, u.TP, true)
-		}
-		updates = updates[:0]
-		for _, u := range retry {
-			if _, exists := c.ctx.states.get(u.TP); exists {
-				c.stateChange("partition state already exists; not initialized", "partition", u.TP)
-				continue
-			}
-			updates = append(updates, u)
-		}
-	}
-	return nil
+		return metadata.LeaderAndIsr{Leader: live[0], LeaderEpoch: 0, ISR: live, ControllerEpoch: c.ctx.epoch}, true
+	}, func(u stateUpdate) {
+		c.setPartitionState(u.TP, OnlinePartition)
+		b.addLeaderAndIsr(c.ctx, u.State.ISR, u.TP, true)
+	})
 }
 
 // rereadConflicts logs the updates that met a version conflict, re-reads
@@ -172,58 +155,38 @@ func (c *Controller) rereadConflicts(ctx context.Context, updates []stateUpdate,
 // electLeaders elects with strategy, retrying version conflicts with fresh
 // reads until every partition is decided.
 func (c *Controller) electLeaders(ctx context.Context, b *requestBatch, tps []TP, strategy Strategy) error {
-	for len(tps) > 0 {
-		updates := make([]stateUpdate, 0, len(tps))
-		for _, tp := range tps {
-			u, ok, err := c.nextLeader(tp, strategy)
-			if errors.Is(err, errAborted) {
-				c.stateChange(err.Error(), "partition", tp)
-				continue
-			}
-			if !ok && strategy != OfflineElection {
-				// Kafka: a failed controlled-shutdown, preferred or
-				// reassignment election leaves the partition as it was.
-				c.stateChange("no eligible leader; leadership unchanged", "partition", tp, "strategy", strategy)
-				continue
-			}
-			if !ok {
-				c.stateChange("no eligible leader; partition stays offline", "partition", tp, "strategy", strategy)
-				c.setPartitionState(tp, OfflinePartition)
-				continue
-			}
-			updates = append(updates, u)
+	return c.settleStates(ctx, tps, func(tp TP) (metadata.LeaderAndIsr, bool) {
+		st, ok, err := c.nextLeader(tp, strategy)
+		switch {
+		case errors.Is(err, errAborted):
+			c.stateChange(err.Error(), "partition", tp)
+		case !ok && strategy != OfflineElection:
+			// Kafka: a failed controlled-shutdown, preferred or
+			// reassignment election leaves the partition as it was.
+			c.stateChange("no eligible leader; leadership unchanged", "partition", tp, "strategy", strategy)
+		case !ok:
+			c.stateChange("no eligible leader; partition stays offline", "partition", tp, "strategy", strategy)
+			c.setPartitionState(tp, OfflinePartition)
 		}
-		conflict, retry, err := c.writeStatesOrReread(ctx, updates)
-		if err != nil {
-			return err
+		return st, ok && err == nil
+	}, func(u stateUpdate) {
+		c.setPartitionState(u.TP, OnlinePartition)
+		if c.logsStateChanges(slog.LevelInfo) {
+			c.stateChange("elected leader", "partition", u.TP, "leader", u.State.Leader,
+				"leader_epoch", u.State.LeaderEpoch, "isr", u.State.ISR, "strategy", strategy)
 		}
-		tps = tps[:0]
-		for _, u := range retry {
-			tps = append(tps, u.TP)
-		}
-		for i, u := range updates {
-			if conflict[i] {
-				continue
-			}
-			c.setPartitionState(u.TP, OnlinePartition)
-			if c.logsStateChanges(slog.LevelInfo) {
-				c.stateChange("elected leader", "partition", u.TP, "leader", u.State.Leader,
-					"leader_epoch", u.State.LeaderEpoch, "isr", u.State.ISR, "strategy", strategy)
-			}
-			b.addLeaderAndIsr(c.ctx, c.ctx.replicas(u.TP), u.TP, false)
-		}
-	}
-	return nil
+		b.addLeaderAndIsr(c.ctx, c.ctx.replicas(u.TP), u.TP, false)
+	})
 }
 
 // nextLeader computes the state after an election, from the cached state.
-func (c *Controller) nextLeader(tp TP, strategy Strategy) (stateUpdate, bool, error) {
+func (c *Controller) nextLeader(tp TP, strategy Strategy) (metadata.LeaderAndIsr, bool, error) {
 	cur, ok := c.ctx.states.get(tp)
 	if !ok {
-		return stateUpdate{}, false, nil
+		return metadata.LeaderAndIsr{}, false, nil
 	}
 	if cur.ControllerEpoch > c.ctx.epoch {
-		return stateUpdate{}, false, errAborted
+		return metadata.LeaderAndIsr{}, false, errAborted
 	}
 	assignment := c.ctx.replicas(tp)
 	isr := cur.ISR
@@ -246,10 +209,10 @@ func (c *Controller) nextLeader(tp TP, strategy Strategy) (stateUpdate, bool, er
 		isr = slices.DeleteFunc(slices.Clone(isr), c.shuttingDown)
 	}
 	if leader < 0 {
-		return stateUpdate{}, false, nil
+		return metadata.LeaderAndIsr{}, false, nil
 	}
 	next := cur
 	next.Leader, next.LeaderEpoch, next.ISR = leader, cur.LeaderEpoch+1, isr
 	next.ControllerEpoch, next.PartitionEpoch = c.ctx.epoch, cur.PartitionEpoch+1
-	return stateUpdate{TP: tp, State: next}, true, nil
+	return next, true, nil
 }

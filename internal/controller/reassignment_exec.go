@@ -243,41 +243,24 @@ func (c *Controller) stopRemovedReplicas(ctx context.Context, b *requestBatch, k
 // wrote, are left out of the result.
 func (c *Controller) bumpLeaderEpochs(ctx context.Context, tps []TP) ([]TP, error) {
 	var done []TP
-	pending := slices.Clone(tps)
-	for len(pending) > 0 {
-		var updates []stateUpdate
-		for _, tp := range pending {
-			cur, ok := c.ctx.states.get(tp)
-			if !ok {
-				c.stateChange("no partition state; leader epoch not updated for reassignment", "partition", tp)
-				continue
-			}
-			if cur.ControllerEpoch > c.ctx.epoch {
-				c.stateChange(errAborted.Error(), "partition", tp)
-				continue
-			}
-			next := cur
-			next.LeaderEpoch, next.PartitionEpoch, next.ControllerEpoch = next.LeaderEpoch+1, next.PartitionEpoch+1, c.ctx.epoch
-			updates = append(updates, stateUpdate{TP: tp, State: next})
+	err := c.settleStates(ctx, slices.Clone(tps), func(tp TP) (metadata.LeaderAndIsr, bool) {
+		cur, ok := c.ctx.states.get(tp)
+		if !ok {
+			c.stateChange("no partition state; leader epoch not updated for reassignment", "partition", tp)
+			return cur, false
 		}
-		conflict, retry, err := c.writeStatesOrReread(ctx, updates)
-		if err != nil {
-			return done, err
+		if cur.ControllerEpoch > c.ctx.epoch {
+			c.stateChange(errAborted.Error(), "partition", tp)
+			return cur, false
 		}
-		pending = pending[:0]
-		for _, u := range retry {
-			pending = append(pending, u.TP)
-		}
-		for i, u := range updates {
-			if conflict[i] {
-				continue
-			}
-			c.stateChange("leader epoch bumped for reassignment", "partition", u.TP, "leader", u.State.Leader,
-				"leader_epoch", u.State.LeaderEpoch, "isr", u.State.ISR)
-			done = append(done, u.TP)
-		}
-	}
-	return done, nil
+		cur.LeaderEpoch, cur.PartitionEpoch, cur.ControllerEpoch = cur.LeaderEpoch+1, cur.PartitionEpoch+1, c.ctx.epoch
+		return cur, true
+	}, func(u stateUpdate) {
+		c.stateChange("leader epoch bumped for reassignment", "partition", u.TP, "leader", u.State.Leader,
+			"leader_epoch", u.State.LeaderEpoch, "isr", u.State.ISR)
+		done = append(done, u.TP)
+	})
+	return done, err
 }
 
 // maybeCompleteReassignments runs step B for the partitions of tps being
