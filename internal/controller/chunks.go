@@ -67,15 +67,7 @@ func (c *Controller) writeStates(ctx context.Context, updates []stateUpdate) (co
 		run = append(run, i)
 	}
 	flush()
-	writes := make([]metadata.ChunkWrite, len(order))
-	// The chunks' documents, one after the other (about 25 bytes a state).
-	buf := make([]byte, 0, len(order)*metadata.StateChunkSize*28)
-	for j, id := range order {
-		start := len(buf)
-		buf = c.appendChunk(buf, id, updates, members[id], conflict)
-		writes[j] = metadata.ChunkWrite{Topic: id.topic, Chunk: id.chunk, Version: c.ctx.chunkVer[id], Value: buf[start:len(buf):len(buf)]}
-	}
-	results, err := c.md.WriteChunks(ctx, c.ctx.fence, writes)
+	results, err := c.md.WriteChunks(ctx, c.ctx.fence, c.chunkWrites(order, updates, members, conflict))
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +126,21 @@ func (c *Controller) settleStates(ctx context.Context, tps []TP, next func(TP) (
 		}
 	}
 	return nil
+}
+
+// chunkWrites encodes the chunks ids from the context, with
+// updates[members[id]] applied (appendChunk), each conditional on the
+// version the context holds.
+func (c *Controller) chunkWrites(ids []chunkID, updates []stateUpdate, members map[chunkID][]int, conflict []bool) []metadata.ChunkWrite {
+	writes := make([]metadata.ChunkWrite, len(ids))
+	// The documents, one after the other (about 25 bytes a state).
+	buf := make([]byte, 0, len(ids)*metadata.StateChunkSize*28)
+	for j, id := range ids {
+		start := len(buf)
+		buf = c.appendChunk(buf, id, updates, members[id], conflict)
+		writes[j] = metadata.ChunkWrite{Topic: id.topic, Chunk: id.chunk, Version: c.ctx.chunkVer[id], Value: buf[start:len(buf):len(buf)]}
+	}
+	return writes
 }
 
 // appendChunk appends chunk id's document once updates[which] are
@@ -256,14 +263,7 @@ func (c *Controller) flushStaged(ctx context.Context) (conflicted, wrote bool, e
 	if s == nil || len(s.order) == 0 {
 		return false, false, nil
 	}
-	writes := make([]metadata.ChunkWrite, len(s.order))
-	buf := make([]byte, 0, len(s.order)*metadata.StateChunkSize*28)
-	for j, id := range s.order {
-		start := len(buf)
-		buf = c.appendChunk(buf, id, nil, nil, nil)
-		writes[j] = metadata.ChunkWrite{Topic: id.topic, Chunk: id.chunk, Version: c.ctx.chunkVer[id], Value: buf[start:len(buf):len(buf)]}
-	}
-	results, err := c.md.WriteChunks(ctx, c.ctx.fence, writes)
+	results, err := c.md.WriteChunks(ctx, c.ctx.fence, c.chunkWrites(s.order, nil, nil, nil))
 	for j, id := range s.order {
 		switch {
 		case err == nil && results[j].Written:

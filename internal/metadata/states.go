@@ -17,16 +17,13 @@ type TopicPartition struct {
 }
 
 // ChunkWrite is one conditional write of a state chunk: its whole new
-// content, in partition order, and the revision it was read at (0: the
-// chunk must not exist yet).
+// document (EncodeStateChunk, or built with AppendChunkState) and the
+// revision it was read at (0: the chunk must not exist yet).
 type ChunkWrite struct {
 	Topic   string
 	Chunk   int32
-	States  []StateEntry
+	Value   []byte
 	Version int64
-	// Value, when set, is the document already encoded (States is then
-	// not read).
-	Value []byte
 }
 
 // StateResult says how one chunk write went: Written at Version, or a
@@ -58,25 +55,19 @@ func (c *Client) WriteChunks(ctx context.Context, f Fence, writes []ChunkWrite) 
 	if len(writes) == 0 {
 		return results, nil
 	}
-	values := make([][]byte, len(writes))
-	for i, w := range writes {
-		if values[i] = w.Value; values[i] == nil {
-			values[i] = EncodeStateChunk(w.States)
-		}
-	}
 	// Cut the writes into transactions.
 	per := max(1, (c.s.MaxTxnOps()-1)/2) // a compare and a put per chunk, plus the fence
 	var cuts []int
 	for i, n, bytes := 0, 0, 0; i < len(writes); i++ {
-		if n > 0 && (n == per || bytes+len(values[i]) > maxTxnBytes) {
+		if n > 0 && (n == per || bytes+len(writes[i].Value) > maxTxnBytes) {
 			cuts = append(cuts, i)
 			n, bytes = 0, 0
 		}
-		n, bytes = n+1, bytes+len(values[i])
+		n, bytes = n+1, bytes+len(writes[i].Value)
 	}
 	cuts = append(cuts, len(writes))
 	if len(cuts) == 1 {
-		return results, c.writeChunkBatch(ctx, f, writes, values, results)
+		return results, c.writeChunkBatch(ctx, f, writes, results)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -92,7 +83,7 @@ func (c *Client) WriteChunks(ctx context.Context, f Fence, writes []ChunkWrite) 
 		wg.Add(1)
 		go func(start, end int) {
 			defer func() { <-sem; wg.Done() }()
-			if err := c.writeChunkBatch(ctx, f, writes[start:end], values[start:end], results[start:end]); err != nil {
+			if err := c.writeChunkBatch(ctx, f, writes[start:end], results[start:end]); err != nil {
 				mu.Lock()
 				if firstErr == nil || errors.Is(err, ErrControllerMoved) {
 					firstErr = err
@@ -109,13 +100,13 @@ func (c *Client) WriteChunks(ctx context.Context, f Fence, writes []ChunkWrite) 
 
 // writeChunkBatch writes one transaction's worth of chunks, then one by one
 // if it failed.
-func (c *Client) writeChunkBatch(ctx context.Context, f Fence, batch []ChunkWrite, values [][]byte, results []StateResult) error {
+func (c *Client) writeChunkBatch(ctx context.Context, f Fence, batch []ChunkWrite, results []StateResult) error {
 	cmps := make([]metastore.Cmp, len(batch))
 	ops := make([]metastore.Op, len(batch))
 	for i, w := range batch {
 		key := StateChunkKey(w.Topic, w.Chunk)
 		cmps[i] = metastore.Cmp{Key: key, Version: w.Version}
-		ops[i] = metastore.Put(key, values[i])
+		ops[i] = metastore.Put(key, w.Value)
 	}
 	rev, err := c.FencedTxnRevision(ctx, f, cmps, ops)
 	if err != nil {

@@ -64,7 +64,7 @@ func TestWriteChunksConcurrentBatches(t *testing.T) {
 	for ch := range int32(12) {
 		p := ch * StateChunkSize
 		writes = append(writes, ChunkWrite{Topic: "t", Chunk: ch,
-			States: []StateEntry{{Partition: p, State: LeaderAndIsr{Leader: ch, ISR: []int32{ch}}}, {Partition: p + 1}}})
+			Value: EncodeStateChunk([]StateEntry{{Partition: p, State: LeaderAndIsr{Leader: ch, ISR: []int32{ch}}}, {Partition: p + 1}})})
 	}
 	results, err := c.WriteChunks(ctx, f, writes)
 	if err != nil {
@@ -105,7 +105,7 @@ func TestWriteChunksLostFence(t *testing.T) {
 	}
 	var writes []ChunkWrite
 	for ch := range int32(40) {
-		writes = append(writes, ChunkWrite{Topic: "t", Chunk: ch, States: []StateEntry{{Partition: ch * StateChunkSize}}})
+		writes = append(writes, ChunkWrite{Topic: "t", Chunk: ch, Value: EncodeStateChunk([]StateEntry{{Partition: ch * StateChunkSize}})})
 	}
 	if _, err := c.WriteChunks(context.Background(), f, writes); !errors.Is(err, ErrControllerMoved) {
 		t.Fatalf("err %v", err)
