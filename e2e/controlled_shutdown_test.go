@@ -20,44 +20,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-kafka/samsa/internal/metadata"
-	"github.com/samsa-kafka/samsa/internal/metastore"
+	"github.com/samsa-kafka/samsa/internal/metadata/metadatatest"
 	"github.com/samsa-kafka/samsa/internal/metastore/etcdstore"
 )
-
-// stateAtDeregistration follows the store history until broker id's
-// registration is deleted and returns, as of that moment, the leader of
-// each partition of topic written meanwhile and whether id was in its ISR.
-func stateAtDeregistration(t *testing.T, history <-chan metastore.WatchResponse, id int32, topic string) (map[int32]int32, map[int32]bool) {
-	t.Helper()
-	leaders, inISR := map[int32]int32{}, map[int32]bool{}
-	deadline := time.After(60 * time.Second)
-	for {
-		select {
-		case resp, ok := <-history:
-			if !ok || resp.Err != nil {
-				t.Fatalf("store history ended: %v", resp.Err)
-			}
-			for _, ev := range resp.Events {
-				if ev.KV.Key == metadata.BrokerKey(id) && ev.Type == metastore.EventDelete {
-					return leaders, inISR
-				}
-				name, chunk, ok := metadata.ParseTopicsKey(ev.KV.Key)
-				if !ok || name != topic || chunk < 0 || ev.Type != metastore.EventPut {
-					continue
-				}
-				es, err := metadata.DecodeStateChunk(ev.KV.Value)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, e := range es {
-					leaders[e.Partition], inISR[e.Partition] = e.State.Leader, slices.Contains(e.State.ISR, id)
-				}
-			}
-		case <-deadline:
-			t.Fatalf("broker %d never deregistered", id)
-		}
-	}
-}
 
 func TestSigtermIsControlledShutdown(t *testing.T) {
 	st := startStore(t, "samsa-store")
@@ -107,7 +72,7 @@ func TestSigtermIsControlledShutdown(t *testing.T) {
 	}
 	before := log.count()
 	c.procs[victim].stop()
-	leaders, inISR := stateAtDeregistration(t, history, victim, topic)
+	leaders, inISR := metadatatest.StatesAtDeregistration(t, history, victim, topic)
 	for _, p := range led {
 		if l, ok := leaders[p]; !ok || l < 0 || l == victim {
 			t.Errorf("partition %d: leader %d when broker %d deregistered (written: %v)", p, l, victim, ok)

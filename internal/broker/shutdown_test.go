@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,44 +15,9 @@ import (
 	"github.com/samsa-kafka/samsa/internal/config"
 	"github.com/samsa-kafka/samsa/internal/metacache"
 	"github.com/samsa-kafka/samsa/internal/metadata"
-	"github.com/samsa-kafka/samsa/internal/metastore"
+	"github.com/samsa-kafka/samsa/internal/metadata/metadatatest"
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
-
-// leadersAtDeregistration reads the store history from rev until broker
-// id's registration is deleted and returns, as of that moment, each
-// partition of topic's leader and whether id was still in its ISR.
-func leadersAtDeregistration(t testing.TB, history <-chan metastore.WatchResponse, id int32, topic string) (map[int32]int32, map[int32]bool) {
-	t.Helper()
-	leaders, inISR := map[int32]int32{}, map[int32]bool{}
-	deadline := time.After(60 * time.Second)
-	for {
-		select {
-		case resp, ok := <-history:
-			if !ok || resp.Err != nil {
-				t.Fatalf("store history ended: %v", resp.Err)
-			}
-			for _, ev := range resp.Events {
-				if ev.KV.Key == metadata.BrokerKey(id) && ev.Type == metastore.EventDelete {
-					return leaders, inISR
-				}
-				name, chunk, ok := metadata.ParseTopicsKey(ev.KV.Key)
-				if !ok || name != topic || chunk < 0 || ev.Type != metastore.EventPut {
-					continue
-				}
-				es, err := metadata.DecodeStateChunk(ev.KV.Value)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, e := range es {
-					leaders[e.Partition], inISR[e.Partition] = e.State.Leader, slices.Contains(e.State.ISR, id)
-				}
-			}
-		case <-deadline:
-			t.Fatalf("broker %d never deregistered", id)
-		}
-	}
-}
 
 // Close on a broker of an RF=3 cluster moves leadership away and takes the
 // broker out of every ISR before its registration goes: in the store's
@@ -109,7 +73,7 @@ func TestCloseMovesLeadershipBeforeDeregistering(t *testing.T) {
 	if err := victim.Close(); err != nil {
 		t.Fatal(err)
 	}
-	leaders, inISR := leadersAtDeregistration(t, history, victimID, topic)
+	leaders, inISR := metadatatest.StatesAtDeregistration(t, history, victimID, topic)
 	for _, p := range led {
 		if l, ok := leaders[p]; !ok || l == victimID || l < 0 {
 			t.Errorf("partition %d: leader %d when broker %d deregistered (written: %v)", p, l, victimID, ok)
