@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/metadata"
+	"github.com/samsa-kafka/samsa/internal/wire"
 )
 
 // ChannelManager is the real Sender: one connection and one ordered send
@@ -32,7 +32,8 @@ type pending struct {
 
 type brokerChannel struct {
 	id     int32
-	cl     *kgo.Client
+	addr   string
+	conn   *wire.Conn // owned by the channel's goroutine; nil until dialled
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -53,14 +54,9 @@ func NewChannelManager(log *slog.Logger, timeout time.Duration) *ChannelManager 
 // AddBroker opens a channel to b (replacing an older one).
 func (m *ChannelManager) AddBroker(b metadata.Broker) {
 	m.RemoveBroker(b.ID)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))),
-		kgo.RequestRetries(0), kgo.RequestTimeoutOverhead(m.timeout))
-	if err != nil {
-		m.log.Error("controller channel", "broker", b.ID, "err", err)
-		return
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	ch := &brokerChannel{id: b.ID, cl: cl, cancel: cancel, done: make(chan struct{}), signal: make(chan struct{}, 1)}
+	ch := &brokerChannel{id: b.ID, addr: net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))),
+		cancel: cancel, done: make(chan struct{}), signal: make(chan struct{}, 1)}
 	m.mu.Lock()
 	m.brokers[b.ID] = ch
 	m.mu.Unlock()
@@ -76,7 +72,6 @@ func (m *ChannelManager) RemoveBroker(id int32) {
 	if ch != nil {
 		ch.cancel()
 		<-ch.done
-		ch.cl.Close()
 	}
 }
 
@@ -112,6 +107,7 @@ func (m *ChannelManager) Send(broker int32, req kmsg.Request, cb func(kmsg.Respo
 
 func (m *ChannelManager) run(ctx context.Context, ch *brokerChannel) {
 	defer close(ch.done)
+	defer ch.drop()
 	for {
 		ch.mu.Lock()
 		if len(ch.queue) == 0 {
@@ -127,9 +123,7 @@ func (m *ChannelManager) run(ctx context.Context, ch *brokerChannel) {
 		ch.queue = ch.queue[1:]
 		ch.mu.Unlock()
 		for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, 2*time.Second) {
-			rctx, cancel := context.WithTimeout(ctx, m.timeout)
-			resp, err := ch.cl.SeedBrokers()[0].Request(rctx, p.req)
-			cancel()
+			resp, err := ch.roundTrip(ctx, p.req, m.timeout)
 			if err == nil {
 				p.cb(resp, nil)
 				break
@@ -144,5 +138,30 @@ func (m *ChannelManager) run(ctx context.Context, ch *brokerChannel) {
 			case <-time.After(backoff):
 			}
 		}
+	}
+}
+
+// roundTrip sends req on the channel's connection, dialling it first if
+// needed; a failed request drops the connection.
+func (ch *brokerChannel) roundTrip(ctx context.Context, req kmsg.Request, timeout time.Duration) (kmsg.Response, error) {
+	if ch.conn == nil {
+		c, err := wire.Dial(ctx, ch.addr, "samsa-controller", timeout)
+		if err != nil {
+			return nil, err
+		}
+		ch.conn = c
+	}
+	resp := req.ResponseKind()
+	if err := ch.conn.RoundTrip(req, resp, timeout); err != nil {
+		ch.drop()
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (ch *brokerChannel) drop() {
+	if ch.conn != nil {
+		ch.conn.Close()
+		ch.conn = nil
 	}
 }

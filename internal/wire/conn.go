@@ -1,0 +1,113 @@
+package wire
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Conn is the client side of one broker connection, for the brokers' own
+// requests to each other (controller requests, follower fetches): the
+// caller's goroutine writes one request and reads its response itself, with
+// no goroutine in between (a general client hands each request and
+// response over to goroutines of its own, a wake-up each way), and the
+// encode and read buffers are reused. The byte fields of a decoded
+// response (records, unknown tags) therefore alias the read buffer and are
+// valid until the next request; strings are copied. Requests go out at
+// the version they carry: the broker-to-broker versions are pinned by the
+// caller, so no ApiVersions exchange precedes them. A Conn is not safe for
+// concurrent use; after any error it must be closed.
+type Conn struct {
+	nc      net.Conn
+	br      *bufio.Reader
+	format  *kmsg.RequestFormatter
+	corr    int32
+	wbuf    []byte
+	rbuf    []byte
+	unwatch func() bool // stops closing nc when the context ends
+}
+
+const (
+	// MaxResponseBytes bounds a response frame (the socket.request.max.bytes
+	// default of the other side).
+	MaxResponseBytes = 100 << 20
+	// keptBufferBytes: a buffer grown larger than this for one big request
+	// or response is not kept for the next.
+	keptBufferBytes = 16 << 20
+)
+
+// Dial connects to addr within timeout. Ending ctx closes the connection,
+// aborting a request in progress.
+func Dial(ctx context.Context, addr, clientID string, timeout time.Duration) (*Conn, error) {
+	d := net.Dialer{Timeout: timeout}
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{
+		nc: nc, br: bufio.NewReaderSize(nc, 64<<10),
+		format:  kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID)),
+		unwatch: context.AfterFunc(ctx, func() { nc.Close() }),
+	}, nil
+}
+
+// Close closes the connection.
+func (c *Conn) Close() {
+	c.unwatch()
+	c.nc.Close()
+}
+
+// RoundTrip sends req and decodes its answer into resp (of the same key;
+// its version is set to req's), both within timeout.
+func (c *Conn) RoundTrip(req kmsg.Request, resp kmsg.Response, timeout time.Duration) error {
+	c.corr++
+	c.wbuf = c.format.AppendRequest(c.wbuf[:0], req, c.corr)
+	if cap(c.wbuf) > keptBufferBytes {
+		defer func() { c.wbuf = nil }()
+	}
+	if err := c.nc.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return err
+	}
+	if _, err := c.nc.Write(c.wbuf); err != nil {
+		return err
+	}
+	var sizeBuf [4]byte
+	if _, err := io.ReadFull(c.br, sizeBuf[:]); err != nil {
+		return err
+	}
+	size := int(int32(binary.BigEndian.Uint32(sizeBuf[:])))
+	if size < 4 || size > MaxResponseBytes {
+		return fmt.Errorf("wire: %s response of %d bytes", kmsg.NameForKey(req.Key()), size)
+	}
+	if cap(c.rbuf) < size || cap(c.rbuf) > keptBufferBytes {
+		c.rbuf = make([]byte, size)
+	}
+	buf := c.rbuf[:size]
+	if _, err := io.ReadFull(c.br, buf); err != nil {
+		return err
+	}
+	if corr := int32(binary.BigEndian.Uint32(buf)); corr != c.corr {
+		return fmt.Errorf("wire: %s response with correlation id %d, expected %d", kmsg.NameForKey(req.Key()), corr, c.corr)
+	}
+	body := buf[4:]
+	resp.SetVersion(req.GetVersion())
+	if resp.IsFlexible() && req.Key() != int16(kmsg.ApiVersions) { // ApiVersions answers with header v0
+		r := kbin.Reader{Src: body}
+		kmsg.SkipTags(&r)
+		if !r.Ok() {
+			return fmt.Errorf("wire: %s response header: bad tagged fields", kmsg.NameForKey(req.Key()))
+		}
+		body = r.Src
+	}
+	if err := resp.ReadFrom(body); err != nil {
+		return fmt.Errorf("wire: decoding %s response: %w", kmsg.NameForKey(req.Key()), err)
+	}
+	return nil
+}
