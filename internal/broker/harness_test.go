@@ -152,7 +152,9 @@ func startClusterWith(t testing.TB, n int, props map[string]string, racks []stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := etcdstore.Connect(srv.Endpoints(), "", 10*time.Second)
+	// As samsa dev: the embedded store takes transactions of up to
+	// embedetcd.MaxTxnOps operations.
+	store, err := etcdstore.ConnectMaxOps(srv.Endpoints(), "", 10*time.Second, logger, embedetcd.MaxTxnOps)
 	if err != nil {
 		srv.Close()
 		t.Fatal(err)
