@@ -21,17 +21,22 @@ type Manager struct {
 	closed   bool
 	fetchers map[int32]*fetcher // by source broker
 	leaders  map[storage.TopicPartition]int32
+	// start runs a new fetcher's goroutine (benchmarks drive fetchers
+	// without one).
+	start func(*fetcher)
 }
 
 // NewManager returns a manager with no fetcher.
 func NewManager(cfg Config) *Manager {
 	cfg = cfg.withDefaults()
-	return &Manager{
+	m := &Manager{
 		cfg:      cfg,
 		log:      cfg.Logger,
 		fetchers: map[int32]*fetcher{},
 		leaders:  map[storage.TopicPartition]int32{},
 	}
+	m.start = func(f *fetcher) { m.wg.Go(f.run) }
+	return m
 }
 
 // AddPartitions (re)targets partitions: each moves to the fetcher of its
@@ -102,7 +107,7 @@ func (m *Manager) apply(b *handover) {
 		if f == nil {
 			f = newFetcher(m.cfg, a.leader)
 			m.fetchers[a.leader] = f
-			m.wg.Go(f.run)
+			m.start(f)
 		}
 		f.addAll(a.ts)
 	}
