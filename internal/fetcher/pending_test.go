@@ -136,8 +136,8 @@ func TestWorkListsAcrossRetargets(t *testing.T) {
 	if _, fr, _ = f.plan(now.Add(time.Second)); len(fr.upserts)+len(fr.forgets) != 0 {
 		t.Fatalf("nothing changed, yet: upserts %v forgets %v", tps(fr.upserts), fr.forgets)
 	}
-	if len(f.pending)+len(f.forgot)+len(f.delayed)+len(f.truncs) != 0 || len(f.sess.sent) != 2 {
+	if len(f.pending)+len(f.forgot)+len(f.delayed)+len(f.truncs) != 0 || f.sess.sent.len() != 2 {
 		t.Fatalf("lists not drained: %d pending %d forgot %d delayed %d truncating; session holds %d",
-			len(f.pending), len(f.forgot), len(f.delayed), len(f.truncs), len(f.sess.sent))
+			len(f.pending), len(f.forgot), len(f.delayed), len(f.truncs), f.sess.sent.len())
 	}
 }
