@@ -236,7 +236,7 @@ func (c *Cache) SetTopicConfig(name string, cfg map[string]string) {
 		c.configs[name] = cfg
 	}
 	if t := c.topics[name]; t != nil {
-		t.changing()
+		t.info = nil // the partitions did not change: the new info may share them too
 	}
 	c.changedLocked()
 }
