@@ -172,6 +172,21 @@ func (f *fetcher) fetchRequest(upserts []want, forgets []storage.TopicPartition,
 	req.MaxBytes = f.cfg.ResponseMaxBytes
 	req.IsolationLevel = 0
 	req.SessionID, req.SessionEpoch = f.sess.id, f.sess.epoch
+	f.addFetchPartitions(req, upserts)
+	forgotten := map[string]int{}
+	for _, tp := range forgets {
+		i := topicEntry(&req.ForgottenTopics, forgotten, tp.Topic, func() kmsg.FetchRequestForgottenTopic {
+			t := kmsg.NewFetchRequestForgottenTopic()
+			t.Topic = tp.Topic
+			return t
+		})
+		req.ForgottenTopics[i].Partitions = append(req.ForgottenTopics[i].Partitions, tp.Partition)
+	}
+	return req
+}
+
+// addFetchPartitions lists upserts in req, each topic once.
+func (f *fetcher) addFetchPartitions(req *kmsg.FetchRequest, upserts []want) {
 	topics := map[string]int{}
 	all := make([]kmsg.FetchRequestTopicPartition, len(upserts))
 	for start := 0; start < len(upserts); {
@@ -196,16 +211,6 @@ func (f *fetcher) fetchRequest(upserts []want, forgets []storage.TopicPartition,
 		}
 		start += n
 	}
-	forgotten := map[string]int{}
-	for _, tp := range forgets {
-		i := topicEntry(&req.ForgottenTopics, forgotten, tp.Topic, func() kmsg.FetchRequestForgottenTopic {
-			t := kmsg.NewFetchRequestForgottenTopic()
-			t.Topic = tp.Topic
-			return t
-		})
-		req.ForgottenTopics[i].Partitions = append(req.ForgottenTopics[i].Partitions, tp.Partition)
-	}
-	return req
 }
 
 // topicRun is the number of wants at the start of ws of the first one's
