@@ -44,7 +44,7 @@ type fetchCtx struct {
 	incremental bool
 	sweep       bool        // a follower session's fetch reads every partition
 	parts       []*sessPart // every partition of a full fetch, in response order
-	unknownIDs  []sessPart  // v13+: partitions of topic ids we do not know
+	unknownIDs  []fetchPart // v13+: partitions of topic ids we do not know
 	forgotten   []*sessPart // left the session: stop listening
 }
 
@@ -149,7 +149,7 @@ func (h *Handler) resolveFetch(req *kmsg.FetchRequest, replicaID int32) (*fetchC
 		if req.SessionID != 0 {
 			h.sessions.remove(req.SessionID)
 		}
-		fc.parts = reqParts
+		fc.parts = sessionless(reqParts)
 		return fc, nil
 	case req.SessionEpoch == 0: // full fetch opening a new session
 		if req.SessionID != 0 {
@@ -157,12 +157,10 @@ func (h *Handler) resolveFetch(req *kmsg.FetchRequest, replicaID int32) (*fetchC
 		}
 		fc.sess = h.sessions.create(replicaID)
 		if fc.sess == nil {
-			fc.parts = reqParts
+			fc.parts = sessionless(reqParts)
 			return fc, nil
 		}
-		for _, p := range reqParts {
-			fc.sess.upsert(*p)
-		}
+		fc.sess.upsertAll(reqParts)
 		return fc, nil
 	}
 	s, kerrv := h.sessions.lookup(req.SessionID, req.SessionEpoch)
@@ -184,22 +182,26 @@ func (h *Handler) resolveFetch(req *kmsg.FetchRequest, replicaID int32) (*fetchC
 			}
 		}
 	}
-	for _, p := range reqParts {
-		s.upsert(*p)
-	}
+	s.upsertAll(reqParts)
 	fc.sess, fc.incremental = s, true
 	return fc, nil
 }
 
-func (h *Handler) fetchRequestParts(req *kmsg.FetchRequest, fc *fetchCtx) []*sessPart {
-	var out []*sessPart
+// fetchRequestParts lists the partitions of req (those of unknown topic
+// ids go to fc.unknownIDs), in one allocation.
+func (h *Handler) fetchRequestParts(req *kmsg.FetchRequest, fc *fetchCtx) []fetchPart {
+	n := 0
+	for i := range req.Topics {
+		n += len(req.Topics[i].Partitions)
+	}
+	out := make([]fetchPart, 0, n)
 	for _, rt := range req.Topics {
 		name, id := rt.Topic, rt.TopicID
 		if req.Version >= 13 {
 			t, ok := h.Meta.TopicByID(rt.TopicID)
 			if !ok {
 				for _, rp := range rt.Partitions {
-					fc.unknownIDs = append(fc.unknownIDs, sessPart{key: sessKey{partition: rp.Partition}, topicID: id})
+					fc.unknownIDs = append(fc.unknownIDs, fetchPart{key: sessKey{partition: rp.Partition}, topicID: id})
 				}
 				continue
 			}
@@ -208,11 +210,22 @@ func (h *Handler) fetchRequestParts(req *kmsg.FetchRequest, fc *fetchCtx) []*ses
 			id = t.ID
 		}
 		for _, rp := range rt.Partitions {
-			out = append(out, &sessPart{
+			out = append(out, fetchPart{
 				key: sessKey{name, rp.Partition}, topicID: id,
 				fetchOffset: rp.FetchOffset, maxBytes: rp.PartitionMaxBytes, leaderEpoch: rp.CurrentLeaderEpoch,
 			})
 		}
+	}
+	return out
+}
+
+// sessionless is ps read outside any session.
+func sessionless(ps []fetchPart) []*sessPart {
+	parts := make([]sessPart, len(ps))
+	out := make([]*sessPart, len(ps))
+	for i := range ps {
+		parts[i].fetchPart = ps[i]
+		out[i] = &parts[i]
 	}
 	return out
 }

@@ -166,7 +166,7 @@ func TestFollowerSessionReadsOnlyDirty(t *testing.T) {
 		s := newFetchSession(7, replicaID)
 		var parts []*sessPart
 		for i := range int32(3) {
-			sp, isNew := s.upsert(sessPart{key: sessKey{"t", i}, maxBytes: 1})
+			sp, isNew := s.upsert(fetchPart{key: sessKey{"t", i}, maxBytes: 1})
 			if !isNew {
 				t.Fatal("new partition not reported new")
 			}
@@ -177,7 +177,7 @@ func TestFollowerSessionReadsOnlyDirty(t *testing.T) {
 			t.Fatalf("replica %d: first read after the upserts: %d partitions, want 3", replicaID, len(got))
 		}
 		parts[1].PartitionChanged(false)
-		s.upsert(sessPart{key: sessKey{"t", 2}, maxBytes: 1}) // unchanged: not dirty
+		s.upsert(fetchPart{key: sessKey{"t", 2}, maxBytes: 1}) // unchanged: not dirty
 		got := fc.toRead(0)
 		if replicaID >= 0 && (len(got) != 1 || got[0] != parts[1]) {
 			t.Fatalf("follower session reads %d partitions, want partition 1 alone", len(got))

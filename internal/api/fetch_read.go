@@ -9,6 +9,7 @@ package api
 
 import (
 	"errors"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -97,6 +98,9 @@ func (a *fetchAcc) budget(sp *sessPart) (limit int32, minOne bool) {
 // follower replicaID (>= 0) or a consumer.
 func (h *Handler) readFetch(acc *fetchAcc, parts []*sessPart, replicaID int32, sess *fetchSession) {
 	now := h.Now()
+	if len(acc.results) == 0 { // the first pass reads the most
+		acc.results = slices.Grow(acc.results, len(parts))
+	}
 	for _, sp := range parts {
 		r := fetchResult{part: sp, hw: -1, logStart: -1, end: -1}
 		limit, minOne := acc.budget(sp)

@@ -54,14 +54,19 @@ type sessKey struct {
 	partition int32
 }
 
-// sessPart is one partition of a fetch: what the client asked for and what
-// the session last told it.
-type sessPart struct {
+// fetchPart is one partition of a fetch request.
+type fetchPart struct {
 	key         sessKey
 	topicID     [16]byte
 	fetchOffset int64
 	maxBytes    int32
 	leaderEpoch int32
+}
+
+// sessPart is one partition of a fetch: what the client asked for and what
+// the session last told it.
+type sessPart struct {
+	fetchPart
 	// last values sent in a response; -1 before the first.
 	sentHW, sentLogStart int64
 
@@ -108,8 +113,7 @@ type fetchSession struct {
 
 func newFetchSession(id int32, replicaID int32) *fetchSession {
 	s := &fetchSession{id: id, epoch: 1, // the opening fetch is epoch 0
-		follower: replicaID >= 0, replicaID: replicaID, parts: map[sessKey]*sessPart{},
-		wake: make(chan struct{}, 1)}
+		follower: replicaID >= 0, replicaID: replicaID, wake: make(chan struct{}, 1)}
 	if s.follower {
 		s.clock = &replica.FetchClock{}
 	}
@@ -119,20 +123,59 @@ func newFetchSession(id int32, replicaID int32) *fetchSession {
 // upsert adds p or updates the session's copy; a new or changed partition
 // is marked dirty (its first read starts listening to it). It returns the
 // session's copy and whether it is new.
-func (s *fetchSession) upsert(p sessPart) (*sessPart, bool) {
+func (s *fetchSession) upsert(p fetchPart) (*sessPart, bool) {
+	var slab sessSlab
+	return s.upsertFrom(&slab, &p, 1)
+}
+
+// upsertAll is upsert for every partition of ps (a follower's first fetches
+// list thousands), the new ones taken from slabs.
+func (s *fetchSession) upsertAll(ps []fetchPart) {
+	var slab sessSlab
+	for i := range ps {
+		s.upsertFrom(&slab, &ps[i], len(ps)-i)
+	}
+}
+
+// upsertFrom is upsert taking a new partition from slab, which may make
+// room for up to more of them.
+func (s *fetchSession) upsertFrom(slab *sessSlab, p *fetchPart, more int) (*sessPart, bool) {
 	if cur, ok := s.parts[p.key]; ok {
-		if cur.topicID != p.topicID || cur.fetchOffset != p.fetchOffset || cur.maxBytes != p.maxBytes || cur.leaderEpoch != p.leaderEpoch {
-			cur.topicID, cur.fetchOffset, cur.maxBytes, cur.leaderEpoch = p.topicID, p.fetchOffset, p.maxBytes, p.leaderEpoch
+		if cur.fetchPart != *p {
+			cur.fetchPart = *p
 			s.markDirty(cur)
 		}
 		return cur, false
 	}
-	np := &sessPart{key: p.key, topicID: p.topicID, fetchOffset: p.fetchOffset, maxBytes: p.maxBytes,
-		leaderEpoch: p.leaderEpoch, sentHW: -1, sentLogStart: -1, sess: s}
+	if s.parts == nil {
+		s.parts = make(map[sessKey]*sessPart, more)
+	}
+	np := slab.next(more)
+	*np = sessPart{fetchPart: *p, sentHW: -1, sentLogStart: -1, sess: s}
 	s.parts[p.key] = np
 	s.pushBack(np)
 	s.markDirty(np)
 	return np, true
+}
+
+// sessSlab hands out new session partitions from arrays of up to slabParts
+// of them: one allocation for many. A partition keeps its array alive
+// while the session holds it (or a fetch, a partition's listeners), so an
+// array may outlive its forgotten partitions by up to slabParts-1 of them;
+// the bound keeps that small.
+type sessSlab struct{ free []sessPart }
+
+const slabParts = 128
+
+// next returns a zero partition; more is how many the caller may still
+// ask for, this one included.
+func (s *sessSlab) next(more int) *sessPart {
+	if len(s.free) == 0 {
+		s.free = make([]sessPart, max(1, min(more, slabParts)))
+	}
+	sp := &s.free[0]
+	s.free = s.free[1:]
+	return sp
 }
 
 // forget drops k from the session and returns it (nil if absent) for the

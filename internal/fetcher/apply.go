@@ -139,30 +139,27 @@ func (f *fetcher) buildFetchLocked(backoff time.Duration) *fetchRound {
 	var wants []want
 	if f.sess.full() {
 		f.clearChanges()
-		wants = make([]want, 0, len(f.parts))
-		for tp, ps := range f.parts {
+		wants = make([]want, 0, f.parts.len())
+		for tp, ps := range f.parts.all() {
 			if f.fetchable(ps) {
 				wants = append(wants, f.wantLocked(tp, ps))
 			}
 		}
 	} else {
-		states, removed := f.takeChanges()
-		wants = make([]want, 0, len(states)+len(removed))
-		for _, ps := range states {
-			if f.fetchable(ps) {
-				wants = append(wants, f.wantLocked(ps.target.TP, ps))
-			} else {
-				wants = append(wants, want{tp: ps.target.TP})
-			}
-		}
-		for _, tp := range removed {
-			wants = append(wants, want{tp: tp})
-		}
+		wants = f.changedWants()
 	}
 	upserts, forgets := f.sess.build(wants)
 	if len(upserts) == 0 && len(forgets) == 0 && (f.sess.full() || f.sess.empty()) {
 		return nil
 	}
+	return &fetchRound{req: f.fetchRequest(upserts, forgets, backoff), upserts: upserts, forgets: forgets}
+}
+
+// fetchRequest is the Fetch of the session's next epoch carrying upserts and
+// forgets. Each run of upserts of one topic (a full fetch lists topic after
+// topic, a hand-over queues them so) is looked up once, and the partitions
+// of a request share one allocation.
+func (f *fetcher) fetchRequest(upserts []want, forgets []storage.TopicPartition, backoff time.Duration) *kmsg.FetchRequest {
 	req := kmsg.NewPtrFetchRequest()
 	req.SetVersion(fetchVersion)
 	req.ReplicaID = f.cfg.NodeID
@@ -175,22 +172,7 @@ func (f *fetcher) buildFetchLocked(backoff time.Duration) *fetchRound {
 	req.MaxBytes = f.cfg.ResponseMaxBytes
 	req.IsolationLevel = 0
 	req.SessionID, req.SessionEpoch = f.sess.id, f.sess.epoch
-	topics := map[string]int{}
-	for _, w := range upserts {
-		i := topicEntry(&req.Topics, topics, w.tp.Topic, func() kmsg.FetchRequestTopic {
-			t := kmsg.NewFetchRequestTopic()
-			t.Topic, t.TopicID = w.tp.Topic, w.part.topicID
-			return t
-		})
-		p := kmsg.NewFetchRequestTopicPartition()
-		p.Partition = w.tp.Partition
-		p.CurrentLeaderEpoch = w.part.leaderEpoch
-		p.FetchOffset = w.part.offset
-		p.LastFetchedEpoch = -1
-		p.LogStartOffset = w.part.ps.target.Partition.LogStartOffset()
-		p.PartitionMaxBytes = f.cfg.MaxBytes
-		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
-	}
+	f.addFetchPartitions(req, upserts)
 	forgotten := map[string]int{}
 	for _, tp := range forgets {
 		i := topicEntry(&req.ForgottenTopics, forgotten, tp.Topic, func() kmsg.FetchRequestForgottenTopic {
@@ -200,7 +182,45 @@ func (f *fetcher) buildFetchLocked(backoff time.Duration) *fetchRound {
 		})
 		req.ForgottenTopics[i].Partitions = append(req.ForgottenTopics[i].Partitions, tp.Partition)
 	}
-	return &fetchRound{req: req, upserts: upserts, forgets: forgets}
+	return req
+}
+
+// addFetchPartitions lists upserts in req, each topic once.
+func (f *fetcher) addFetchPartitions(req *kmsg.FetchRequest, upserts []want) {
+	topics := map[string]int{}
+	all := make([]kmsg.FetchRequestTopicPartition, len(upserts))
+	for start := 0; start < len(upserts); {
+		n := topicRun(upserts[start:])
+		first := &upserts[start]
+		i := topicEntry(&req.Topics, topics, first.tp.Topic, func() kmsg.FetchRequestTopic {
+			t := kmsg.NewFetchRequestTopic()
+			t.Topic, t.TopicID = first.tp.Topic, first.part.topicID
+			t.Partitions = all[start : start : start+n] // capped: a later run of it appends elsewhere
+			return t
+		})
+		for j := range upserts[start : start+n] {
+			w := &upserts[start+j]
+			p := kmsg.NewFetchRequestTopicPartition()
+			p.Partition = w.tp.Partition
+			p.CurrentLeaderEpoch = w.part.leaderEpoch
+			p.FetchOffset = w.part.offset
+			p.LastFetchedEpoch = -1
+			p.LogStartOffset = w.part.ps.target.Partition.LogStartOffset()
+			p.PartitionMaxBytes = f.cfg.MaxBytes
+			req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
+		}
+		start += n
+	}
+}
+
+// topicRun is the number of wants at the start of ws of the first one's
+// topic.
+func topicRun(ws []want) int {
+	n := 1
+	for n < len(ws) && ws[n].tp.Topic == ws[0].tp.Topic {
+		n++
+	}
+	return n
 }
 
 // wantLocked is ps fetched from its log end offset. Caller holds f.mu.
@@ -238,8 +258,8 @@ func (f *fetcher) applyFetch(fr *fetchRound, r *kmsg.FetchResponse, now time.Tim
 		for j := range t.Partitions {
 			rp := &t.Partitions[j]
 			tp := storage.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
-			sp, ok := f.sess.sent[tp]
-			if !ok {
+			sp := f.sess.sent.get(tp)
+			if sp.ps == nil {
 				continue
 			}
 			// Only a partition whose fetch position moved needs listing

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -45,7 +46,7 @@ type fetcher struct {
 	done   chan struct{} // closed when run returns
 
 	mu    sync.Mutex // guards the fields below; held while a response is applied
-	parts map[storage.TopicPartition]*partState
+	parts table[*partState]
 	// The work lists (track.go), kept as lists of states with a flag on each
 	// state rather than as maps: pending, states whose fetch state may have
 	// changed since the last request; forgot, partitions removed since;
@@ -67,26 +68,32 @@ func newFetcher(cfg Config, leader int32) *fetcher {
 	return &fetcher{
 		cfg: cfg, log: cfg.Logger.With("leader", leader), leader: leader,
 		ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{}),
-		parts: map[storage.TopicPartition]*partState{},
 	}
 }
 
 // add (re)targets t here; a target that changes nothing keeps its state.
 func (f *fetcher) add(t Target) { f.addAll([]Target{t}) }
 
-// addAll is add for many targets, under one lock and with one wake-up: a
-// LeaderAndIsr hands over thousands of partitions, which must not each wait
-// for the goroutine's round in between.
-func (f *fetcher) addAll(ts []Target) {
+// addAll is add for many targets.
+func (f *fetcher) addAll(ts []Target) { f.addEach(len(ts), func(i int) *Target { return &ts[i] }) }
+
+// addEach is add for the n targets at(0) ... at(n-1), under one lock and
+// with one wake-up: a LeaderAndIsr hands over thousands of partitions,
+// which must not each wait for the goroutine's round in between.
+func (f *fetcher) addEach(n int, at func(i int) *Target) {
 	debug := f.debug()
+	var slab stateSlab
 	f.mu.Lock()
-	for _, t := range ts {
-		if cur := f.parts[t.TP]; cur == nil || cur.phase == fenced || !sameTarget(cur.target, t) {
+	f.pending = slices.Grow(f.pending, n)
+	f.truncs = slices.Grow(f.truncs, n)
+	for i := range n {
+		t := at(i)
+		if cur := f.parts.get(t.TP); cur == nil || cur.phase == fenced || !sameTarget(cur.target, *t) {
 			if cur != nil {
 				cur.gone = true
 			}
-			ps := newPartState(t)
-			f.parts[t.TP] = ps
+			ps := slab.newState(*t, n-i)
+			f.parts.set(t.TP, ps)
 			f.setTruncating(t.TP, ps)
 			if debug {
 				f.log.Debug("replica fetcher: partition added", "partition", t.TP, "leaderEpoch", t.LeaderEpoch)
@@ -105,8 +112,7 @@ func (f *fetcher) addAll(ts []Target) {
 func (f *fetcher) removeAll(tps []storage.TopicPartition) {
 	f.mu.Lock()
 	for _, tp := range tps {
-		if cur := f.parts[tp]; cur != nil {
-			delete(f.parts, tp)
+		if cur := f.parts.del(tp); cur != nil {
 			cur.gone = true
 			f.forgot = append(f.forgot, tp) // the session forgets it
 		}
@@ -117,7 +123,7 @@ func (f *fetcher) removeAll(tps []storage.TopicPartition) {
 func (f *fetcher) empty() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.parts) == 0
+	return f.parts.len() == 0
 }
 
 func (f *fetcher) stop() { f.cancel() }

@@ -17,13 +17,14 @@ type leaving struct {
 
 type joining struct {
 	leader int32
-	ts     []Target
-	n      int // targets named for leader (presize)
+	idx    []int32 // in the call's targets
+	n      int     // targets named for leader (presize)
 }
 
 // handover lists, per source broker in order of first mention, the partitions
-// leaving its fetcher and the targets joining it. A call names few leaders,
-// so they are found by a linear scan.
+// leaving its fetcher and the targets joining it (by their index in the
+// call's targets, which are not copied). A call names few leaders, so they
+// are found by a linear scan.
 type handover struct {
 	removes []leaving
 	adds    []joining
@@ -42,18 +43,18 @@ func (b *handover) remove(leader int32, tp storage.TopicPartition) {
 // presize sizes the lists of the leaders of ts for all their targets
 // (appending thousands of targets one by one costs as much as the rest).
 func (b *handover) presize(ts []Target) {
-	for _, t := range ts {
-		b.joining(t.Leader).n++
+	for i := range ts {
+		b.joining(ts[i].Leader).n++
 	}
 	for i := range b.adds {
-		b.adds[i].ts = make([]Target, 0, b.adds[i].n)
+		b.adds[i].idx = make([]int32, 0, b.adds[i].n)
 	}
 }
 
-// add lists t among the targets joining its leader's fetcher.
-func (b *handover) add(t Target) {
-	j := b.joining(t.Leader)
-	j.ts = append(j.ts, t)
+// add lists the i-th target among those joining leader's fetcher.
+func (b *handover) add(leader int32, i int) {
+	j := b.joining(leader)
+	j.idx = append(j.idx, int32(i))
 }
 
 func (b *handover) joining(leader int32) *joining {

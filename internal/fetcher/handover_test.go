@@ -16,7 +16,7 @@ func (m *Manager) fetched() map[int32][]int32 {
 	out := map[int32][]int32{}
 	for id, f := range m.fetchers {
 		f.mu.Lock()
-		for tp := range f.parts {
+		for tp := range f.parts.all() {
 			out[id] = append(out[id], tp.Partition)
 		}
 		f.mu.Unlock()

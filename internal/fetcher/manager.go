@@ -20,18 +20,22 @@ type Manager struct {
 	mu       sync.Mutex // held across fetcher add/remove: order m.mu, then fetcher.mu
 	closed   bool
 	fetchers map[int32]*fetcher // by source broker
-	leaders  map[storage.TopicPartition]int32
+	leaders  table[source]      // of the partitions fetched
+	// start runs a new fetcher's goroutine (benchmarks drive fetchers
+	// without one).
+	start func(*fetcher)
 }
 
 // NewManager returns a manager with no fetcher.
 func NewManager(cfg Config) *Manager {
 	cfg = cfg.withDefaults()
-	return &Manager{
+	m := &Manager{
 		cfg:      cfg,
 		log:      cfg.Logger,
 		fetchers: map[int32]*fetcher{},
-		leaders:  map[storage.TopicPartition]int32{},
 	}
+	m.start = func(f *fetcher) { m.wg.Go(f.run) }
+	return m
 }
 
 // AddPartitions (re)targets partitions: each moves to the fetcher of its
@@ -52,13 +56,14 @@ func (m *Manager) AddPartitions(ts []Target) {
 	var b handover
 	b.presize(ts)
 	last := lastTargets(ts)
-	for i, t := range ts {
+	for i := range ts {
+		t := &ts[i]
 		if last != nil && last[t.TP] != i {
 			continue
 		}
-		if old, ok := m.leaders[t.TP]; ok && old != t.Leader {
-			b.remove(old, t.TP)
-			delete(m.leaders, t.TP)
+		if old := m.leaders.get(t.TP); old.ok && old.id != t.Leader {
+			b.remove(old.id, t.TP)
+			m.leaders.del(t.TP)
 		}
 		if t.Leader < 0 { // no leader: nothing to fetch from until one is elected
 			continue
@@ -67,10 +72,16 @@ func (m *Manager) AddPartitions(ts []Target) {
 			m.log.Warn("replica fetcher: partition not fetched", "partition", t.TP, "leader", t.Leader, "leaderEpoch", t.LeaderEpoch)
 			continue
 		}
-		b.add(t)
-		m.leaders[t.TP] = t.Leader
+		b.add(t.Leader, i)
+		m.leaders.set(t.TP, source{t.Leader, true})
 	}
-	m.apply(&b)
+	m.apply(&b, ts)
+}
+
+// source is the broker a partition is fetched from (ok false: none).
+type source struct {
+	id int32
+	ok bool
 }
 
 // RemovePartitions stops fetching tps. When it returns, no fetcher calls any
@@ -80,31 +91,30 @@ func (m *Manager) RemovePartitions(tps []storage.TopicPartition) {
 	defer m.mu.Unlock()
 	var b handover
 	for _, tp := range tps {
-		if old, ok := m.leaders[tp]; ok {
-			b.remove(old, tp)
-			delete(m.leaders, tp)
+		if old := m.leaders.del(tp); old.ok {
+			b.remove(old.id, tp)
 		}
 	}
-	m.apply(&b)
+	m.apply(&b, nil)
 }
 
-// apply hands b to the fetchers, starting those missing, and stops those
-// left without a partition. Caller holds m.mu.
-func (m *Manager) apply(b *handover) {
+// apply hands b (built from ts) to the fetchers, starting those missing,
+// and stops those left without a partition. Caller holds m.mu.
+func (m *Manager) apply(b *handover, ts []Target) {
 	for _, r := range b.removes {
 		m.fetchers[r.leader].removeAll(r.tps)
 	}
 	for _, a := range b.adds {
-		if len(a.ts) == 0 { // presized for targets not fetched
+		if len(a.idx) == 0 { // presized for targets not fetched
 			continue
 		}
 		f := m.fetchers[a.leader]
 		if f == nil {
 			f = newFetcher(m.cfg, a.leader)
 			m.fetchers[a.leader] = f
-			m.wg.Go(f.run)
+			m.start(f)
 		}
-		f.addAll(a.ts)
+		f.addEach(len(a.idx), func(i int) *Target { return &ts[a.idx[i]] })
 	}
 	left := make(map[int32]bool, len(b.removes))
 	for _, r := range b.removes {
@@ -131,7 +141,7 @@ func (m *Manager) Close() {
 		f.stop()
 		delete(m.fetchers, id)
 	}
-	clear(m.leaders)
+	m.leaders = table[source]{}
 	m.mu.Unlock()
 	m.wg.Wait()
 }

@@ -136,8 +136,40 @@ func TestWorkListsAcrossRetargets(t *testing.T) {
 	if _, fr, _ = f.plan(now.Add(time.Second)); len(fr.upserts)+len(fr.forgets) != 0 {
 		t.Fatalf("nothing changed, yet: upserts %v forgets %v", tps(fr.upserts), fr.forgets)
 	}
-	if len(f.pending)+len(f.forgot)+len(f.delayed)+len(f.truncs) != 0 || len(f.sess.sent) != 2 {
+	if len(f.pending)+len(f.forgot)+len(f.delayed)+len(f.truncs) != 0 || f.sess.sent.len() != 2 {
 		t.Fatalf("lists not drained: %d pending %d forgot %d delayed %d truncating; session holds %d",
-			len(f.pending), len(f.forgot), len(f.delayed), len(f.truncs), len(f.sess.sent))
+			len(f.pending), len(f.forgot), len(f.delayed), len(f.truncs), f.sess.sent.len())
+	}
+}
+
+// A request lists each topic once, with its own partitions, when the
+// changes queued name a topic in two runs (a0, b0, a1): the partitions of
+// a run share an array with the next run's, which a later run of the same
+// topic must not write into.
+func TestRequestTopicsFromInterleavedRuns(t *testing.T) {
+	f := newFetcher(Config{NodeID: followerID}.withDefaults(), 1)
+	tp := func(topic string, p int32) storage.TopicPartition {
+		return storage.TopicPartition{Topic: topic, Partition: p}
+	}
+	f.addAll([]Target{target(tp("z", 0), 1, 1, &fakeLog{})})
+	now := time.Now()
+	_, fr, _ := f.plan(now)
+	r := kmsg.NewPtrFetchResponse()
+	r.SessionID = 9
+	f.applyFetch(fr, r, now)
+
+	f.addAll([]Target{target(tp("a", 0), 1, 1, &fakeLog{}), target(tp("b", 0), 1, 1, &fakeLog{}), target(tp("a", 1), 1, 1, &fakeLog{})})
+	_, fr, _ = f.plan(now)
+	got := map[string][]int32{}
+	for _, rt := range fr.req.Topics {
+		if _, dup := got[rt.Topic]; dup {
+			t.Fatalf("topic %s listed twice", rt.Topic)
+		}
+		for _, p := range rt.Partitions {
+			got[rt.Topic] = append(got[rt.Topic], p.Partition)
+		}
+	}
+	if len(got) != 2 || !slices.Equal(got["a"], []int32{0, 1}) || !slices.Equal(got["b"], []int32{0}) {
+		t.Fatalf("request topics %v, want a: [0 1], b: [0]", got)
 	}
 }

@@ -39,8 +39,8 @@ type want struct {
 
 type session struct {
 	id    int32
-	epoch int32 // of the next request; 0: full
-	sent  map[storage.TopicPartition]sentPart
+	epoch int32           // of the next request; 0: full
+	sent  table[sentPart] // sentPart.ps is never nil
 }
 
 // full reports whether the next request is a full fetch.
@@ -48,16 +48,16 @@ func (s *session) full() bool { return s.epoch == 0 }
 
 // build returns what the next request carries, given the wanted state of
 // every fetched partition (full) or of the partitions that may have changed
-// since the last request (incremental).
+// since the last request (incremental). The upserts are those of wants,
+// moved to its front (wants is overwritten).
 func (s *session) build(wants []want) (upserts []want, forgets []storage.TopicPartition) {
+	upserts = wants[:0]
 	for i := range wants {
 		w := &wants[i]
-		cur, in := s.sent[w.tp]
+		cur := s.sent.get(w.tp)
+		in := cur.ps != nil
 		switch {
 		case w.fetch && (s.full() || !in || !cur.same(w.part)):
-			if upserts == nil {
-				upserts = make([]want, 0, len(wants)-i)
-			}
 			upserts = append(upserts, *w)
 		case !w.fetch && in && !s.full():
 			forgets = append(forgets, w.tp)
@@ -70,7 +70,7 @@ func (s *session) build(wants []want) (upserts []want, forgets []storage.TopicPa
 // (respID: the response's session id).
 func (s *session) succeeded(respID int32, upserts []want, forgets []storage.TopicPartition) {
 	if s.full() {
-		s.sent = make(map[storage.TopicPartition]sentPart, len(upserts))
+		s.sent = table[sentPart]{}
 		if respID != 0 {
 			s.id, s.epoch = respID, 1
 		} else {
@@ -80,10 +80,10 @@ func (s *session) succeeded(respID int32, upserts []want, forgets []storage.Topi
 		s.epoch = nextEpoch(s.epoch)
 	}
 	for _, tp := range forgets {
-		delete(s.sent, tp)
+		s.sent.del(tp)
 	}
-	for _, w := range upserts {
-		s.sent[w.tp] = w.part
+	for i := range upserts {
+		s.sent.set(upserts[i].tp, upserts[i].part)
 	}
 }
 
@@ -97,7 +97,7 @@ func (s *session) failed(code int16) {
 }
 
 // empty reports whether the leader's session holds no partition.
-func (s *session) empty() bool { return len(s.sent) == 0 }
+func (s *session) empty() bool { return s.sent.len() == 0 }
 
 func nextEpoch(e int32) int32 {
 	if e == 1<<31-1 {

@@ -38,8 +38,8 @@ func TestSessionBuild(t *testing.T) {
 		t.Fatalf("full fetch: upserts %v forgets %v", got, fg)
 	}
 	s.succeeded(42, up, fg)
-	if s.id != 42 || s.epoch != 1 || len(s.sent) != 2 {
-		t.Fatalf("after the full fetch: id %d epoch %d sent %d", s.id, s.epoch, len(s.sent))
+	if s.id != 42 || s.epoch != 1 || s.sent.len() != 2 {
+		t.Fatalf("after the full fetch: id %d epoch %d sent %d", s.id, s.epoch, s.sent.len())
 	}
 
 	// Unchanged a, b at a new offset, c new, partition 3 unknown and unwanted.
@@ -48,7 +48,7 @@ func TestSessionBuild(t *testing.T) {
 		t.Fatalf("incremental: upserts %v forgets %v", got, fg)
 	}
 	s.succeeded(42, up, fg)
-	if s.epoch != 2 || s.sent[tpN(1)].offset != 9 || len(s.sent) != 3 {
+	if s.epoch != 2 || s.sent.get(tpN(1)).offset != 9 || s.sent.len() != 3 {
 		t.Fatalf("after the incremental fetch: epoch %d sent %v", s.epoch, s.sent)
 	}
 	// a is no longer fetched; b retargeted (a new state at the same offset).
@@ -58,7 +58,7 @@ func TestSessionBuild(t *testing.T) {
 		t.Fatalf("forget and retarget: upserts %v forgets %v", got, fg)
 	}
 	s.succeeded(42, up, fg)
-	if _, in := s.sent[tpN(0)]; in || s.sent[tpN(1)].ps != b2 || s.epoch != 3 {
+	if s.sent.get(tpN(0)).ps != nil || s.sent.get(tpN(1)).ps != b2 || s.epoch != 3 {
 		t.Fatalf("after forgetting: epoch %d sent %v", s.epoch, s.sent)
 	}
 
@@ -73,8 +73,8 @@ func TestSessionBuild(t *testing.T) {
 	// A leader that opens no session keeps getting full fetches.
 	up, fg = s.build([]want{wantAt(a, 0, 5)})
 	s.succeeded(0, up, fg)
-	if !s.full() || len(s.sent) != 1 {
-		t.Fatalf("leader without sessions: epoch %d sent %d", s.epoch, len(s.sent))
+	if !s.full() || s.sent.len() != 1 {
+		t.Fatalf("leader without sessions: epoch %d sent %d", s.epoch, s.sent.len())
 	}
 	if up, _ := s.build([]want{wantAt(a, 0, 5)}); len(up) != 1 {
 		t.Fatalf("full fetch after a sessionless answer lists %d partitions, want 1", len(up))

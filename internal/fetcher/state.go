@@ -38,16 +38,33 @@ type partState struct {
 	// (KIP-279: the end of our largest epoch below the leader's answer).
 	askEpoch   int32
 	delayUntil time.Time
-	oorStreak  int // OFFSET_OUT_OF_RANGE answers sent back to Truncating in a row
-	refusals   int // leader refusals in a row (fetcher.retryLater)
+	oorStreak  int32 // OFFSET_OUT_OF_RANGE answers sent back to Truncating in a row
+	refusals   int32 // leader refusals in a row (fetcher.retryLater)
 
 	// The fetcher's lists the state is in (track.go), and gone once it is
 	// no longer its partition's state (replaced or removed).
 	queued, delayed, inTruncs, gone bool
 }
 
-func newPartState(t Target) *partState {
-	return &partState{target: t, phase: truncating, askEpoch: -1}
+// stateSlab hands out new states from arrays of up to slabStates of them:
+// one allocation for many, where a LeaderAndIsr brings thousands. A state
+// keeps its array alive, so an array may outlive most of its states
+// (re-targeted or removed) by up to slabStates-1 dead ones; the bound keeps
+// that small.
+type stateSlab struct{ free []partState }
+
+const slabStates = 128
+
+// newState returns a new state for t; more is how many the caller may
+// still ask for, itself included (an array is no longer than that).
+func (s *stateSlab) newState(t Target, more int) *partState {
+	if len(s.free) == 0 {
+		s.free = make([]partState, max(1, min(more, slabStates)))
+	}
+	ps := &s.free[0]
+	s.free = s.free[1:]
+	*ps = partState{target: t, phase: truncating, askEpoch: -1}
+	return ps
 }
 
 func (ps *partState) ready(now time.Time) bool { return !now.Before(ps.delayUntil) }

@@ -159,28 +159,31 @@ func (f *fetcher) partitionFailed(tp storage.TopicPartition, ps *partState, now 
 	f.delay(tp, ps, now, f.cfg.Backoff)
 }
 
-// takeChanges returns what the next incremental request must reconsider:
-// the current states queued (fetchable or not) and the removed partitions
-// not hosted again, each once; the lists are emptied.
-func (f *fetcher) takeChanges() (states []*partState, removed []storage.TopicPartition) {
-	states = make([]*partState, 0, len(f.pending))
+// changedWants is what the next incremental request must reconsider: the
+// current states queued (fetchable or not) and the removed partitions not
+// hosted again, each once; the lists are emptied.
+func (f *fetcher) changedWants() []want {
+	wants := make([]want, 0, len(f.pending)+len(f.forgot))
 	for _, ps := range f.pending {
-		ps.queued = false
-		if !ps.gone { // a gone state's partition is queued anew or in forgot
-			states = append(states, ps)
+		switch {
+		case ps.gone: // its partition is queued anew or in forgot
+		case f.fetchable(ps):
+			wants = append(wants, f.wantLocked(ps.target.TP, ps))
+		default:
+			wants = append(wants, want{tp: ps.target.TP})
 		}
 	}
 	if len(f.forgot) > 0 {
 		seen := make(map[storage.TopicPartition]bool, len(f.forgot))
 		for _, tp := range f.forgot {
-			if f.parts[tp] == nil && !seen[tp] {
+			if f.parts.get(tp) == nil && !seen[tp] {
 				seen[tp] = true
-				removed = append(removed, tp)
+				wants = append(wants, want{tp: tp})
 			}
 		}
 	}
 	f.clearChanges()
-	return states, removed
+	return wants
 }
 
 // clearChanges empties pending and forgot.

@@ -19,12 +19,6 @@ const LeaderDuringDelete = -2
 // predating KIP-380).
 const unknownBrokerEpoch = -1
 
-type topic struct {
-	id    [16]byte
-	parts map[int32]api.PartitionInfo
-	info  *api.TopicInfo // built lazily, nil after a change
-}
-
 // Cache is the broker's metadata cache.
 type Cache struct {
 	nodeID int32
@@ -155,12 +149,12 @@ func (c *Cache) ApplyUpdateMetadata(req *kmsg.UpdateMetadataRequest) int16 {
 		// returns what c.topics holds for it after each.
 		var t *topic
 		for i := range ts.PartitionStates {
-			t = c.applyPartition(t, i > 0, ts.Topic, ts.TopicID, &ts.PartitionStates[i], len(ts.PartitionStates))
+			t = c.applyPartition(t, i > 0, ts.Topic, ts.TopicID, &ts.PartitionStates[i], ts.PartitionStates[i:])
 		}
 	}
 	for i := range req.PartitionStates { // v0–v4
 		ps := &req.PartitionStates[i]
-		c.applyPartition(nil, false, ps.Topic, [16]byte{}, ps, 0)
+		c.applyPartition(nil, false, ps.Topic, [16]byte{}, ps, nil)
 	}
 	c.changedLocked()
 	return 0
@@ -168,17 +162,17 @@ func (c *Cache) ApplyUpdateMetadata(req *kmsg.UpdateMetadataRequest) int16 {
 
 // applyPartition upserts or removes one partition and returns the topic
 // c.topics then holds under name; t is what it held before, if known (else
-// it is looked up). sizeHint is how many of the topic's partitions the
-// request carries (the map of a new topic is made that big at once).
-func (c *Cache) applyPartition(t *topic, known bool, name string, id [16]byte, ps *kmsg.UpdateMetadataRequestTopicPartition, sizeHint int) *topic {
+// it is looked up). rest is ps and the topic's partitions after it in the
+// request: a new topic is sized for them, and their replica lists take one
+// allocation.
+func (c *Cache) applyPartition(t *topic, known bool, name string, id [16]byte, ps *kmsg.UpdateMetadataRequestTopicPartition, rest []kmsg.UpdateMetadataRequestTopicPartition) *topic {
 	if !known {
 		t = c.topics[name]
 	}
 	if ps.Leader == LeaderDuringDelete {
 		if t != nil {
-			delete(t.parts, ps.Partition)
-			t.info = nil
-			if len(t.parts) == 0 {
+			t.remove(ps.Partition)
+			if t.n == 0 {
 				c.removeTopic(name)
 				return nil
 			}
@@ -190,33 +184,18 @@ func (c *Cache) applyPartition(t *topic, known bool, name string, id [16]byte, p
 		t = nil
 	}
 	if t == nil {
-		t = &topic{parts: make(map[int32]api.PartitionInfo, sizeHint)}
+		t = newTopic(len(rest))
 		c.topics[name] = t
+		t.reserveLists(rest)
+	} else if !known {
+		t.reserveLists(rest)
 	}
 	if id != ([16]byte{}) && t.id != id {
 		t.id = id
 		c.byID[id] = name
 	}
-	// The three lists are copied into one allocation.
-	buf := make([]int32, 0, len(ps.Replicas)+len(ps.ISR)+len(ps.OfflineReplicas))
-	t.parts[ps.Partition] = api.PartitionInfo{
-		ID: ps.Partition, Leader: ps.Leader, LeaderEpoch: ps.LeaderEpoch,
-		Replicas: cloneInto(&buf, ps.Replicas), ISR: cloneInto(&buf, ps.ISR), Offline: cloneInto(&buf, ps.OfflineReplicas),
-	}
-	t.info = nil
+	t.put(t.partitionInfo(ps))
 	return t
-}
-
-// cloneInto is slices.Clone (nil stays nil) taking the copy from the
-// spare capacity of *buf, capped so that appending to it never writes
-// into what follows.
-func cloneInto(buf *[]int32, s []int32) []int32 {
-	if s == nil {
-		return nil
-	}
-	start := len(*buf)
-	*buf = append(*buf, s...)
-	return (*buf)[start:len(*buf):len(*buf)]
 }
 
 func (c *Cache) removeTopic(name string) {
@@ -257,7 +236,7 @@ func (c *Cache) SetTopicConfig(name string, cfg map[string]string) {
 		c.configs[name] = cfg
 	}
 	if t := c.topics[name]; t != nil {
-		t.info = nil
+		t.info = nil // the partitions did not change: the new info may share them too
 	}
 	c.changedLocked()
 }

@@ -42,8 +42,7 @@ func (c *Cache) Partition(name string, p int32) (api.PartitionInfo, bool) {
 	if t == nil {
 		return api.PartitionInfo{}, false
 	}
-	pi, ok := t.parts[p]
-	return pi, ok
+	return t.get(p)
 }
 
 // Topics returns every topic sorted by name. The slice is shared until the
@@ -112,12 +111,8 @@ func (c *Cache) infoLocked(name string, t *topic) *api.TopicInfo {
 	if t.info != nil {
 		return t.info
 	}
-	ids := slices.Sorted(maps.Keys(t.parts))
 	info := &api.TopicInfo{Name: name, ID: t.id, Internal: isInternal(name),
-		Configs: c.configs[name], Partitions: make([]api.PartitionInfo, len(ids))}
-	for i, id := range ids {
-		info.Partitions[i] = t.parts[id]
-	}
+		Configs: c.configs[name], Partitions: t.partitions()}
 	t.info = info
 	return info
 }
