@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/samsa-kafka/samsa/internal/storage"
+	"github.com/samsa-kafka/samsa/internal/storage/tptable"
 )
 
 // Manager is the set of partitions hosted on this broker.
@@ -16,13 +17,12 @@ type Manager struct {
 	proposer atomic.Pointer[func(ISRProposal)]
 
 	mu     sync.RWMutex
-	topics map[string]*topicTable // hosted partitions (table.go)
-	count  int                    // of hosted partitions
+	topics tptable.Table[Partition] // hosted partitions (table.go)
 }
 
 // NewManager serves partitions whose logs live in logs.
 func NewManager(logs *storage.Manager) *Manager {
-	return &Manager{logs: logs, now: time.Now, topics: map[string]*topicTable{}}
+	return &Manager{logs: logs, now: time.Now}
 }
 
 // Get returns the partition or nil.
