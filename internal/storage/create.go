@@ -131,7 +131,8 @@ func (m *Manager) register(fresh []newPartition, done chan struct{}, ok bool, ou
 			p.d.count--
 			continue
 		}
-		l := newLog(p.d, p.tp, p.cfg, m.cache, m.log)
+		cfg := p.cfg.sane()
+		l := newLog(p.d, p.tp, &cfg)
 		l.needRecovery = false
 		l.recoveryPoint = 0
 		l.topicID, l.idKnown = p.id, true
@@ -156,11 +157,11 @@ func (m *Manager) repairMetadata(l *Log, id [16]byte) {
 	if l.idKnown {
 		return
 	}
-	if got, err := readPartitionMetadata(l.dir); err == nil {
+	if got, err := readPartitionMetadata(l.dir()); err == nil {
 		l.topicID, l.idKnown = got, true
 		return
 	}
-	if err := writeFileSync(filepath.Join(l.dir, partitionMetadataFile), encodePartitionMetadata(id)); err != nil {
+	if err := writeFileSync(filepath.Join(l.dir(), partitionMetadataFile), encodePartitionMetadata(id)); err != nil {
 		m.log.Warn("storage: rewrite partition.metadata", "partition", l.tp, "err", err)
 		return
 	}

@@ -19,7 +19,7 @@ import (
 // batch headers. A lazy log (lazy.go) keeps its cache in memory only; its
 // materialization writes it with the partition's other files.
 
-func (l *Log) epochPath() string { return filepath.Join(l.dir, epochCheckpointFile) }
+func (l *Log) epochPath() string { return filepath.Join(l.dir(), epochCheckpointFile) }
 
 // endLocked is the log end offset under mu: 0 for a lazy log.
 func (l *Log) endLocked() int64 {
@@ -43,7 +43,7 @@ func (l *Log) persistEpochsLocked() error {
 // write carries the whole cache.
 func (l *Log) persistTruncatedEpochsLocked() {
 	if err := l.persistEpochsLocked(); err != nil {
-		l.log.Warn("storage: write leader-epoch-checkpoint", "partition", l.tp, "err", err)
+		l.dirs.log.Warn("storage: write leader-epoch-checkpoint", "partition", l.tp, "err", err)
 	}
 }
 
@@ -108,7 +108,7 @@ func (l *Log) loadEpochsLocked() error {
 		// Rebuilt and written, unless missing for an empty log (a new one).
 		write = l.segs[0].base != l.leo() || !errors.Is(err, os.ErrNotExist)
 		if write {
-			l.log.Info("storage: rebuilding leader-epoch-checkpoint from the log", "partition", l.tp, "err", err)
+			l.dirs.log.Info("storage: rebuilding leader-epoch-checkpoint from the log", "partition", l.tp, "err", err)
 		}
 		if es, err = l.scanEpochsLocked(); err != nil {
 			return err

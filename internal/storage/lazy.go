@@ -35,7 +35,7 @@ func (l *Log) materializeLocked() error {
 	l.lazy.Store(false)
 	l.loaded.Store(true)
 	l.dirs.markDirty()
-	l.log.Debug("storage: materialized partition", "partition", l.tp)
+	l.dirs.log.Debug("storage: materialized partition", "partition", l.tp)
 	return nil
 }
 
@@ -45,12 +45,12 @@ func (l *Log) materializeLocked() error {
 // partition used to. A directory already there is an
 // error, left alone: the manager did not find it at startup.
 func (l *Log) writeDirLocked() error {
-	if err := os.Mkdir(l.dir, 0o755); err != nil {
+	if err := os.Mkdir(l.dir(), 0o755); err != nil {
 		return fmt.Errorf("storage: create partition dir: %w", err)
 	}
 	err := l.writeFilesLocked()
 	if err == nil {
-		err = errors.Join(syncDir(l.dir), syncDir(l.dirs.path))
+		err = errors.Join(syncDir(l.dir()), syncDir(l.dirs.path))
 	}
 	if err != nil {
 		l.unmakeLocked()
@@ -64,7 +64,7 @@ func (l *Log) writeFilesLocked() error {
 	l.idMu.Lock()
 	id := l.topicID
 	l.idMu.Unlock()
-	if err := writeNewFile(filepath.Join(l.dir, partitionMetadataFile), encodePartitionMetadata(id), true); err != nil {
+	if err := writeNewFile(filepath.Join(l.dir(), partitionMetadataFile), encodePartitionMetadata(id), true); err != nil {
 		return err
 	}
 	// Absent if empty, as for any new log. Not fsynced: if a crash loses
@@ -74,7 +74,7 @@ func (l *Log) writeFilesLocked() error {
 			return err
 		}
 	}
-	return createFiles(segmentPath(l.dir, 0))
+	return createFiles(segmentPath(l.dir(), 0))
 }
 
 // writeNewFile creates path with data, fsynced if sync (not its
@@ -104,8 +104,8 @@ func (l *Log) unmakeLocked() {
 	}
 	l.segs = nil
 	l.recoveryPoint, l.needRecovery = 0, false
-	if err := os.RemoveAll(l.dir); err != nil {
-		l.log.Warn("storage: remove partly created partition", "partition", l.tp, "err", err)
+	if err := os.RemoveAll(l.dir()); err != nil {
+		l.dirs.log.Warn("storage: remove partly created partition", "partition", l.tp, "err", err)
 	}
 }
 

@@ -44,6 +44,8 @@ type logDir struct {
 	hws            map[TopicPartition]int64 // high watermarks read at open, for scanDir
 	hwDirty        atomic.Bool              // high watermarks changed since the last checkpoint
 	count          int                      // partitions, guarded by Manager.mu
+	cache          *fdCache                 // the manager's, for the logs in this dir
+	log            *slog.Logger
 }
 
 func (d *logDir) markDirty()   { d.dirty.Store(true) }
@@ -127,7 +129,7 @@ func (m *Manager) openDir(path string) (_ *logDir, err error) {
 			lf.Close()
 		}
 	}()
-	d := &logDir{path: path, lock: lf, recoveryPoints: map[TopicPartition]int64{}}
+	d := &logDir{path: path, lock: lf, recoveryPoints: map[TopicPartition]int64{}, cache: m.cache, log: m.log}
 	marker := filepath.Join(path, cleanShutdownFile)
 	if _, err := os.Stat(marker); err == nil {
 		d.clean = true
@@ -170,7 +172,7 @@ func (m *Manager) scanDir(d *logDir) error {
 		if _, dup := m.logs[tp]; dup {
 			return fmt.Errorf("storage: partition %s found in two log dirs", tp)
 		}
-		m.logs[tp] = newLog(d, tp, DefaultLogConfig(), m.cache, m.log)
+		m.logs[tp] = newLog(d, tp, &defaultConfig)
 		d.count++
 	}
 	return nil
@@ -238,8 +240,8 @@ func (m *Manager) DeleteMany(tps []TopicPartition) error {
 			continue // nothing on disk
 		}
 		id := uuid.New()
-		dst := fmt.Sprintf("%s.%s-delete", l.dir, hex.EncodeToString(id[:]))
-		if err := os.Rename(l.dir, dst); err != nil {
+		dst := fmt.Sprintf("%s.%s-delete", l.dir(), hex.EncodeToString(id[:]))
+		if err := os.Rename(l.dir(), dst); err != nil {
 			errs = append(errs, fmt.Errorf("storage: rename for delete: %w", err))
 			continue
 		}
