@@ -139,33 +139,3 @@ func lazyRead(offset int64) (ReadResult, error) {
 	}
 	return ReadResult{}, nil
 }
-
-// checkAbsent fails if a fresh partition's directory already exists: one
-// the manager did not find at startup, which its first append could not
-// create. No write: per log dir, one listing when the batch is large for
-// the directory (see listPays), else an lstat each.
-func checkAbsent(fresh []newPartition) error {
-	for len(fresh) > 0 {
-		d := fresh[0].d
-		mine, rest := fresh, []newPartition(nil)
-		if !sameDir(fresh) {
-			mine = nil
-			for _, p := range fresh {
-				if p.d == d {
-					mine = append(mine, p)
-				} else {
-					rest = append(rest, p)
-				}
-			}
-		}
-		check := lstatAbsent
-		if listPays(d.path, len(mine)) {
-			check = listAbsent
-		}
-		if err := check(d.path, mine); err != nil {
-			return err
-		}
-		fresh = rest
-	}
-	return nil
-}
