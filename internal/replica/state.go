@@ -166,18 +166,17 @@ func (p *Partition) apply(st State, now time.Time) error {
 // the log knows it already, the HW is kept and advances at once if the ISR
 // holds no follower.
 func (p *Partition) becomeLeaderLocked(st State, now time.Time) error {
-	if err := p.log.Open(); err != nil {
-		return err
-	}
-	leo := p.log.LogEndOffset()
-	if latest, ok := p.log.LatestEpoch(); !ok || latest < st.LeaderEpoch {
-		if err := p.log.AssignEpochStartOffset(st.LeaderEpoch, leo); err != nil {
-			return fmt.Errorf("replica: %s: start leader epoch %d: %w", p.TP, st.LeaderEpoch, err)
-		}
+	leo, hw, err := p.log.StartLeaderEpoch(st.LeaderEpoch)
+	if err != nil {
+		return fmt.Errorf("replica: %s: start leader epoch %d: %w", p.TP, st.LeaderEpoch, err)
 	}
 	p.lmu.Lock()
 	p.lead = p.lead.next(st, leo, now)
-	p.advanceHWLocked()
+	// What advanceHWLocked does, from the offsets just read: no append
+	// runs while roleMu is held for writing.
+	if hw, ok := p.lead.advance(hw, leo); ok {
+		p.log.SetHighWatermark(hw)
+	}
 	p.lmu.Unlock()
 	return nil
 }

@@ -58,6 +58,12 @@ func (l *Log) AssignEpochStartOffset(epoch int32, offset int64) error {
 		return err
 	}
 	defer l.mu.Unlock()
+	return l.assignEpochLocked(epoch, offset)
+}
+
+// assignEpochLocked records and persists the entry (mu held for writing);
+// on error the cache is left as it was.
+func (l *Log) assignEpochLocked(epoch int32, offset int64) error {
 	saved := l.epochs.clone()
 	if !l.epochs.assign(epoch, offset) {
 		return nil
@@ -67,6 +73,29 @@ func (l *Log) AssignEpochStartOffset(epoch int32, offset int64) error {
 		return err
 	}
 	return nil
+}
+
+// StartLeaderEpoch is what a new leader does to its log (Kafka's
+// makeLeader): unless the cache holds epoch or a newer one, epoch starts at
+// the log end offset. It returns the log end offset and the high
+// watermark: under one lock what LogEndOffset, LatestEpoch,
+// AssignEpochStartOffset and HighWatermark would do one after the other (a
+// LeaderAndIsr makes a broker leader of thousands of partitions).
+func (l *Log) StartLeaderEpoch(epoch int32) (leo, hw int64, err error) {
+	if err := l.lockLoaded(); err != nil {
+		return -1, -1, err
+	}
+	defer l.mu.Unlock()
+	leo = l.endLocked()
+	if latest, ok := l.epochs.latest(); !ok || latest.epoch < epoch {
+		if epoch < 0 {
+			return -1, -1, fmt.Errorf("storage: invalid leader epoch entry (%d, %d)", epoch, leo)
+		}
+		if err := l.assignEpochLocked(epoch, leo); err != nil {
+			return -1, -1, err
+		}
+	}
+	return leo, l.hw.Load(), nil
 }
 
 // LatestEpoch is the newest leader epoch in the cache; ok is false if there
