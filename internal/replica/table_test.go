@@ -65,8 +65,8 @@ func TestManagerTables(t *testing.T) {
 	}
 }
 
-// CreateLogs returns every partition's log in request order, creating the
-// missing ones; BecomeWithLog hosts a partition on the log it is given.
+// CreateTopicLogs returns every partition's log in request order, creating
+// the missing ones; BecomeWithLog hosts a partition on the log it is given.
 func TestCreateLogsThenBecomeWithLog(t *testing.T) {
 	m := newManager(t, t.TempDir())
 	cfg := Config{Log: storage.DefaultLogConfig(), MaxMessageBytes: 1 << 20}
@@ -78,7 +78,7 @@ func TestCreateLogsThenBecomeWithLog(t *testing.T) {
 	for p := range int32(3) {
 		reqs = append(reqs, storage.CreateRequest{TopicPartition: storage.TopicPartition{Topic: "t", Partition: p}, TopicID: [16]byte{1}, Config: cfg.Log})
 	}
-	logs, err := m.CreateLogs(reqs)
+	logs, err := m.CreateTopicLogs([]storage.TopicLogs{{Topic: "t", TopicID: [16]byte{1}, Config: cfg.Log, Partitions: []int32{0, 1, 2}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,9 @@ type TopicLogs struct {
 	TopicID    [16]byte
 	Config     LogConfig
 	Partitions []int32
+	// KeepExisting returns the logs that exist as they are: not
+	// reconfigured, their partition.metadata not repaired.
+	KeepExisting bool
 }
 
 // CreateMany is CreateTopics for requests one by one: runs of requests of
@@ -116,13 +119,16 @@ func (m *Manager) reserve(ts []TopicLogs, out []*Log) (fresh [][]Log, old []exis
 		var cfg *LogConfig // of the slab's logs
 		for j, p := range t.Partitions {
 			if l := logs.Get(p); l != nil {
-				out[i], old = l, append(old, existingLog{l, t})
+				if out[i] = l; !t.KeepExisting {
+					old = append(old, existingLog{l, t})
+				}
 			} else if l = m.creating.Get(t.Topic, p); l != nil {
 				out[i] = l // named twice: the log of its first mention
 			} else {
 				if slab == nil { // room for the rest of the topic
 					slab, cfg = make([]Log, 0, len(t.Partitions)-j), new(LogConfig)
 					*cfg = t.Config.sane()
+					m.creating.Grow(t.Topic, len(t.Partitions)-j)
 				}
 				out[i] = m.claimLocked(&slab, t, p, cfg)
 			}
@@ -185,6 +191,9 @@ func (m *Manager) register(fresh [][]Log, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, slab := range fresh {
+		if ok {
+			m.logs.Grow(slab[0].tp.Topic, len(slab))
+		}
 		for i := range slab {
 			l := &slab[i]
 			m.creating.Delete(l.tp.Topic, l.tp.Partition)

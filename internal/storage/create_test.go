@@ -189,6 +189,10 @@ func TestCreateTopics(t *testing.T) {
 	if n := len(m.Partitions()); n != 6 || m.dirs[0].count != 3 || m.dirs[1].count != 3 {
 		t.Fatalf("%d partitions, %d and %d per dir", n, m.dirs[0].count, m.dirs[1].count)
 	}
+	kept, err := m.CreateTopics([]TopicLogs{{Topic: "b", TopicID: topic, Config: cfg(4), Partitions: []int32{0, 6}, KeepExisting: true}})
+	if err != nil || kept[0] != existing || existing.cfg.RetentionMs != 2 || kept[1].cfg.RetentionMs != 4 {
+		t.Fatalf("KeepExisting: %v; existing reconfigured to %d", err, existing.cfg.RetentionMs)
+	}
 }
 
 // topicRuns groups consecutive requests of one topic, topic id and config.

@@ -93,13 +93,14 @@ func (l *Log) TopicID() [16]byte {
 // SetConfig replaces the log's topic config; it applies to later appends
 // and retention passes.
 func (l *Log) SetConfig(cfg LogConfig) {
-	cfg = cfg.sane()
+	sane := cfg.sane()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if *l.cfg == cfg { // the common case: a log re-created with its config
+	if *l.cfg == sane { // the common case: a log re-created with its config
 		return
 	}
-	l.cfg = &cfg
+	l.cfg = new(LogConfig) // not &sane: that would allocate on every call
+	*l.cfg = sane
 	for _, s := range l.segs {
 		s.interval = l.cfg.IndexIntervalBytes
 	}

@@ -71,6 +71,23 @@ func (tt *Topic[T]) Len() int {
 	return tt.n
 }
 
+// Grow makes room past the end of topic's dense slice for n more entries,
+// so that putting the partitions that follow its last costs no regrowth
+// (the room is wasted where the numbers put are not those). It is for a
+// topic about to get entries: a topic it adds stays, empty, until it gets
+// one and loses its last.
+func (t *Table[T]) Grow(topic string, n int) {
+	tt := t.topics[topic]
+	if tt == nil {
+		tt = t.topic(topic)
+	}
+	if len(tt.dense)+n > cap(tt.dense) {
+		grown := make([]*T, len(tt.dense), len(tt.dense)+n)
+		copy(grown, tt.dense)
+		tt.dense = grown
+	}
+}
+
 func (t *Table[T]) topic(name string) *Topic[T] {
 	if t.topics == nil {
 		t.topics = map[string]*Topic[T]{}

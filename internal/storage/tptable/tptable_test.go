@@ -132,3 +132,24 @@ func TestSparseThenDense(t *testing.T) {
 		t.Fatal("sparse entry under the dense slice not deleted")
 	}
 }
+
+// Grow makes room for the partitions that follow the dense slice's end:
+// putting them does not move the slice; entries put before are kept.
+func TestGrow(t *testing.T) {
+	var tab Table[int]
+	v := new(int)
+	tab.Put("t", 0, v)
+	tab.Grow("t", 100)
+	dense := tab.topics["t"].dense
+	for p := int32(1); p <= 100; p++ {
+		tab.Put("t", p, new(int))
+	}
+	if &tab.topics["t"].dense[0] != &dense[:1][0] || tab.Get("t", 0) != v || tab.Len() != 101 {
+		t.Fatal("dense slice moved or entry lost")
+	}
+	tab.Grow("u", 10) // a new topic, filled after
+	tab.Put("u", 3, v)
+	if tab.Get("u", 3) != v || tab.Delete("u", 3) != v || tab.Topic("u") != nil {
+		t.Fatal("grown topic not filled or not forgotten once empty")
+	}
+}
