@@ -98,8 +98,10 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 	} else {
 		resp.Partitions = make([]kmsg.LeaderAndISRResponseTopicPartition, 0, len(parts))
 	}
+	batch := c.replicas.NewBatch()
 	next := 0
 	for _, ts := range topics {
+		batch.StartTopic(c.newlyHosted(parts[next : next+len(ts.PartitionStates)]))
 		rt := kmsg.NewLeaderAndISRResponseTopic()
 		rt.TopicID = ts.TopicID
 		if req.Version >= 5 {
@@ -112,7 +114,7 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 			code := resp.ErrorCode
 			var p *replica.Partition
 			if code == 0 {
-				code, p = c.become(ctx, lp, cfgs, req.ControllerEpoch)
+				code, p = c.become(ctx, batch, lp, cfgs, req.ControllerEpoch)
 			}
 			switch {
 			case code != 0:
@@ -147,6 +149,20 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 			"leaders", leaders, "followers", followers)
 	}
 	return resp
+}
+
+// newlyHosted counts the partitions of parts this broker is to host for the
+// first time, and the leaders among them.
+func (c *controlPlane) newlyHosted(parts []lisrPart) (n, leaders int) {
+	for i := range parts {
+		if lp := &parts[i]; lp.mine && lp.hosted == nil {
+			n++
+			if lp.ps.Leader == c.nodeID {
+				leaders++
+			}
+		}
+	}
+	return n, leaders
 }
 
 // followTargets bounds the partitions of parts that may be handed to a
@@ -215,11 +231,12 @@ func (t *topicCfgs) get(ctx context.Context, c *controlPlane, topic string) *top
 	return tc
 }
 
-// become applies one partition state and returns its error code and, on
-// success, the partition. It allocates nothing on the common paths: the
-// logger with the partition's attributes is built only when something is
-// logged.
-func (c *controlPlane) become(ctx context.Context, lp *lisrPart, cfgs *topicCfgs, ctrlEpoch int32) (int16, *replica.Partition) {
+// become applies one partition state within the request's batch and
+// returns its error code and, on success, the partition. It allocates
+// nothing on the common paths (a new partition comes from the batch's
+// slabs): the logger with the partition's attributes is built only when
+// something is logged.
+func (c *controlPlane) become(ctx context.Context, b *replica.Batch, lp *lisrPart, cfgs *topicCfgs, ctrlEpoch int32) (int16, *replica.Partition) {
 	ps, tp := lp.ps, lp.tp
 	log := func() *slog.Logger {
 		return c.log.With("partition", tp.String(), "controller_epoch", ctrlEpoch, "leader_epoch", ps.LeaderEpoch)
@@ -246,9 +263,9 @@ func (c *controlPlane) become(ctx context.Context, lp *lisrPart, cfgs *topicCfgs
 	var p *replica.Partition
 	var err error
 	if lp.hosted != nil {
-		p, err = c.replicas.BecomeHosted(lp.hosted, lp.id, st)
+		p, err = b.BecomeHosted(lp.hosted, lp.id, st)
 	} else {
-		p, err = c.replicas.BecomeWithLog(tp, lp.id, cfg, st, lp.log)
+		p, err = b.BecomeWithLog(tp, lp.id, cfg, st, lp.log)
 	}
 	switch {
 	case err == nil:

@@ -27,13 +27,17 @@ import (
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
-func benchControlPlane(b *testing.B) *controlPlane {
+// benchControlPlane returns a control plane on fresh storage and the
+// function that stops its fetchers and closes its storage, which each
+// iteration calls once done: the fetchers of earlier iterations would
+// otherwise keep running, and their heaps stay live, through the timed part
+// of later ones.
+func benchControlPlane(b *testing.B) (*controlPlane, func()) {
 	dir := b.TempDir()
 	logs, err := storage.OpenManager(storage.ManagerConfig{Dirs: []string{dir}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { logs.Close() })
 	cfg, _, err := config.Load(map[string]string{"broker.id": "1", "log.dirs": dir})
 	if err != nil {
 		b.Fatal(err)
@@ -42,13 +46,16 @@ func benchControlPlane(b *testing.B) *controlPlane {
 	cache.SetBrokerEpoch(testBrokerEpoch)
 	fm := fetcher.NewManager(fetcher.Config{NodeID: testNode, BrokerAddr: func(int32) (string, bool) { return "", false },
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	b.Cleanup(fm.Close)
+	stop := func() {
+		fm.Close()
+		logs.Close()
+	}
 	return &controlPlane{
 		cache: cache, replicas: replica.NewManager(logs), fetchers: fm, nodeID: testNode,
 		topicConfig:     func(context.Context, string) (map[string]string, error) { return nil, nil },
 		partitionConfig: (&Broker{cfg: cfg}).partitionConfig,
 		log:             slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	}
+	}, stop
 }
 
 // benchLeaderAndIsr is a v6 request for topics × perTopic partitions
@@ -84,7 +91,7 @@ func BenchmarkLeaderAndIsrApply(b *testing.B) {
 	const topics, perTopic = 100, 1000
 	for range b.N {
 		b.StopTimer()
-		c := benchControlPlane(b)
+		c, stop := benchControlPlane(b)
 		ctx := context.Background()
 		if resp := c.LeaderAndIsr(ctx, benchLeaderAndIsr(topics, perTopic, 0, false)); resp.ErrorCode != 0 {
 			b.Fatal(resp.ErrorCode)
@@ -95,6 +102,7 @@ func BenchmarkLeaderAndIsrApply(b *testing.B) {
 		// Labelled for profiles: go tool pprof -tagfocus phase=timed.
 		pprof.Do(ctx, pprof.Labels("phase", "timed"), func(ctx context.Context) { resp = c.LeaderAndIsr(ctx, req) })
 		b.StopTimer()
+		stop()
 		for _, t := range resp.Topics {
 			for _, p := range t.Partitions {
 				if p.ErrorCode != 0 {
@@ -110,12 +118,13 @@ func BenchmarkLeaderAndIsrCreate(b *testing.B) {
 	const topics, perTopic = 100, 1000
 	for range b.N {
 		b.StopTimer()
-		c := benchControlPlane(b)
+		c, stop := benchControlPlane(b)
 		req := benchLeaderAndIsr(topics, perTopic, 0, false)
 		var resp *kmsg.LeaderAndISRResponse
 		b.StartTimer()
 		pprof.Do(context.Background(), pprof.Labels("phase", "timed"), func(ctx context.Context) { resp = c.LeaderAndIsr(ctx, req) })
 		b.StopTimer()
+		stop()
 		if resp.ErrorCode != 0 {
 			b.Fatal(resp.ErrorCode)
 		}

@@ -57,36 +57,52 @@ func (c *controlPlane) lisrParts(topics []kmsg.LeaderAndISRRequestTopicState) []
 }
 
 // createLogs creates the logs of every partition this request makes this
-// broker host for the first time, in one storage batch, and notes each in
-// its lisrPart; failures are left to the per-partition pass, which reports
-// them.
+// broker host for the first time, in one storage batch, topic by topic
+// (each topic's logs allocated together), and notes each in its lisrPart;
+// failures are left to the per-partition pass, which reports them.
 func (c *controlPlane) createLogs(ctx context.Context, parts []lisrPart, cfgs *topicCfgs) {
-	var reqs []storage.CreateRequest
-	var at []int // index in parts of each of reqs
+	n := 0
+	for i := range parts {
+		if c.needsLog(ctx, &parts[i], cfgs) {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	nums := make([]int32, 0, n) // the partitions of every topic, in one array
+	var ts []storage.TopicLogs
+	start := 0 // of the last topic's in nums
 	for i := range parts {
 		lp := &parts[i]
-		if !lp.mine || lp.hosted != nil {
+		if !c.needsLog(ctx, lp, cfgs) {
 			continue
 		}
-		if tc := cfgs.get(ctx, c, lp.tp.Topic); tc.err == nil {
-			if reqs == nil {
-				reqs, at = make([]storage.CreateRequest, 0, len(parts)-i), make([]int, 0, len(parts)-i)
-			}
-			reqs = append(reqs, storage.CreateRequest{TopicPartition: lp.tp, TopicID: lp.id, Config: tc.cfg.Log})
-			at = append(at, i)
+		if k := len(ts); k == 0 || ts[k-1].Topic != lp.tp.Topic || ts[k-1].TopicID != lp.id {
+			ts = append(ts, storage.TopicLogs{Topic: lp.tp.Topic, TopicID: lp.id, Config: cfgs.get(ctx, c, lp.tp.Topic).cfg.Log})
+			start = len(nums)
+		}
+		nums = append(nums, lp.tp.Partition)
+		ts[len(ts)-1].Partitions = nums[start:]
+	}
+	logs, err := c.replicas.CreateTopicLogs(ts)
+	if err != nil {
+		c.log.Warn("batch log creation failed; creating one by one", "partitions", n, "err", err)
+		return
+	}
+	j := 0
+	for i := range parts {
+		if c.needsLog(ctx, &parts[i], cfgs) {
+			parts[i].log = logs[j]
+			j++
 		}
 	}
-	if len(reqs) == 0 {
-		return
-	}
-	logs, err := c.replicas.CreateLogs(reqs)
-	if err != nil {
-		c.log.Warn("batch log creation failed; creating one by one", "partitions", len(reqs), "err", err)
-		return
-	}
-	for j, i := range at {
-		parts[i].log = logs[j]
-	}
+}
+
+// needsLog says whether createLogs creates lp's log: this broker is to host
+// it for the first time, and its topic's config resolves.
+func (c *controlPlane) needsLog(ctx context.Context, lp *lisrPart, cfgs *topicCfgs) bool {
+	return lp.mine && lp.hosted == nil && cfgs.get(ctx, c, lp.tp.Topic).err == nil
 }
 
 // newLeaders lists the partitions of the request that will make this broker

@@ -40,7 +40,7 @@ func TestLeaderStateNextMatchesRebuild(t *testing.T) {
 		}
 		want := newLeaderState(c.st, 10, prev(), at(5))
 		old := prev()
-		got := old.next(c.st, 10, at(5))
+		got := old.next(c.st, 10, at(5), nil)
 		if (got == old) != c.inPlace {
 			t.Errorf("%s: in place %v, want %v", c.name, got == old, c.inPlace)
 		}
@@ -52,7 +52,7 @@ func TestLeaderStateNextMatchesRebuild(t *testing.T) {
 			t.Errorf("%s: shares the decision's slices", c.name)
 		}
 	}
-	if ls := (*leaderState)(nil).next(base, 3, t0); ls == nil || ls.epochStart != 3 || len(ls.followers) != 2 {
+	if ls := (*leaderState)(nil).next(base, 3, t0, nil); ls == nil || ls.epochStart != 3 || len(ls.followers) != 2 {
 		t.Fatalf("from nil: %+v", ls)
 	}
 }
@@ -89,7 +89,7 @@ func TestApplyInPlaceAllocatesNothing(t *testing.T) {
 			st.LeaderEpoch++
 			st.ISR = isrs[i%len(isrs)]
 			i++
-			if err := p.apply(st, now); err != nil {
+			if err := p.apply(st, now, nil); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -112,23 +112,23 @@ func TestStateAssignShared(t *testing.T) {
 	first := State{Leader: 2, LeaderEpoch: 1, Replicas: []int32{1, 2, 3}, ISR: []int32{2}}
 	if allocs := testing.AllocsPerRun(1, func() {
 		s = State{}
-		s.assign(first)
+		s.assign(first, nil)
 	}); allocs != 1 {
 		t.Fatalf("first decision: %v allocations, want 1", allocs)
 	}
 	grown := State{Leader: 2, LeaderEpoch: 2, Replicas: []int32{1, 2, 3}, ISR: []int32{2, 3, 1}}
-	if allocs := testing.AllocsPerRun(1, func() { s.assign(grown) }); allocs != 0 {
+	if allocs := testing.AllocsPerRun(1, func() { s.assign(grown, nil) }); allocs != 0 {
 		t.Fatalf("ISR grown to the replicas: %v allocations", allocs)
 	}
 	if !slices.Equal(s.Replicas, []int32{1, 2, 3}) || !slices.Equal(s.ISR, []int32{2, 3, 1}) {
 		t.Fatalf("state %+v", s)
 	}
-	s.assign(State{Leader: 2, LeaderEpoch: 3, Replicas: []int32{1, 2, 3}, ISR: []int32{2, 3, 1, 4}}) // larger: a new array
+	s.assign(State{Leader: 2, LeaderEpoch: 3, Replicas: []int32{1, 2, 3}, ISR: []int32{2, 3, 1, 4}}, nil) // larger: a new array
 	if !slices.Equal(s.Replicas, []int32{1, 2, 3}) || !slices.Equal(s.ISR, []int32{2, 3, 1, 4}) {
 		t.Fatalf("state %+v", s)
 	}
 	var empty State
-	empty.assign(State{Leader: -1})
+	empty.assign(State{Leader: -1}, nil)
 	if empty.Replicas != nil || empty.ISR != nil {
 		t.Fatalf("empty decision: %+v", empty)
 	}

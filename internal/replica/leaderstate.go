@@ -112,7 +112,13 @@ const inlineReplicas = 3
 // isNewLeader false): follower LEOs are kept then. Either way an ISR
 // follower counts as caught up now, any other as never.
 func newLeaderState(st State, leaderLEO int64, prev *leaderState, now time.Time) *leaderState {
-	ls := &leaderState{
+	return newLeaderStateIn(nil, st, leaderLEO, prev, now)
+}
+
+// newLeaderStateIn is newLeaderState allocated from b.
+func newLeaderStateIn(b *Batch, st State, leaderLEO int64, prev *leaderState, now time.Time) *leaderState {
+	ls := b.leaderState()
+	*ls = leaderState{
 		self: st.Leader, leaderEpoch: st.LeaderEpoch, partitionEpoch: st.PartitionEpoch,
 		epochStart: leaderLEO,
 	}
@@ -149,10 +155,11 @@ func newLeaderState(st State, leaderLEO int64, prev *leaderState, now time.Time)
 // its bookkeeping from one epoch to the next: when the followers are the
 // same replicas in the same order (an ISR change, a new leader epoch with
 // the assignment unchanged) ls is updated in place, allocating nothing;
-// otherwise (nil ls included) a new state is built. ls is not used after.
-func (ls *leaderState) next(st State, leaderLEO int64, now time.Time) *leaderState {
+// otherwise (nil ls included) a new state is built, from b. ls is not used
+// after.
+func (ls *leaderState) next(st State, leaderLEO int64, now time.Time, b *Batch) *leaderState {
 	if ls == nil || ls.self != st.Leader || !ls.sameFollowers(st) {
-		return newLeaderState(st, leaderLEO, ls, now)
+		return newLeaderStateIn(b, st, leaderLEO, ls, now)
 	}
 	ls.leaderEpoch, ls.partitionEpoch = st.LeaderEpoch, st.PartitionEpoch
 	ls.replicas, ls.isr = copyInto(ls.replicas, st.Replicas), copyInto(ls.isr, st.ISR)

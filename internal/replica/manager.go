@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/samsa-kafka/samsa/internal/storage"
+	"github.com/samsa-kafka/samsa/internal/storage/tptable"
 )
 
 // Manager is the set of partitions hosted on this broker.
@@ -16,13 +17,12 @@ type Manager struct {
 	proposer atomic.Pointer[func(ISRProposal)]
 
 	mu     sync.RWMutex
-	topics map[string]*topicTable // hosted partitions (table.go)
-	count  int                    // of hosted partitions
+	topics tptable.Table[Partition] // hosted partitions (table.go)
 }
 
 // NewManager serves partitions whose logs live in logs.
 func NewManager(logs *storage.Manager) *Manager {
-	return &Manager{logs: logs, now: time.Now, topics: map[string]*topicTable{}}
+	return &Manager{logs: logs, now: time.Now}
 }
 
 // Get returns the partition or nil.
@@ -56,7 +56,7 @@ func (m *Manager) Ensure(tp storage.TopicPartition, topicID [16]byte, cfg Config
 	} else {
 		l.SetConfig(cfg.Log)
 	}
-	p := newPartition(m, tp, topicID, l, cfg, true)
+	p := newPartition(nil, m, tp, topicID, l, cfg, true)
 	m.putLocked(p)
 	return p, nil
 }
@@ -105,6 +105,12 @@ func (m *Manager) Become(tp storage.TopicPartition, topicID [16]byte, cfg Config
 // CreateLogs, nil if not): a partition not hosted yet wraps l instead of
 // looking its log up.
 func (m *Manager) BecomeWithLog(tp storage.TopicPartition, topicID [16]byte, cfg Config, st State, l *storage.Log) (*Partition, error) {
+	return m.become(nil, m.now(), tp, topicID, cfg, st, l)
+}
+
+// become is BecomeWithLog at now, a new partition allocated from b (nil:
+// on its own).
+func (m *Manager) become(b *Batch, now time.Time, tp storage.TopicPartition, topicID [16]byte, cfg Config, st State, l *storage.Log) (*Partition, error) {
 	// A hosted partition (the common case) needs only the read lock; apply
 	// waits for appends and may touch the log, so no lock is held then.
 	m.mu.RLock()
@@ -117,16 +123,17 @@ func (m *Manager) BecomeWithLog(tp storage.TopicPartition, topicID [16]byte, cfg
 		}
 	}
 	if p != nil {
-		return m.applyHosted(p, topicID, st)
+		return m.applyHosted(b, now, p, topicID, st)
 	}
 	defer m.mu.Unlock()
-	p, err := m.hostLocked(tp, topicID, cfg, l)
+	p, err := m.hostLocked(b, tp, topicID, cfg, l)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.apply(st, m.now()); err != nil { // never stale: no decision yet
+	if err := p.apply(st, now, b); err != nil { // never stale: no decision yet
 		return nil, err
 	}
+	b.growTableLocked(tp.Topic)
 	m.putLocked(p)
 	return p, nil
 }
@@ -135,25 +142,29 @@ func (m *Manager) BecomeWithLog(tp storage.TopicPartition, topicID [16]byte, cfg
 // looking it up again; if p stopped being hosted since, it is Become with
 // p's config.
 func (m *Manager) BecomeHosted(p *Partition, topicID [16]byte, st State) (*Partition, error) {
+	return m.becomeHosted(nil, m.now(), p, topicID, st)
+}
+
+func (m *Manager) becomeHosted(b *Batch, now time.Time, p *Partition, topicID [16]byte, st State) (*Partition, error) {
 	if p.Detached() {
-		return m.Become(p.TP, topicID, p.Config(), st)
+		return m.become(b, now, p.TP, topicID, p.Config(), st, nil)
 	}
-	return m.applyHosted(p, topicID, st)
+	return m.applyHosted(b, now, p, topicID, st)
 }
 
 // applyHosted installs st on the hosted partition p after the topic id
 // check.
-func (m *Manager) applyHosted(p *Partition, topicID [16]byte, st State) (*Partition, error) {
+func (m *Manager) applyHosted(b *Batch, now time.Time, p *Partition, topicID [16]byte, st State) (*Partition, error) {
 	if topicID != ([16]byte{}) && p.TopicID != ([16]byte{}) && p.TopicID != topicID {
 		return nil, fmt.Errorf("%w: %s has %x, request %x", ErrInconsistentTopicID, p.TP, p.TopicID, topicID)
 	}
-	return p, p.apply(st, m.now())
+	return p, p.apply(st, now, b)
 }
 
 // hostLocked wraps tp's log (l if given, else looked up and created if
-// absent) in a new partition that stays unpublished until the caller has
-// applied its state.
-func (m *Manager) hostLocked(tp storage.TopicPartition, topicID [16]byte, cfg Config, l *storage.Log) (*Partition, error) {
+// absent) in a new partition, from b, that stays unpublished until the
+// caller has applied its state.
+func (m *Manager) hostLocked(b *Batch, tp storage.TopicPartition, topicID [16]byte, cfg Config, l *storage.Log) (*Partition, error) {
 	if l == nil {
 		l = m.logs.Get(tp)
 	}
@@ -171,40 +182,17 @@ func (m *Manager) hostLocked(tp storage.TopicPartition, topicID [16]byte, cfg Co
 	if topicID == ([16]byte{}) {
 		topicID = l.TopicID()
 	}
-	return newPartition(m, tp, topicID, l, cfg, false), nil
+	return newPartition(b, m, tp, topicID, l, cfg, false), nil
 }
 
-// CreateLogs creates, in one batch, the logs of partitions about to be
-// hosted (the storage layer makes the whole batch durable at once) and
-// returns every log of reqs in their order, for BecomeWithLog. Logs that
-// exist are left alone (BecomeWithLog checks their topic id).
-func (m *Manager) CreateLogs(reqs []storage.CreateRequest) ([]*storage.Log, error) {
-	out := make([]*storage.Log, len(reqs))
-	n := 0 // missing
-	for i, r := range reqs {
-		if out[i] = m.logs.Get(r.TopicPartition); out[i] == nil {
-			n++
-		}
+// CreateTopicLogs creates, in one batch, the logs of partitions about to be
+// hosted (storage.CreateTopics: a topic's new logs allocated together,
+// nothing written until their first append) and returns every log of ts in
+// their order, for BecomeWithLog. Logs that exist are left alone
+// (BecomeWithLog checks their topic id and sets their config).
+func (m *Manager) CreateTopicLogs(ts []storage.TopicLogs) ([]*storage.Log, error) {
+	for i := range ts {
+		ts[i].KeepExisting = true
 	}
-	switch n {
-	case 0:
-		return out, nil
-	case len(reqs): // the common case: every log is new
-		return m.logs.CreateMany(reqs)
-	}
-	missing := make([]storage.CreateRequest, 0, n)
-	at := make([]int, 0, n) // index in reqs of each missing
-	for i, r := range reqs {
-		if out[i] == nil {
-			missing, at = append(missing, r), append(at, i)
-		}
-	}
-	created, err := m.logs.CreateMany(missing)
-	if err != nil {
-		return nil, err
-	}
-	for j, i := range at {
-		out[i] = created[j]
-	}
-	return out, nil
+	return m.logs.CreateTopics(ts)
 }

@@ -70,7 +70,7 @@ type Partition struct {
 	lead *leaderState
 
 	mu        sync.Mutex
-	cfg       Config
+	cfg       *Config // replaced, never modified: shared by a topic's partitions
 	waiters   map[*Waiter]struct{}
 	listeners map[Listener]struct{} // fetch sessions (listen.go)
 }
@@ -80,9 +80,10 @@ type Partition struct {
 // partition: the ISR is the leader alone, so the high watermark follows the
 // log end offset at each append. Without solo the leader's bookkeeping is
 // left out: the partition must get a controller decision (apply) before
-// anyone sees it.
-func newPartition(m *Manager, tp storage.TopicPartition, id [16]byte, l *storage.Log, cfg Config, solo bool) *Partition {
-	p := &Partition{TP: tp, TopicID: id, log: l, mgr: m, cfg: cfg}
+// anyone sees it. It is allocated from b.
+func newPartition(b *Batch, m *Manager, tp storage.TopicPartition, id [16]byte, l *storage.Log, cfg Config, solo bool) *Partition {
+	p := b.partition()
+	p.TP, p.TopicID, p.log, p.mgr, p.cfg = tp, id, l, m, b.config(cfg)
 	if solo {
 		p.lead = newLeaderState(State{}, 0, nil, time.Time{})
 	}
@@ -93,13 +94,13 @@ func newPartition(m *Manager, tp storage.TopicPartition, id [16]byte, l *storage
 func (p *Partition) Config() Config {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.cfg
+	return *p.cfg
 }
 
 // SetConfig changes the topic configuration (e.g. after AlterConfigs).
 func (p *Partition) SetConfig(c Config) {
 	p.mu.Lock()
-	p.cfg = c
+	p.cfg = &c
 	p.mu.Unlock()
 	p.log.SetConfig(c.Log)
 }

@@ -43,25 +43,25 @@ func (s State) clone() State {
 // assign makes s a copy of st, copying st's slices into the arrays s owns
 // when they fit: a new decision for a partition (a new leader epoch, an ISR
 // change) then allocates nothing. s's slices must not be shared.
-func (s *State) assign(st State) {
+func (s *State) assign(st State, b *Batch) {
 	replicas, isr := s.Replicas, s.ISR
 	*s = st
-	if replicas == nil && isr == nil { // a first decision: one array for both
-		s.Replicas, s.ISR = pairOf(st.Replicas, st.ISR)
+	if replicas == nil && isr == nil { // a first decision: one array for both, from b
+		s.Replicas, s.ISR = pairOf(st.Replicas, st.ISR, b)
 		return
 	}
 	s.Replicas, s.ISR = copyInto(replicas, st.Replicas), copyInto(isr, st.ISR)
 }
 
-// pairOf copies replicas and isr into one new array, the copy of isr with
-// room to grow to the size of replicas (an ISR is a subset of them) without
-// writing over the copy of replicas.
-func pairOf(replicas, isr []int32) ([]int32, []int32) {
+// pairOf copies replicas and isr into one new array from b, the copy of
+// isr with room to grow to the size of replicas (an ISR is a subset of
+// them) without writing over the copy of replicas.
+func pairOf(replicas, isr []int32, b *Batch) ([]int32, []int32) {
 	r, room := len(replicas), max(len(replicas), len(isr))
 	if r+room == 0 {
 		return nil, nil
 	}
-	buf := make([]int32, r+room)
+	buf := b.int32s(r + room)
 	copy(buf, replicas)
 	copy(buf[r:], isr)
 	return buf[:r:r], buf[r : r+len(isr) : r+room]
@@ -138,14 +138,16 @@ func (p *Partition) CheckLeaderEpoch(current int32) error {
 // Becoming leader assigns the new epoch's start offset in the log and resets
 // the followers' state; becoming follower drops the leader's bookkeeping and
 // leaves the log alone (the fetcher truncates it).
-func (p *Partition) apply(st State, now time.Time) error {
+//
+// What a first decision allocates comes from b (nil: on its own).
+func (p *Partition) apply(st State, now time.Time, b *Batch) error {
 	p.roleMu.Lock()
 	if p.decided && st.LeaderEpoch <= p.state.LeaderEpoch {
 		p.roleMu.Unlock()
 		return ErrStaleLeaderEpoch
 	}
 	if st.Role == Leader {
-		if err := p.becomeLeaderLocked(st, now); err != nil {
+		if err := p.becomeLeaderLocked(st, now, b); err != nil {
 			p.roleMu.Unlock()
 			return err
 		}
@@ -154,7 +156,7 @@ func (p *Partition) apply(st State, now time.Time) error {
 		p.lead = nil
 		p.lmu.Unlock()
 	}
-	p.state.assign(st)
+	p.state.assign(st, b)
 	p.decided = true
 	p.roleMu.Unlock()
 	p.wakeAll() // waiting fetches re-check the role and the HW
@@ -165,19 +167,18 @@ func (p *Partition) apply(st State, now time.Time) error {
 // (roleMu held for writing): the epoch starts at the log end offset unless
 // the log knows it already, the HW is kept and advances at once if the ISR
 // holds no follower.
-func (p *Partition) becomeLeaderLocked(st State, now time.Time) error {
-	if err := p.log.Open(); err != nil {
-		return err
-	}
-	leo := p.log.LogEndOffset()
-	if latest, ok := p.log.LatestEpoch(); !ok || latest < st.LeaderEpoch {
-		if err := p.log.AssignEpochStartOffset(st.LeaderEpoch, leo); err != nil {
-			return fmt.Errorf("replica: %s: start leader epoch %d: %w", p.TP, st.LeaderEpoch, err)
-		}
+func (p *Partition) becomeLeaderLocked(st State, now time.Time, b *Batch) error {
+	leo, hw, err := p.log.StartLeaderEpoch(st.LeaderEpoch)
+	if err != nil {
+		return fmt.Errorf("replica: %s: start leader epoch %d: %w", p.TP, st.LeaderEpoch, err)
 	}
 	p.lmu.Lock()
-	p.lead = p.lead.next(st, leo, now)
-	p.advanceHWLocked()
+	p.lead = p.lead.next(st, leo, now, b)
+	// What advanceHWLocked does, from the offsets just read: no append
+	// runs while roleMu is held for writing.
+	if hw, ok := p.lead.advance(hw, leo); ok {
+		p.log.SetHighWatermark(hw)
+	}
 	p.lmu.Unlock()
 	return nil
 }

@@ -54,8 +54,8 @@ func TestManagerTables(t *testing.T) {
 	if m.Get(storage.TopicPartition{Topic: "a", Partition: 7}) != nil || m.Get(storage.TopicPartition{Topic: "a", Partition: 0}) != a0 {
 		t.Fatal("a-7 still hosted or a-0 lost")
 	}
-	if _, ok := m.topics["b"]; ok || m.count != 1 {
-		t.Fatalf("topic b kept after its last partition, %d hosted", m.count)
+	if m.topics.Topic("b") != nil || m.topics.Len() != 1 {
+		t.Fatalf("topic b kept after its last partition, %d hosted", m.topics.Len())
 	}
 	if !a7.Detached() || !b3.Detached() || a0.Detached() {
 		t.Fatal("removed partitions not detached")
@@ -65,8 +65,8 @@ func TestManagerTables(t *testing.T) {
 	}
 }
 
-// CreateLogs returns every partition's log in request order, creating the
-// missing ones; BecomeWithLog hosts a partition on the log it is given.
+// CreateTopicLogs returns every partition's log in request order, creating
+// the missing ones; BecomeWithLog hosts a partition on the log it is given.
 func TestCreateLogsThenBecomeWithLog(t *testing.T) {
 	m := newManager(t, t.TempDir())
 	cfg := Config{Log: storage.DefaultLogConfig(), MaxMessageBytes: 1 << 20}
@@ -78,7 +78,7 @@ func TestCreateLogsThenBecomeWithLog(t *testing.T) {
 	for p := range int32(3) {
 		reqs = append(reqs, storage.CreateRequest{TopicPartition: storage.TopicPartition{Topic: "t", Partition: p}, TopicID: [16]byte{1}, Config: cfg.Log})
 	}
-	logs, err := m.CreateLogs(reqs)
+	logs, err := m.CreateTopicLogs([]storage.TopicLogs{{Topic: "t", TopicID: [16]byte{1}, Config: cfg.Log, Partitions: []int32{0, 1, 2}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,9 +111,8 @@ func TestTableSparseNumbers(t *testing.T) {
 	for _, p := range []*Partition{huge, far, zero} {
 		m.putLocked(p)
 	}
-	tab := m.topics["t"]
-	if len(tab.parts) > denseSlack+1 || len(tab.sparse) != 2 || m.count != 3 {
-		t.Fatalf("dense %d, sparse %d, count %d", len(tab.parts), len(tab.sparse), m.count)
+	if m.topics.Len() != 3 {
+		t.Fatalf("count %d", m.topics.Len())
 	}
 	for p := range int32(3000) { // the dense side grows past 5000's place
 		if p > 0 {
@@ -131,15 +130,15 @@ func TestTableSparseNumbers(t *testing.T) {
 	}
 	again := part(5000)
 	m.putLocked(again) // replaced in place: still one partition 5000
-	if get(5000) != again || m.count != 6002 || len(m.allLocked()) != 6002 {
-		t.Fatalf("replace: count %d, listed %d", m.count, len(m.allLocked()))
+	if get(5000) != again || m.topics.Len() != 6002 || len(m.allLocked()) != 6002 {
+		t.Fatalf("replace: count %d, listed %d", m.topics.Len(), len(m.allLocked()))
 	}
 	for p := range int32(6001) {
 		if m.deleteLocked(storage.TopicPartition{Topic: "t", Partition: p}) == nil {
 			t.Fatalf("partition %d not removed", p)
 		}
 	}
-	if get(5000) != nil || m.count != 1 || m.deleteLocked(huge.TP) != huge || len(m.topics) != 0 {
-		t.Fatalf("after removal: count %d, topics %d", m.count, len(m.topics))
+	if get(5000) != nil || m.topics.Len() != 1 || m.deleteLocked(huge.TP) != huge || m.topics.Topics() != 0 {
+		t.Fatalf("after removal: count %d, topics %d", m.topics.Len(), m.topics.Topics())
 	}
 }

@@ -239,16 +239,16 @@ func (l *Log) rollLocked(base int64) error {
 	if base < old.next {
 		base = old.next
 	}
-	if err := createFiles(segmentPath(l.dir, base)); err != nil {
+	if err := createFiles(segmentPath(l.dir(), base)); err != nil {
 		return err
 	}
-	syncDir(l.dir)
-	s := newSegment(l.dir, base, l.cache, l.cfg.IndexIntervalBytes)
+	syncDir(l.dir())
+	s := newSegment(l.dir(), base, l.dirs.cache, l.cfg.IndexIntervalBytes)
 	s.active = true
 	s.tsKnown = true
 	s.loaded = false
 	l.segs = append(l.segs, s)
-	l.log.Debug("storage: rolled segment", "partition", l.tp, "base", base)
+	l.dirs.log.Debug("storage: rolled segment", "partition", l.tp, "base", base)
 	return nil
 }
 

@@ -76,6 +76,10 @@ func DefaultLogConfig() LogConfig {
 	}
 }
 
+// defaultConfig is the config of a log found on disk until its owner sets
+// one (shared: a Log's config is never modified in place).
+var defaultConfig = DefaultLogConfig().sane()
+
 // sane replaces unusable values by defaults so that bad configs cannot
 // divide by zero or roll on every append.
 func (c LogConfig) sane() LogConfig {

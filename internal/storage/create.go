@@ -1,11 +1,8 @@
 package storage
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 )
 
 // CreateRequest names one partition log to create (or to reconfigure, if it
@@ -16,98 +13,166 @@ type CreateRequest struct {
 	Config         LogConfig
 }
 
-// newPartition is one partition CreateMany registers.
-type newPartition struct {
-	tp  TopicPartition
-	at  int // index in the CreateMany request
-	d   *logDir
-	id  [16]byte
-	cfg LogConfig
+// TopicLogs names partitions of one topic to create (or to reconfigure,
+// those that exist), all with one topic id and config: the unit of
+// CreateTopics, as a LeaderAndIsr names thousands of partitions of each of
+// a few topics.
+type TopicLogs struct {
+	Topic      string
+	TopicID    [16]byte
+	Config     LogConfig
+	Partitions []int32
+	// KeepExisting returns the logs that exist as they are: not
+	// reconfigured, their partition.metadata not repaired.
+	KeepExisting bool
 }
 
-// CreateMany is Create for many partitions at once, and returns their logs
-// in the order of reqs. New partitions are registered lazy (see lazy.go):
-// nothing is written, so creating 100k partitions costs an lstat each (to
-// refuse a directory the manager does not know) and no inode, no fsync.
-// Their directories appear, durable, on their first append.
+// CreateMany is CreateTopics for requests one by one: runs of requests of
+// the same topic, topic id and config form one TopicLogs each.
+func (m *Manager) CreateMany(reqs []CreateRequest) ([]*Log, error) {
+	return m.CreateTopics(topicRuns(reqs))
+}
+
+// topicRuns groups the consecutive reqs that CreateTopics can take as one
+// TopicLogs; their partition numbers share one array.
+func topicRuns(reqs []CreateRequest) []TopicLogs {
+	var out []TopicLogs
+	nums := make([]int32, len(reqs))
+	for i, r := range reqs {
+		nums[i] = r.TopicPartition.Partition
+		if n := len(out); n > 0 {
+			if last := &out[n-1]; last.Topic == r.TopicPartition.Topic && last.TopicID == r.TopicID && last.Config == r.Config {
+				last.Partitions = last.Partitions[:len(last.Partitions)+1]
+				continue
+			}
+		}
+		out = append(out, TopicLogs{Topic: r.TopicPartition.Topic, TopicID: r.TopicID, Config: r.Config, Partitions: nums[i : i+1]})
+	}
+	return out
+}
+
+// CreateTopics is Create for many partitions at once, and returns their
+// logs in the order of ts and their partitions. New partitions are
+// registered lazy (see lazy.go): nothing is written, so creating 100k
+// partitions costs an lstat each or one listing of the log dir (to refuse
+// a directory the manager does not know; absent.go) and no inode, no
+// fsync. Their directories appear, durable, on their first append. The new
+// logs of one TopicLogs are allocated together and share one config.
 //
 // On error no new partition of the batch is registered; existing ones keep
 // the new config. Partitions being created by a concurrent call are waited
 // for. The manager lock is not held during the lstats.
-func (m *Manager) CreateMany(reqs []CreateRequest) ([]*Log, error) {
-	for _, r := range reqs {
-		if !validTopic(r.TopicPartition.Topic) || r.TopicPartition.Partition < 0 {
-			return nil, fmt.Errorf("storage: invalid partition %q", r.TopicPartition)
+func (m *Manager) CreateTopics(ts []TopicLogs) ([]*Log, error) {
+	n := 0
+	for _, t := range ts {
+		for _, p := range t.Partitions {
+			if !validTopic(t.Topic) || p < 0 {
+				return nil, fmt.Errorf("storage: invalid partition %q", TopicPartition{t.Topic, p})
+			}
 		}
+		n += len(t.Partitions)
 	}
-	out := make([]*Log, len(reqs))
-	fresh, done, err := m.reserve(reqs, out)
+	out := make([]*Log, n)
+	fresh, old, err := m.reserve(ts, out)
 	if err != nil {
 		return nil, err
 	}
-	for i, r := range reqs {
-		if out[i] != nil {
-			out[i].SetConfig(r.Config)
-			m.repairMetadata(out[i], r.TopicID)
-		}
+	for _, o := range old {
+		o.l.SetConfig(o.t.Config)
+		m.repairMetadata(o.l, o.t.TopicID)
 	}
 	if len(fresh) == 0 {
 		return out, nil
 	}
-	err = checkAbsent(fresh)
-	m.register(fresh, done, err == nil, out)
+	err = checkAbsent(m.dirs, fresh)
+	m.register(fresh, err == nil)
 	if err != nil {
 		return nil, err
-	}
-	for i, r := range reqs {
-		if out[i] == nil { // named twice: registered for its first mention
-			out[i] = m.Get(r.TopicPartition)
-		}
 	}
 	return out, nil
 }
 
-// reserve fills out with the existing logs and claims every missing
-// partition for this call (in m.creating, counted in its log dir), after
-// waiting for concurrent creations of the same partitions.
-func (m *Manager) reserve(reqs []CreateRequest, out []*Log) ([]newPartition, chan struct{}, error) {
+// existingLog is a log CreateTopics found, with what it asks of it.
+type existingLog struct {
+	l *Log
+	t *TopicLogs
+}
+
+// reserve fills out with the logs of ts, after waiting for concurrent
+// creations of the same partitions: the existing ones, also listed in old,
+// and new lazy ones, allocated a topic at a time (fresh holds each topic's
+// slab), claimed for this call in m.creating and counted in their log dir.
+func (m *Manager) reserve(ts []TopicLogs, out []*Log) (fresh [][]Log, old []existingLog, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for {
-		if m.closed {
-			return nil, nil, ErrLogClosed
+	for !m.closed && m.creatingAnyLocked(ts) {
+		m.created.Wait()
+	}
+	if m.closed {
+		return nil, nil, ErrLogClosed
+	}
+	i := 0
+	for ti := range ts {
+		t := &ts[ti]
+		logs := m.logs.Topic(t.Topic)
+		var slab []Log
+		var cfg *LogConfig // of the slab's logs
+		for j, p := range t.Partitions {
+			if l := logs.Get(p); l != nil {
+				if out[i] = l; !t.KeepExisting {
+					old = append(old, existingLog{l, t})
+				}
+			} else if l = m.creating.Get(t.Topic, p); l != nil {
+				out[i] = l // named twice: the log of its first mention
+			} else {
+				if slab == nil { // room for the rest of the topic
+					slab, cfg = make([]Log, 0, len(t.Partitions)-j), new(LogConfig)
+					*cfg = t.Config.sane()
+					m.creating.Grow(t.Topic, len(t.Partitions)-j)
+				}
+				out[i] = m.claimLocked(&slab, t, p, cfg)
+			}
+			i++
 		}
-		var busy chan struct{}
-		for _, r := range reqs {
-			if c, ok := m.creating[r.TopicPartition]; ok {
-				busy = c
-				break
+		if len(slab) > 0 {
+			fresh = append(fresh, slab)
+		}
+	}
+	return fresh, old, nil
+}
+
+// claimLocked adds partition p of t to the slab, new and lazy with config
+// cfg, and claims it in m.creating (m.mu held). The slab has room for it:
+// its logs never move.
+func (m *Manager) claimLocked(slab *[]Log, t *TopicLogs, p int32, cfg *LogConfig) *Log {
+	if len(*slab) == cap(*slab) {
+		panic("storage: log slab full") // appending would move the logs claimed so far
+	}
+	*slab = append(*slab, Log{tp: TopicPartition{t.Topic, p}, dirs: m.leastLoadedDir(), cfg: cfg,
+		topicID: t.TopicID, idKnown: true})
+	l := &(*slab)[len(*slab)-1]
+	l.lazy.Store(true)
+	l.dirs.count++
+	m.creating.Put(t.Topic, p, l)
+	return l
+}
+
+// creatingAnyLocked says whether a partition of ts is being created (m.mu
+// held).
+func (m *Manager) creatingAnyLocked(ts []TopicLogs) bool {
+	if m.creating.Len() == 0 {
+		return false
+	}
+	for _, t := range ts {
+		if c := m.creating.Topic(t.Topic); c != nil {
+			for _, p := range t.Partitions {
+				if c.Get(p) != nil {
+					return true
+				}
 			}
 		}
-		if busy == nil {
-			break
-		}
-		m.mu.Unlock()
-		<-busy
-		m.mu.Lock()
 	}
-	done := make(chan struct{})
-	fresh := make([]newPartition, 0, len(reqs))
-	for i, r := range reqs {
-		tp := r.TopicPartition
-		if l, ok := m.logs[tp]; ok {
-			out[i] = l
-			continue
-		}
-		if _, dup := m.creating[tp]; dup {
-			continue // named twice in reqs
-		}
-		d := m.leastLoadedDir()
-		d.count++
-		m.creating[tp] = done
-		fresh = append(fresh, newPartition{tp: tp, at: i, d: d, id: r.TopicID, cfg: r.Config})
-	}
-	return fresh, done, nil
+	return false
 }
 
 func (m *Manager) leastLoadedDir() *logDir {
@@ -120,26 +185,26 @@ func (m *Manager) leastLoadedDir() *logDir {
 	return d
 }
 
-// register ends a creation: the new logs are added, lazy, and stored in out
-// at their request's index, if ok, else their claims are dropped.
-func (m *Manager) register(fresh []newPartition, done chan struct{}, ok bool, out []*Log) {
+// register ends a creation: the new logs are added if ok, else their
+// claims are dropped; calls waiting for them go on.
+func (m *Manager) register(fresh [][]Log, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, p := range fresh {
-		delete(m.creating, p.tp)
-		if !ok {
-			p.d.count--
-			continue
+	for _, slab := range fresh {
+		if ok {
+			m.logs.Grow(slab[0].tp.Topic, len(slab))
 		}
-		l := newLog(p.d, p.tp, p.cfg, m.cache, m.log)
-		l.needRecovery = false
-		l.recoveryPoint = 0
-		l.topicID, l.idKnown = p.id, true
-		l.lazy.Store(true)
-		m.logs[p.tp] = l
-		out[p.at] = l
+		for i := range slab {
+			l := &slab[i]
+			m.creating.Delete(l.tp.Topic, l.tp.Partition)
+			if ok {
+				m.logs.Put(l.tp.Topic, l.tp.Partition, l)
+			} else {
+				l.dirs.count--
+			}
+		}
 	}
-	close(done)
+	m.created.Broadcast()
 }
 
 // repairMetadata rewrites the partition.metadata of an existing log that
@@ -156,70 +221,13 @@ func (m *Manager) repairMetadata(l *Log, id [16]byte) {
 	if l.idKnown {
 		return
 	}
-	if got, err := readPartitionMetadata(l.dir); err == nil {
+	if got, err := readPartitionMetadata(l.dir()); err == nil {
 		l.topicID, l.idKnown = got, true
 		return
 	}
-	if err := writeFileSync(filepath.Join(l.dir, partitionMetadataFile), encodePartitionMetadata(id)); err != nil {
+	if err := writeFileSync(filepath.Join(l.dir(), partitionMetadataFile), encodePartitionMetadata(id)); err != nil {
 		m.log.Warn("storage: rewrite partition.metadata", "partition", l.tp, "err", err)
 		return
 	}
 	l.topicID, l.idKnown = id, true
-}
-
-// sameDir is true when every partition goes to the same log dir.
-func sameDir(ps []newPartition) bool {
-	for _, p := range ps {
-		if p.d != ps[0].d {
-			return false
-		}
-	}
-	return true
-}
-
-// listPays says whether listing dir once is cheaper than n lstats: a
-// listing costs about a tenth of an lstat per entry, and a directory's size
-// bounds its entries (16 bytes or more each on common file systems).
-func listPays(dir string, n int) bool {
-	st, err := os.Stat(dir)
-	return err == nil && int64(n)*512 >= st.Size()
-}
-
-// lstatAbsent checks each partition's directory with an lstat.
-func lstatAbsent(dir string, ps []newPartition) error {
-	for _, p := range ps {
-		_, err := os.Lstat(filepath.Join(dir, p.tp.dirName()))
-		if err == nil {
-			return fmt.Errorf("storage: create partition dir: %w: %s", os.ErrExist, p.tp)
-		}
-		if !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("storage: create partition dir: %w", err)
-		}
-	}
-	return nil
-}
-
-// listAbsent checks the partitions against one listing of dir.
-func listAbsent(dir string, ps []newPartition) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("storage: create partition dir: %w", err)
-	}
-	names, err := f.Readdirnames(-1)
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("storage: create partition dir: %w", err)
-	}
-	present := map[string]bool{}
-	for _, n := range names { // only "<topic>-<digits>" can be a partition's
-		if i := strings.LastIndexByte(n, '-'); i > 0 && i < len(n)-1 && strings.Trim(n[i+1:], "0123456789") == "" {
-			present[n] = true
-		}
-	}
-	for _, p := range ps {
-		if len(present) > 0 && present[p.tp.dirName()] {
-			return fmt.Errorf("storage: create partition dir: %w: %s", os.ErrExist, p.tp)
-		}
-	}
-	return nil
 }

@@ -17,22 +17,23 @@ func TestCheckAbsentListing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d := &logDir{path: dir}
-	batch := func(from, to int32) []newPartition {
-		var ps []newPartition
+	d, other := &logDir{path: dir}, &logDir{path: t.TempDir()}
+	batch := func(from, to int32) [][]Log {
+		var ls []Log
 		for p := from; p < to; p++ {
-			ps = append(ps, newPartition{tp: TopicPartition{"x", p}, d: d})
+			ls = append(ls, Log{tp: TopicPartition{"x", p}, dirs: d})
 		}
-		return ps
+		// Logs of another dir are not d's to check.
+		return [][]Log{ls, {{tp: TopicPartition{"x", 40}, dirs: other}}}
 	}
 	if !listPays(dir, 100) || listPays(dir, 1) {
 		t.Fatal("listing not chosen for 100 partitions in a small directory, or chosen for 1")
 	}
-	for _, check := range []func(string, []newPartition) error{lstatAbsent, listAbsent} {
-		if err := check(dir, batch(0, 100)); !errors.Is(err, os.ErrExist) {
+	for _, check := range []func(*logDir, [][]Log) error{lstatAbsent, listAbsent} {
+		if err := check(d, batch(0, 100)); !errors.Is(err, os.ErrExist) {
 			t.Fatalf("x-40 not found: %v", err)
 		}
-		if err := check(dir, batch(41, 100)); err != nil {
+		if err := check(d, batch(41, 100)); err != nil {
 			t.Fatalf("x-041, x-42.abc-delete or x-43x taken for a partition's: %v", err)
 		}
 	}

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -138,5 +139,114 @@ func TestCreateManyRollsBack(t *testing.T) {
 	}
 	if _, err := m.Create(TopicPartition{"x", 0}, topic, DefaultLogConfig()); err != nil {
 		t.Fatalf("retry: %v", err)
+	}
+}
+
+// TestCreateTopics: partitions of several topics in one call, a topic named
+// twice with another config, a partition named twice and an existing one.
+// New logs get their TopicLogs' config (one value shared by the topic's
+// logs), the first mention wins for a new partition named twice, every
+// mention reconfigures an existing one, and new logs are spread over the
+// log dirs.
+func TestCreateTopics(t *testing.T) {
+	m, err := OpenManager(ManagerConfig{Dirs: []string{t.TempDir(), t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	existing, _ := m.Create(TopicPartition{"b", 0}, topic, DefaultLogConfig())
+	mustAppend(t, existing, 1, "x", 1)
+	cfg := func(retention int64) LogConfig {
+		c := DefaultLogConfig()
+		c.RetentionMs = retention
+		return c
+	}
+	ts := []TopicLogs{
+		{Topic: "a", TopicID: topic, Config: cfg(1), Partitions: []int32{0, 1, 2}},
+		{Topic: "b", TopicID: topic, Config: cfg(2), Partitions: []int32{5, 0}},
+		{Topic: "a", TopicID: topic, Config: cfg(3), Partitions: []int32{2, 3}},
+	}
+	logs, err := m.CreateTopics(ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		tp        TopicPartition
+		retention int64
+	}{{TopicPartition{"a", 0}, 1}, {TopicPartition{"a", 1}, 1}, {TopicPartition{"a", 2}, 1},
+		{TopicPartition{"b", 5}, 2}, {TopicPartition{"b", 0}, 2}, {TopicPartition{"a", 2}, 1}, {TopicPartition{"a", 3}, 3}}
+	if len(logs) != len(want) {
+		t.Fatalf("%d logs, want %d", len(logs), len(want))
+	}
+	for i, w := range want {
+		if l := logs[i]; l.tp != w.tp || l.cfg.RetentionMs != w.retention || m.Get(w.tp) != l || l.TopicID() != topic {
+			t.Errorf("log %d: %s retention %d, want %s %d", i, l.tp, l.cfg.RetentionMs, w.tp, w.retention)
+		}
+	}
+	if logs[4] != existing || logs[5] != logs[2] || logs[0].cfg != logs[1].cfg {
+		t.Fatal("existing or repeated log not reused, or a topic's config not shared")
+	}
+	if n := len(m.Partitions()); n != 6 || m.dirs[0].count != 3 || m.dirs[1].count != 3 {
+		t.Fatalf("%d partitions, %d and %d per dir", n, m.dirs[0].count, m.dirs[1].count)
+	}
+	kept, err := m.CreateTopics([]TopicLogs{{Topic: "b", TopicID: topic, Config: cfg(4), Partitions: []int32{0, 6}, KeepExisting: true}})
+	if err != nil || kept[0] != existing || existing.cfg.RetentionMs != 2 || kept[1].cfg.RetentionMs != 4 {
+		t.Fatalf("KeepExisting: %v; existing reconfigured to %d", err, existing.cfg.RetentionMs)
+	}
+}
+
+// topicRuns groups consecutive requests of one topic, topic id and config.
+func TestTopicRuns(t *testing.T) {
+	other := DefaultLogConfig()
+	other.SegmentMs = 1
+	req := func(topicName string, p int32, id byte, cfg LogConfig) CreateRequest {
+		return CreateRequest{TopicPartition{topicName, p}, [16]byte{id}, cfg}
+	}
+	d := DefaultLogConfig()
+	runs := topicRuns([]CreateRequest{req("a", 0, 1, d), req("a", 1, 1, d), req("a", 2, 1, other), req("a", 3, 2, other),
+		req("b", 4, 2, other), req("b", 5, 2, other), req("a", 6, 2, other)})
+	want := [][]int32{{0, 1}, {2}, {3}, {4, 5}, {6}}
+	if len(runs) != len(want) {
+		t.Fatalf("%d runs, want %d: %+v", len(runs), len(want), runs)
+	}
+	for i, r := range runs {
+		if fmt.Sprint(r.Partitions) != fmt.Sprint(want[i]) {
+			t.Errorf("run %d: %v, want %v", i, r.Partitions, want[i])
+		}
+	}
+}
+
+// Creations and deletions of the same partitions racing: each partition is
+// counted in its log dir once while registered, and no claim outlives its
+// call. Run with -race.
+func TestCreateDeleteRace(t *testing.T) {
+	m := openManager(t, t.TempDir())
+	defer m.Close()
+	tps := make([]TopicPartition, 50)
+	for i := range tps {
+		tps[i] = TopicPartition{"r", int32(i)}
+	}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				if w%2 == 0 {
+					ts := []TopicLogs{{Topic: "r", TopicID: topic, Config: DefaultLogConfig(), Partitions: []int32{int32(w), 7, 8, 9, 10, 49}}}
+					if _, err := m.CreateTopics(ts); err != nil {
+						t.Error(err)
+					}
+				} else if err := m.DeleteMany(tps); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.creating.Len() != 0 || m.dirs[0].count != m.logs.Len() {
+		t.Fatalf("%d claims left, dir counts %d of %d logs", m.creating.Len(), m.dirs[0].count, m.logs.Len())
 	}
 }

@@ -19,7 +19,7 @@ import (
 // batch headers. A lazy log (lazy.go) keeps its cache in memory only; its
 // materialization writes it with the partition's other files.
 
-func (l *Log) epochPath() string { return filepath.Join(l.dir, epochCheckpointFile) }
+func (l *Log) epochPath() string { return filepath.Join(l.dir(), epochCheckpointFile) }
 
 // endLocked is the log end offset under mu: 0 for a lazy log.
 func (l *Log) endLocked() int64 {
@@ -43,7 +43,7 @@ func (l *Log) persistEpochsLocked() error {
 // write carries the whole cache.
 func (l *Log) persistTruncatedEpochsLocked() {
 	if err := l.persistEpochsLocked(); err != nil {
-		l.log.Warn("storage: write leader-epoch-checkpoint", "partition", l.tp, "err", err)
+		l.dirs.log.Warn("storage: write leader-epoch-checkpoint", "partition", l.tp, "err", err)
 	}
 }
 
@@ -58,6 +58,12 @@ func (l *Log) AssignEpochStartOffset(epoch int32, offset int64) error {
 		return err
 	}
 	defer l.mu.Unlock()
+	return l.assignEpochLocked(epoch, offset)
+}
+
+// assignEpochLocked records and persists the entry (mu held for writing);
+// on error the cache is left as it was.
+func (l *Log) assignEpochLocked(epoch int32, offset int64) error {
 	saved := l.epochs.clone()
 	if !l.epochs.assign(epoch, offset) {
 		return nil
@@ -67,6 +73,29 @@ func (l *Log) AssignEpochStartOffset(epoch int32, offset int64) error {
 		return err
 	}
 	return nil
+}
+
+// StartLeaderEpoch is what a new leader does to its log (Kafka's
+// makeLeader): unless the cache holds epoch or a newer one, epoch starts at
+// the log end offset. It returns the log end offset and the high
+// watermark: under one lock what LogEndOffset, LatestEpoch,
+// AssignEpochStartOffset and HighWatermark would do one after the other (a
+// LeaderAndIsr makes a broker leader of thousands of partitions).
+func (l *Log) StartLeaderEpoch(epoch int32) (leo, hw int64, err error) {
+	if err := l.lockLoaded(); err != nil {
+		return -1, -1, err
+	}
+	defer l.mu.Unlock()
+	leo = l.endLocked()
+	if latest, ok := l.epochs.latest(); !ok || latest.epoch < epoch {
+		if epoch < 0 {
+			return -1, -1, fmt.Errorf("storage: invalid leader epoch entry (%d, %d)", epoch, leo)
+		}
+		if err := l.assignEpochLocked(epoch, leo); err != nil {
+			return -1, -1, err
+		}
+	}
+	return leo, l.hw.Load(), nil
 }
 
 // LatestEpoch is the newest leader epoch in the cache; ok is false if there
@@ -108,7 +137,7 @@ func (l *Log) loadEpochsLocked() error {
 		// Rebuilt and written, unless missing for an empty log (a new one).
 		write = l.segs[0].base != l.leo() || !errors.Is(err, os.ErrNotExist)
 		if write {
-			l.log.Info("storage: rebuilding leader-epoch-checkpoint from the log", "partition", l.tp, "err", err)
+			l.dirs.log.Info("storage: rebuilding leader-epoch-checkpoint from the log", "partition", l.tp, "err", err)
 		}
 		if es, err = l.scanEpochsLocked(); err != nil {
 			return err

@@ -252,3 +252,39 @@ func TestRetentionTruncatesEpochsFromStart(t *testing.T) {
 	}
 	m.Close()
 }
+
+// TestStartLeaderEpoch: a new leader's epoch starts at the log end offset,
+// in memory for a lazy log, in the checkpoint for a loaded one; an epoch the
+// cache holds, or an older one, changes nothing; the log end offset and
+// high watermark come back either way.
+func TestStartLeaderEpoch(t *testing.T) {
+	dir := t.TempDir()
+	m := openManager(t, dir)
+	defer m.Close()
+	l, _ := m.Create(tp0, topic, DefaultLogConfig())
+	if _, _, err := l.StartLeaderEpoch(-1); err == nil {
+		t.Fatal("negative epoch taken")
+	}
+	if leo, hw, err := l.StartLeaderEpoch(3); err != nil || leo != 0 || hw != 0 {
+		t.Fatalf("lazy: leo %d hw %d err %v", leo, hw, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "t-0")); !os.IsNotExist(err) {
+		t.Fatalf("lazy log wrote its directory: %v", err)
+	}
+	mustAppend(t, l, 0, "a", 4)
+	l.SetHighWatermark(2)
+	for _, epoch := range []int32{3, 2} { // held, older: no new entry
+		if leo, hw, err := l.StartLeaderEpoch(epoch); err != nil || leo != 4 || hw != 2 {
+			t.Fatalf("epoch %d: leo %d hw %d err %v", epoch, leo, hw, err)
+		}
+	}
+	if got := epochFile(t, dir); got != "0\n1\n3 0\n" {
+		t.Fatalf("checkpoint %q", got)
+	}
+	if leo, hw, err := l.StartLeaderEpoch(5); err != nil || leo != 4 || hw != 2 {
+		t.Fatalf("epoch 5: leo %d hw %d err %v", leo, hw, err)
+	}
+	if got := epochFile(t, dir); got != "0\n2\n3 0\n5 4\n" {
+		t.Fatalf("checkpoint %q", got)
+	}
+}

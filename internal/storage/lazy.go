@@ -35,7 +35,7 @@ func (l *Log) materializeLocked() error {
 	l.lazy.Store(false)
 	l.loaded.Store(true)
 	l.dirs.markDirty()
-	l.log.Debug("storage: materialized partition", "partition", l.tp)
+	l.dirs.log.Debug("storage: materialized partition", "partition", l.tp)
 	return nil
 }
 
@@ -45,12 +45,12 @@ func (l *Log) materializeLocked() error {
 // partition used to. A directory already there is an
 // error, left alone: the manager did not find it at startup.
 func (l *Log) writeDirLocked() error {
-	if err := os.Mkdir(l.dir, 0o755); err != nil {
+	if err := os.Mkdir(l.dir(), 0o755); err != nil {
 		return fmt.Errorf("storage: create partition dir: %w", err)
 	}
 	err := l.writeFilesLocked()
 	if err == nil {
-		err = errors.Join(syncDir(l.dir), syncDir(l.dirs.path))
+		err = errors.Join(syncDir(l.dir()), syncDir(l.dirs.path))
 	}
 	if err != nil {
 		l.unmakeLocked()
@@ -64,7 +64,7 @@ func (l *Log) writeFilesLocked() error {
 	l.idMu.Lock()
 	id := l.topicID
 	l.idMu.Unlock()
-	if err := writeNewFile(filepath.Join(l.dir, partitionMetadataFile), encodePartitionMetadata(id), true); err != nil {
+	if err := writeNewFile(filepath.Join(l.dir(), partitionMetadataFile), encodePartitionMetadata(id), true); err != nil {
 		return err
 	}
 	// Absent if empty, as for any new log. Not fsynced: if a crash loses
@@ -74,7 +74,7 @@ func (l *Log) writeFilesLocked() error {
 			return err
 		}
 	}
-	return createFiles(segmentPath(l.dir, 0))
+	return createFiles(segmentPath(l.dir(), 0))
 }
 
 // writeNewFile creates path with data, fsynced if sync (not its
@@ -104,8 +104,8 @@ func (l *Log) unmakeLocked() {
 	}
 	l.segs = nil
 	l.recoveryPoint, l.needRecovery = 0, false
-	if err := os.RemoveAll(l.dir); err != nil {
-		l.log.Warn("storage: remove partly created partition", "partition", l.tp, "err", err)
+	if err := os.RemoveAll(l.dir()); err != nil {
+		l.dirs.log.Warn("storage: remove partly created partition", "partition", l.tp, "err", err)
 	}
 }
 
@@ -138,34 +138,4 @@ func lazyRead(offset int64) (ReadResult, error) {
 		return ReadResult{}, fmt.Errorf("%w: %d not in [0, 0]", ErrOffsetOutOfRange, offset)
 	}
 	return ReadResult{}, nil
-}
-
-// checkAbsent fails if a fresh partition's directory already exists: one
-// the manager did not find at startup, which its first append could not
-// create. No write: per log dir, one listing when the batch is large for
-// the directory (see listPays), else an lstat each.
-func checkAbsent(fresh []newPartition) error {
-	for len(fresh) > 0 {
-		d := fresh[0].d
-		mine, rest := fresh, []newPartition(nil)
-		if !sameDir(fresh) {
-			mine = nil
-			for _, p := range fresh {
-				if p.d == d {
-					mine = append(mine, p)
-				} else {
-					rest = append(rest, p)
-				}
-			}
-		}
-		check := lstatAbsent
-		if listPays(d.path, len(mine)) {
-			check = listAbsent
-		}
-		if err := check(d.path, mine); err != nil {
-			return err
-		}
-		fresh = rest
-	}
-	return nil
 }

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"fmt"
-	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,12 +17,14 @@ import (
 // Log is one partition's log: a directory of segments. It opens its files
 // on first use. Safe for concurrent use: appends, truncation and retention
 // take mu for writing (one at a time), reads take it for reading.
+//
+// A broker holds hundreds of thousands of logs, mostly lazy ones, so a Log
+// keeps only what it needs: its directory's path is derived when used (from
+// dirs, which also holds the fd cache and the logger), and its config is a
+// pointer to an immutable value that the logs created together share.
 type Log struct {
-	tp    TopicPartition
-	dir   string
-	cache *fdCache
-	log   *slog.Logger
-	dirs  *logDir // the log directory holding this log
+	tp   TopicPartition
+	dirs *logDir // the log directory holding this log
 
 	loaded atomic.Bool
 	// lazy: created but never written, so no directory exists yet (see
@@ -31,7 +32,7 @@ type Log struct {
 	// for writing; read under mu, or without it as a hint.
 	lazy   atomic.Bool
 	mu     sync.RWMutex
-	cfg    LogConfig
+	cfg    *LogConfig // sane; replaced, never modified
 	closed bool
 	segs   []*segment // sorted by base; the last is active
 
@@ -48,13 +49,18 @@ type Log struct {
 	idKnown bool
 }
 
-func newLog(d *logDir, tp TopicPartition, cfg LogConfig, cache *fdCache, logger *slog.Logger) *Log {
-	l := &Log{tp: tp, dir: partitionDir(d.path, tp), cache: cache, log: logger, dirs: d, cfg: cfg.sane()}
+// newLog returns the log of a partition directory found in d, not loaded.
+// cfg must be sane.
+func newLog(d *logDir, tp TopicPartition, cfg *LogConfig) *Log {
+	l := &Log{tp: tp, dirs: d, cfg: cfg}
 	l.recoveryPoint = d.recoveryPoints[tp]
 	l.needRecovery = !d.clean
 	l.hw.Store(d.hws[tp])
 	return l
 }
+
+// dir is the log's partition directory (which a lazy log has not made yet).
+func (l *Log) dir() string { return partitionDir(l.dirs.path, l.tp) }
 
 // partitionDir is filepath.Join(dirPath, tp.dirName()), without cleaning
 // the joined path when dirPath is clean already (a partition's directory
@@ -74,9 +80,9 @@ func (l *Log) TopicID() [16]byte {
 	l.idMu.Lock()
 	defer l.idMu.Unlock()
 	if !l.idKnown {
-		id, err := readPartitionMetadata(l.dir)
+		id, err := readPartitionMetadata(l.dir())
 		if err != nil {
-			l.log.Warn("storage: read partition.metadata", "partition", l.tp, "err", err)
+			l.dirs.log.Warn("storage: read partition.metadata", "partition", l.tp, "err", err)
 			return id
 		}
 		l.topicID, l.idKnown = id, true
@@ -87,9 +93,14 @@ func (l *Log) TopicID() [16]byte {
 // SetConfig replaces the log's topic config; it applies to later appends
 // and retention passes.
 func (l *Log) SetConfig(cfg LogConfig) {
+	sane := cfg.sane()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.cfg = cfg.sane()
+	if *l.cfg == sane { // the common case: a log re-created with its config
+		return
+	}
+	l.cfg = new(LogConfig) // not &sane: that would allocate on every call
+	*l.cfg = sane
 	for _, s := range l.segs {
 		s.interval = l.cfg.IndexIntervalBytes
 	}
@@ -129,20 +140,20 @@ func (l *Log) Open() error {
 // on after an unclean shutdown and checks the active segment's tail, then
 // loads the leader-epoch cache and clamps the high watermark.
 func (l *Log) loadLocked() error {
-	bases, err := listSegments(l.dir)
+	bases, err := listSegments(l.dir())
 	if err != nil {
 		return err
 	}
 	if len(bases) == 0 {
 		bases = []int64{l.recoveryPoint}
-		if err := createFiles(segmentPath(l.dir, bases[0])); err != nil {
+		if err := createFiles(segmentPath(l.dir(), bases[0])); err != nil {
 			return err
 		}
-		syncDir(l.dir)
+		syncDir(l.dir())
 	}
 	l.segs = make([]*segment, len(bases))
 	for i, b := range bases {
-		s := newSegment(l.dir, b, l.cache, l.cfg.IndexIntervalBytes)
+		s := newSegment(l.dir(), b, l.dirs.cache, l.cfg.IndexIntervalBytes)
 		fi, err := os.Stat(s.path + ".log")
 		if err != nil {
 			return fmt.Errorf("storage: stat segment: %w", err)
@@ -193,7 +204,7 @@ func (l *Log) recoverLocked() error {
 		end, next, err := s.rebuildLocked(true, fileSize)
 		s.mu.Unlock()
 		if err == nil && end < fileSize {
-			l.log.Warn("storage: truncating torn or corrupt tail", "partition", l.tp,
+			l.dirs.log.Warn("storage: truncating torn or corrupt tail", "partition", l.tp,
 				"segment", s.base, "at", end, "size", fileSize)
 			s.mu.Lock()
 			err = s.f.Truncate(end)
@@ -260,7 +271,7 @@ func (l *Log) checkTailLocked() error {
 		}
 	}
 	if end < s.size {
-		l.log.Warn("storage: truncating torn tail", "partition", l.tp, "segment", s.base, "at", end, "size", s.size)
+		l.dirs.log.Warn("storage: truncating torn tail", "partition", l.tp, "segment", s.base, "at", end, "size", s.size)
 		if err := s.f.Truncate(end); err != nil {
 			return fmt.Errorf("storage: truncate: %w", err)
 		}

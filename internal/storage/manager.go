@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/samsa-kafka/samsa/internal/storage/tptable"
 )
 
 // ManagerConfig configures the log manager (Kafka broker log.* settings).
@@ -44,6 +46,8 @@ type logDir struct {
 	hws            map[TopicPartition]int64 // high watermarks read at open, for scanDir
 	hwDirty        atomic.Bool              // high watermarks changed since the last checkpoint
 	count          int                      // partitions, guarded by Manager.mu
+	cache          *fdCache                 // the manager's, for the logs in this dir
+	log            *slog.Logger
 }
 
 func (d *logDir) markDirty()   { d.dirty.Store(true) }
@@ -63,10 +67,11 @@ type Manager struct {
 	dirs  []*logDir
 
 	mu   sync.Mutex
-	logs map[TopicPartition]*Log
-	// creating holds the partitions a CreateMany is writing; the channel
-	// closes when it ends.
-	creating map[TopicPartition]chan struct{}
+	logs tptable.Table[Log]
+	// creating holds the new logs CreateTopics calls are registering;
+	// created is signalled whenever one such call ends.
+	creating tptable.Table[Log]
+	created  sync.Cond
 	deletes  []pendingDelete
 	closed   bool
 }
@@ -97,8 +102,8 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	m := &Manager{cfg: cfg, log: cfg.Logger, now: cfg.Now, cache: newFDCache(cfg.MaxOpenFiles),
-		logs: make(map[TopicPartition]*Log), creating: make(map[TopicPartition]chan struct{})}
+	m := &Manager{cfg: cfg, log: cfg.Logger, now: cfg.Now, cache: newFDCache(cfg.MaxOpenFiles)}
+	m.created.L = &m.mu
 	for _, p := range cfg.Dirs {
 		d, err := m.openDir(p)
 		if err != nil {
@@ -127,7 +132,7 @@ func (m *Manager) openDir(path string) (_ *logDir, err error) {
 			lf.Close()
 		}
 	}()
-	d := &logDir{path: path, lock: lf, recoveryPoints: map[TopicPartition]int64{}}
+	d := &logDir{path: path, lock: lf, recoveryPoints: map[TopicPartition]int64{}, cache: m.cache, log: m.log}
 	marker := filepath.Join(path, cleanShutdownFile)
 	if _, err := os.Stat(marker); err == nil {
 		d.clean = true
@@ -167,10 +172,10 @@ func (m *Manager) scanDir(d *logDir) error {
 		if !ok || !validTopic(tp.Topic) {
 			continue
 		}
-		if _, dup := m.logs[tp]; dup {
+		if m.logs.Get(tp.Topic, tp.Partition) != nil {
 			return fmt.Errorf("storage: partition %s found in two log dirs", tp)
 		}
-		m.logs[tp] = newLog(d, tp, DefaultLogConfig(), m.cache, m.log)
+		m.logs.Put(tp.Topic, tp.Partition, newLog(d, tp, &defaultConfig))
 		d.count++
 	}
 	return nil
@@ -179,9 +184,9 @@ func (m *Manager) scanDir(d *logDir) error {
 // Partitions lists the partitions the manager holds, sorted.
 func (m *Manager) Partitions() []TopicPartition {
 	m.mu.Lock()
-	out := make([]TopicPartition, 0, len(m.logs))
-	for tp := range m.logs {
-		out = append(out, tp)
+	out := make([]TopicPartition, 0, m.logs.Len())
+	for k := range m.logs.All() {
+		out = append(out, TopicPartition(k))
 	}
 	m.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool {
@@ -198,7 +203,7 @@ func (m *Manager) Partitions() []TopicPartition {
 func (m *Manager) Get(tp TopicPartition) *Log {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.logs[tp]
+	return m.logs.Get(tp.Topic, tp.Partition)
 }
 
 // Create returns the partition's log, registering a lazy one (see lazy.go:
@@ -238,8 +243,8 @@ func (m *Manager) DeleteMany(tps []TopicPartition) error {
 			continue // nothing on disk
 		}
 		id := uuid.New()
-		dst := fmt.Sprintf("%s.%s-delete", l.dir, hex.EncodeToString(id[:]))
-		if err := os.Rename(l.dir, dst); err != nil {
+		dst := fmt.Sprintf("%s.%s-delete", l.dir(), hex.EncodeToString(id[:]))
+		if err := os.Rename(l.dir(), dst); err != nil {
 			errs = append(errs, fmt.Errorf("storage: rename for delete: %w", err))
 			continue
 		}
@@ -263,17 +268,13 @@ func (m *Manager) DeleteMany(tps []TopicPartition) error {
 func (m *Manager) detach(tp TopicPartition) *Log {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for m.creating[tp] != nil {
-		c := m.creating[tp]
-		m.mu.Unlock()
-		<-c
-		m.mu.Lock()
+	for m.creating.Get(tp.Topic, tp.Partition) != nil {
+		m.created.Wait()
 	}
-	l, ok := m.logs[tp]
-	if !ok {
+	l := m.logs.Delete(tp.Topic, tp.Partition)
+	if l == nil {
 		return nil
 	}
-	delete(m.logs, tp)
 	l.dirs.count--
 	return l
 }
@@ -330,8 +331,8 @@ func (m *Manager) Run(ctx context.Context) {
 func (m *Manager) snapshot() []*Log {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]*Log, 0, len(m.logs))
-	for _, l := range m.logs {
+	out := make([]*Log, 0, m.logs.Len())
+	for _, l := range m.logs.All() {
 		out = append(out, l)
 	}
 	return out

@@ -28,7 +28,7 @@ func (l *Log) enforceRetention(now time.Time) error {
 	for i, s := range l.segs {
 		sizes[i] = s.size
 	}
-	n, err := expiredCount(l.cfg, now.UnixMilli(), sizes, func(i int) (int64, error) {
+	n, err := expiredCount(*l.cfg, now.UnixMilli(), sizes, func(i int) (int64, error) {
 		s := l.segs[i]
 		ts, _, err := s.timestamps()
 		if err == nil && ts < 0 {
@@ -64,7 +64,7 @@ func (l *Log) enforceRetention(now time.Time) error {
 		l.persistTruncatedEpochsLocked()
 	}
 	l.clampHWLocked()
-	l.log.Info("storage: deleted segments by retention", "partition", l.tp, "count", n, "logStartOffset", l.segs[0].base)
+	l.dirs.log.Info("storage: deleted segments by retention", "partition", l.tp, "count", n, "logStartOffset", l.segs[0].base)
 	return nil
 }
 
@@ -136,21 +136,21 @@ func (l *Log) retentionDue(nowMs int64) bool {
 	if closed || lazy || (cfg.RetentionMs < 0 && cfg.RetentionBytes < 0) {
 		return false
 	}
-	bases, err := listSegments(l.dir)
+	bases, err := listSegments(l.dir())
 	if err != nil {
 		return true // the real pass reports it
 	}
 	sizes := make([]int64, len(bases))
 	mtimes := make([]int64, len(bases))
 	for i, b := range bases {
-		fi, err := os.Stat(segmentPath(l.dir, b) + ".log")
+		fi, err := os.Stat(segmentPath(l.dir(), b) + ".log")
 		if err != nil {
 			return true
 		}
 		sizes[i], mtimes[i] = fi.Size(), fi.ModTime().UnixMilli()
 	}
-	n, err := expiredCount(cfg, nowMs, sizes, func(i int) (int64, error) {
-		path := segmentPath(l.dir, bases[i])
+	n, err := expiredCount(*cfg, nowMs, sizes, func(i int) (int64, error) {
+		path := segmentPath(l.dir(), bases[i])
 		ts := lastTimeIndexEntry(path + ".timeindex")
 		if ts < 0 && i == len(bases)-1 {
 			ts = maxBatchTimestamp(path+".log", sizes[i])

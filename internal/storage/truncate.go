@@ -44,7 +44,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	}
 	if len(l.segs) > i+1 {
 		l.segs = l.segs[:i+1]
-		errs = append(errs, syncDir(l.dir))
+		errs = append(errs, syncDir(l.dir()))
 	}
 	s := l.segs[i]
 	s.active, s.rollWall, s.rollKnown = true, -1, false
@@ -93,12 +93,12 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 		}
 	}
 	l.segs = nil
-	err := createFiles(segmentPath(l.dir, offset))
-	s := newSegment(l.dir, offset, l.cache, l.cfg.IndexIntervalBytes)
+	err := createFiles(segmentPath(l.dir(), offset))
+	s := newSegment(l.dir(), offset, l.dirs.cache, l.cfg.IndexIntervalBytes)
 	s.active, s.tsKnown = true, true
 	l.segs = []*segment{s}
 	if err == nil {
-		err = syncDir(l.dir)
+		err = syncDir(l.dir())
 	}
 	l.recoveryPoint = offset
 	l.unflushed = 0

@@ -1,0 +1,124 @@
+package replica
+
+// A Batch applies the controller decisions of one request (a LeaderAndIsr)
+// as the Manager's Become methods do, one partition at a time, but draws
+// what a newly hosted partition needs from slabs instead of allocating it
+// piece by piece: a request hosts thousands of partitions of each of a few
+// topics at once, and one allocation per partition, per replica list and
+// per leader costs time, garbage and a live heap that the GC walks object
+// by object. The logs of such a request come in slabs too (storage's
+// CreateTopics).
+//
+// Slabs are per topic (StartTopic): a slab stays live while one partition
+// in it is, and partitions come and go topic by topic (created, deleted
+// together). A partition that leaves alone (reassigned away) keeps its
+// place in the slab until its topic goes. The request's clock is read once,
+// when the batch starts: the times a new leader records (its ISR caught up
+// as of now) are then at most the request's duration early.
+
+import (
+	"time"
+
+	"github.com/samsa-kafka/samsa/internal/storage"
+)
+
+// Batch is one request's decisions; not safe for concurrent use.
+type Batch struct {
+	m   *Manager
+	now time.Time
+	// New partitions and leaders still expected in the current topic, ≥ 0.
+	left, leadersLeft int
+
+	parts []Partition   // the current topic's slabs, what is left of them
+	ids   []int32       // replicas and ISRs of states
+	leads []leaderState // leader bookkeeping
+	cfg   *Config       // the config last handed out
+	grown bool          // the manager's table has room for the topic's new partitions
+}
+
+// NewBatch starts a batch of decisions, at the manager's time.
+func (m *Manager) NewBatch() *Batch { return &Batch{m: m, now: m.now()} }
+
+// StartTopic says that about n partitions of the next decisions, all of
+// one topic, will be hosted here for the first time, leaders of them led
+// by this broker; the slabs of the topic before are left to its
+// partitions.
+func (b *Batch) StartTopic(n, leaders int) {
+	*b = Batch{m: b.m, now: b.now, left: n, leadersLeft: leaders, cfg: b.cfg}
+}
+
+// BecomeWithLog is Manager.BecomeWithLog within the batch.
+func (b *Batch) BecomeWithLog(tp storage.TopicPartition, topicID [16]byte, cfg Config, st State, l *storage.Log) (*Partition, error) {
+	return b.m.become(b, b.now, tp, topicID, cfg, st, l)
+}
+
+// BecomeHosted is Manager.BecomeHosted within the batch.
+func (b *Batch) BecomeHosted(p *Partition, topicID [16]byte, st State) (*Partition, error) {
+	return b.m.becomeHosted(b, b.now, p, topicID, st)
+}
+
+// The allocators below serve a nil *Batch (a decision on its own) with a
+// new object each.
+
+// partition returns a zero Partition.
+func (b *Batch) partition() *Partition {
+	if b == nil {
+		return new(Partition)
+	}
+	return take(&b.parts, &b.left)
+}
+
+// leaderState returns a zero leaderState.
+func (b *Batch) leaderState() *leaderState {
+	if b == nil {
+		return new(leaderState)
+	}
+	return take(&b.leads, &b.leadersLeft)
+}
+
+// take returns the first element of *slab, which is first made a new slab
+// for the *left expected (at least one) if empty; it counts *left down.
+func take[T any](slab *[]T, left *int) *T {
+	if len(*slab) == 0 {
+		*slab = make([]T, max(*left, 1))
+	}
+	v := &(*slab)[0]
+	*slab, *left = (*slab)[1:], max(*left-1, 0)
+	return v
+}
+
+// int32s returns n zeros. A slab holds as many for each partition left.
+func (b *Batch) int32s(n int) []int32 {
+	if b == nil {
+		return make([]int32, n)
+	}
+	if len(b.ids) < n {
+		b.ids = make([]int32, n*(b.left+1))
+	}
+	s := b.ids[:n:n]
+	b.ids = b.ids[n:]
+	return s
+}
+
+// growTableLocked makes room in the manager's table for the new partitions
+// of the current topic, once per topic (m.mu held for writing).
+func (b *Batch) growTableLocked(topic string) {
+	if b != nil && !b.grown {
+		b.m.topics.Grow(topic, b.left+1)
+		b.grown = true
+	}
+}
+
+// config returns cfg to keep: the one last handed out if equal (a topic's
+// partitions share their topic's config).
+func (b *Batch) config(cfg Config) *Config {
+	if b != nil && b.cfg != nil && *b.cfg == cfg {
+		return b.cfg
+	}
+	c := new(Config) // not &cfg: that would allocate on every call
+	*c = cfg
+	if b != nil {
+		b.cfg = c
+	}
+	return c
+}
