@@ -201,7 +201,7 @@ func (c *Controller) leaderAndIsrRequest(broker int32, parts *tpList[bool]) *kms
 		ps := kmsg.NewLeaderAndISRRequestTopicPartition()
 		ps.Partition, ps.ControllerEpoch = tp.Partition, st.ControllerEpoch
 		ps.Leader, ps.LeaderEpoch, ps.ISR = st.Leader, st.LeaderEpoch, st.ISR
-		ps.ZKVersion, ps.Replicas, ps.IsNew = st.PartitionEpoch, t.assignment[tp.Partition], isNew
+		ps.ZKVersion, ps.Replicas, ps.IsNew = st.PartitionEpoch, t.replicasOf(tp.Partition), isNew
 		ps.AddingReplicas, ps.RemovingReplicas = t.adding[tp.Partition], t.removing[tp.Partition] // KIP-455
 		ts.PartitionStates = append(ts.PartitionStates, ps)
 		if st.Leader >= 0 {
@@ -257,7 +257,7 @@ func (c *Controller) updateMetadataRequest(parts []TP, deleted map[TP]bool) *kms
 			ps.ControllerEpoch, ps.Leader, ps.LeaderEpoch = st.ControllerEpoch, st.Leader, st.LeaderEpoch
 			ps.ISR, ps.ZKVersion = st.ISR, st.PartitionEpoch
 			if t != nil {
-				ps.Replicas = t.assignment[tp.Partition]
+				ps.Replicas = t.replicasOf(tp.Partition)
 			}
 			from := len(offline)
 			for _, r := range ps.Replicas {

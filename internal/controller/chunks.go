@@ -160,7 +160,7 @@ func (c *Controller) appendChunk(b []byte, id chunkID, updates []stateUpdate, wh
 		hi = max(hi, updates[i].TP.Partition+1)
 	}
 	if t := c.ctx.topics[id.topic]; t != nil {
-		hi = max(hi, min(lo+metadata.StateChunkSize, int32(len(t.assignment))))
+		hi = max(hi, min(lo+metadata.StateChunkSize, t.end()))
 	}
 	b = metadata.AppendChunkStart(b)
 	first := true
@@ -220,7 +220,7 @@ func (cx *Context) replaceChunk(id chunkID, entries []metadata.StateEntry, ver i
 func (cx *Context) topicChunks(topic string) []chunkID {
 	var out []chunkID
 	if t := cx.topics[topic]; t != nil {
-		for ch := int32(0); ch*metadata.StateChunkSize < int32(len(t.assignment)); ch++ {
+		for ch := int32(0); ch*metadata.StateChunkSize < t.end(); ch++ {
 			if _, ok := cx.chunkVer[chunkID{topic, ch}]; ok {
 				out = append(out, chunkID{topic, ch})
 			}

@@ -20,7 +20,7 @@ func (cx *Context) fullAssignment(tp TP) metadata.PartitionAssignment {
 	if t == nil {
 		return metadata.PartitionAssignment{}
 	}
-	return metadata.PartitionAssignment{Replicas: t.assignment[tp.Partition], Adding: t.adding[tp.Partition], Removing: t.removing[tp.Partition]}
+	return metadata.PartitionAssignment{Replicas: t.replicasOf(tp.Partition), Adding: t.adding[tp.Partition], Removing: t.removing[tp.Partition]}
 }
 
 // setFullAssignment records tp's full assignment in memory and in the
@@ -30,7 +30,7 @@ func (cx *Context) setFullAssignment(tp TP, pa metadata.PartitionAssignment) {
 	if t == nil {
 		return
 	}
-	t.assignment[tp.Partition] = pa.Replicas
+	t.setReplicas(tp.Partition, pa.Replicas)
 	setReplicaList(&t.adding, tp.Partition, pa.Adding)
 	setReplicaList(&t.removing, tp.Partition, pa.Removing)
 	if u := cx.um[tp.Topic]; u != nil && int(tp.Partition) < len(u.parts) {

@@ -174,8 +174,7 @@ func (c *Controller) applyTopicsEvent(cx *Context, ev metastore.Event) *metastor
 		c.cfg.Logger.Warn("bad topic assignment", "topic", topic, "err", err)
 		return nil
 	}
-	cx.setTopic(topic, &topicInfo{id: a.TopicID, assignment: a.Partitions, version: ev.KV.Version,
-		adding: a.AddingReplicas, removing: a.RemovingReplicas})
+	cx.setTopic(topic, newTopicInfo(a.TopicID, a.Partitions, ev.KV.Version, a.AddingReplicas, a.RemovingReplicas))
 	return nil
 }
 

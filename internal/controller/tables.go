@@ -40,13 +40,15 @@ func (t *partTable[V]) topic(name string) *partSlice[V] {
 }
 
 // get is tp's value and whether it has one.
-func (t *partTable[V]) get(tp TP) (V, bool) {
-	s := t.topic(tp.Topic)
-	if s == nil || tp.Partition < 0 || int(tp.Partition) >= len(s.has) || !s.has[tp.Partition] {
+func (t *partTable[V]) get(tp TP) (V, bool) { return t.topic(tp.Topic).get(tp.Partition) }
+
+// get is partition p's value and whether it has one; a nil slice has none.
+func (s *partSlice[V]) get(p int32) (V, bool) {
+	if s == nil || p < 0 || int(p) >= len(s.has) || !s.has[p] {
 		var zero V
 		return zero, false
 	}
-	return s.v[tp.Partition], true
+	return s.v[p], true
 }
 
 // at is tp's value, the zero value when it has none.

@@ -63,11 +63,9 @@ func (c *Context) setTopic(name string, t *topicInfo) {
 // refreshReplicas re-reads a topic's replica lists into the cache.
 func (c *Context) refreshReplicas(name string) {
 	t, ti := c.umTopic(name), c.topics[name]
-	t.grow(len(ti.assignment))
-	for p, rs := range ti.assignment {
-		if int(p) < len(t.parts) {
-			t.parts[p].Replicas = rs
-		}
+	t.grow(len(ti.replicas))
+	for p, rs := range ti.replicas {
+		t.parts[p].Replicas = rs
 	}
 }
 

@@ -1,0 +1,124 @@
+package controller
+
+// Dense per-topic tables. A controller of 100k partitions looks partition
+// replicas and broker liveness up several times per partition in every
+// broker failure; a map per topic keyed by partition id and a map of live
+// brokers spent most of that time hashing. A topic's replica lists are a
+// slice indexed by partition id, and broker sets are bitmaps.
+
+import "github.com/samsa-kafka/samsa/internal/metadata"
+
+// topicInfo is a topic as the controller knows it.
+type topicInfo struct {
+	id metadata.TopicID
+	// replicas are each partition's replicas, indexed by partition id; nil
+	// where there is no such partition.
+	replicas [][]int32
+	count    int   // partitions in replicas
+	version  int64 // of the assignment key
+	// Reassignments in progress (reassignment.go): each partition's adding
+	// and removing replicas; no entry when it is not being reassigned.
+	adding, removing map[int32][]int32
+}
+
+// newTopicInfo is a topic from its assignment document's contents.
+func newTopicInfo(id metadata.TopicID, partitions map[int32][]int32, version int64, adding, removing map[int32][]int32) *topicInfo {
+	t := &topicInfo{id: id, version: version, adding: adding, removing: removing}
+	n := int32(0)
+	for p := range partitions {
+		n = max(n, p+1)
+	}
+	t.replicas = make([][]int32, 0, n)
+	for p, rs := range partitions {
+		t.setReplicas(p, rs)
+	}
+	return t
+}
+
+// replicasOf is partition p's replicas, nil when there is no such partition.
+func (t *topicInfo) replicasOf(p int32) []int32 {
+	if p < 0 || int(p) >= len(t.replicas) {
+		return nil
+	}
+	return t.replicas[p]
+}
+
+func (t *topicInfo) has(p int32) bool { return t.replicasOf(p) != nil }
+
+// setReplicas records partition p with replicas rs; a negative id is no
+// partition and is ignored.
+func (t *topicInfo) setReplicas(p int32, rs []int32) {
+	if p < 0 {
+		return
+	}
+	if rs == nil {
+		rs = []int32{} // present, if empty
+	}
+	for int(p) >= len(t.replicas) {
+		t.replicas = append(t.replicas, nil)
+	}
+	if t.replicas[p] == nil {
+		t.count++
+	}
+	t.replicas[p] = rs
+}
+
+// end is one past the highest partition id.
+func (t *topicInfo) end() int32 { return int32(len(t.replicas)) }
+
+// brokerSet is a set of broker ids: a bitmap for the usual small ids, a
+// map for the rest.
+type brokerSet struct {
+	bits []uint64
+	big  map[int32]bool
+}
+
+// maxDenseBroker bounds the bitmap (8 KiB).
+const maxDenseBroker = 1 << 16
+
+func (s *brokerSet) has(id int32) bool {
+	if id >= 0 && int(id>>6) < len(s.bits) {
+		return s.bits[id>>6]&(1<<(id&63)) != 0
+	}
+	return s.big[id]
+}
+
+func (s *brokerSet) add(id int32) {
+	if id < 0 || id >= maxDenseBroker {
+		if s.big == nil {
+			s.big = map[int32]bool{}
+		}
+		s.big[id] = true
+		return
+	}
+	for int(id>>6) >= len(s.bits) {
+		s.bits = append(s.bits, 0)
+	}
+	s.bits[id>>6] |= 1 << (id & 63)
+}
+
+func (s *brokerSet) remove(id int32) {
+	if id >= 0 && int(id>>6) < len(s.bits) {
+		s.bits[id>>6] &^= 1 << (id & 63)
+		return
+	}
+	delete(s.big, id)
+}
+
+func (s *brokerSet) empty() bool {
+	for _, w := range s.bits {
+		if w != 0 {
+			return false
+		}
+	}
+	return len(s.big) == 0
+}
+
+// setOf is the set of ids.
+func setOf(ids []int32) brokerSet {
+	var s brokerSet
+	for _, id := range ids {
+		s.add(id)
+	}
+	return s
+}
