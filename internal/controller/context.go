@@ -28,10 +28,6 @@ type Context struct {
 	legacy    map[TP]metadata.LeaderAndIsr
 	partState partTable[PartitionState]
 	replicaSt replicaTable
-	um        map[string]*umTopic // UpdateMetadata bodies per topic
-	// umTopic's last lookup.
-	lastUMName string
-	lastUM     *umTopic
 }
 
 type replicaKey struct {
@@ -50,7 +46,6 @@ func newContext() *Context {
 		legacy:      map[TP]metadata.LeaderAndIsr{},
 		partState:   newPartTable[PartitionState](),
 		replicaSt:   newReplicaTable(),
-		um:          map[string]*umTopic{},
 	}
 }
 

@@ -348,7 +348,6 @@ func (c *Controller) onTopicChange(ctx context.Context, kvs []metastore.KV) erro
 				fresh = append(fresh, TP{Topic: name, Partition: p})
 			}
 		}
-		c.ctx.refreshReplicas(name)
 	}
 	if len(fresh) == 0 {
 		return nil

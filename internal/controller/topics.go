@@ -122,3 +122,36 @@ func setOf(ids []int32) brokerSet {
 	}
 	return s
 }
+
+// setState records a partition's state.
+func (c *Context) setState(tp TP, vs metadata.LeaderAndIsr) { c.states.set(tp, vs) }
+
+func (c *Context) delState(tp TP) { c.states.del(tp) }
+
+// setTopic records a topic's assignment.
+func (c *Context) setTopic(name string, t *topicInfo) {
+	if old := c.topics[name]; old != nil && old.id != t.id {
+		delete(c.byID, old.id)
+	}
+	c.topics[name] = t
+	c.byID[t.id] = name
+}
+
+// delTopic forgets a topic: its assignment, states and state machines.
+func (c *Context) delTopic(name string) {
+	for _, id := range c.topicChunks(name) {
+		delete(c.chunkVer, id)
+	}
+	for tp := range c.legacy {
+		if tp.Topic == name {
+			delete(c.legacy, tp)
+		}
+	}
+	if t := c.topics[name]; t != nil && c.byID[t.id] == name {
+		delete(c.byID, t.id)
+	}
+	delete(c.topics, name)
+	c.states.dropTopic(name)
+	c.partState.dropTopic(name)
+	c.replicaSt.parts.dropTopic(name)
+}
