@@ -228,3 +228,56 @@ func (cx *Context) topicChunks(topic string) []chunkID {
 	}
 	return out
 }
+
+// stagedWrites holds the state changes of an event that writes its chunks
+// once at its end (controlled shutdown: the elections and the ISR
+// removals rewrite the same chunks). The context takes each change at
+// once, so later steps of the event see it; flushStaged writes every
+// touched chunk from the context.
+type stagedWrites struct {
+	touched map[chunkID]bool
+	order   []chunkID
+}
+
+func (s *stagedWrites) add(cx *Context, updates []stateUpdate) {
+	for _, u := range updates {
+		cx.setState(u.TP, u.State)
+		if id := chunkOf(u.TP); !s.touched[id] {
+			s.touched[id] = true
+			s.order = append(s.order, id)
+		}
+	}
+}
+
+// stageWrites starts staging.
+func (c *Controller) stageWrites() { c.staged = &stagedWrites{touched: map[chunkID]bool{}} }
+
+// flushStaged writes the staged chunks, each conditional on its version.
+// A chunk someone else wrote meanwhile is re-read (its staged changes are
+// lost) and conflicted is true: the caller decides again; wrote says
+// whether any chunk was written. On an error the staged chunks are
+// re-read, so the context does not keep what was not written.
+func (c *Controller) flushStaged(ctx context.Context) (conflicted, wrote bool, err error) {
+	s := c.staged
+	c.staged = nil
+	if s == nil || len(s.order) == 0 {
+		return false, false, nil
+	}
+	results, err := c.md.WriteChunks(ctx, c.ctx.fence, c.chunkWrites(s.order, nil, nil, nil))
+	for j, id := range s.order {
+		switch {
+		case err == nil && results[j].Written:
+			c.ctx.chunkVer[id], wrote = results[j].Version, true
+		case err == nil:
+			conflicted = true
+			c.stateChange("partition state version conflict; re-reading", "chunk", id.chunk, "topic", id.topic,
+				"chunk_version", c.ctx.chunkVer[id])
+			fallthrough
+		default:
+			if rerr := c.rereadChunk(ctx, TP{Topic: id.topic, Partition: id.chunk * metadata.StateChunkSize}); rerr != nil && err == nil {
+				err = rerr
+			}
+		}
+	}
+	return conflicted, wrote, err
+}
