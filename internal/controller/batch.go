@@ -49,8 +49,13 @@ func (b *requestBatch) empty() bool {
 // addLeaderAndIsr queues tp's state to brokers, and (as Kafka does) its
 // metadata to every live broker.
 func (b *requestBatch) addLeaderAndIsr(ctx *Context, brokers []int32, tp TP, isNew bool) {
+	b.addLeaderAndIsrExcept(ctx, brokers, nil, tp, isNew)
+}
+
+// addLeaderAndIsrExcept is addLeaderAndIsr to brokers less except.
+func (b *requestBatch) addLeaderAndIsrExcept(ctx *Context, brokers, except []int32, tp TP, isNew bool) {
 	for _, id := range brokers {
-		if ctx.isLive(id) {
+		if ctx.isLive(id) && !slices.Contains(except, id) {
 			brokerList(b.lair, id).add(tp, isNew)
 		}
 	}

@@ -198,7 +198,7 @@ func (c *Controller) nextLeader(tp TP, strategy Strategy) (metadata.LeaderAndIsr
 		if unclean {
 			isr = []int32{leader}
 		} else {
-			isr = slices.DeleteFunc(slices.Clone(isr), func(r int32) bool { return !c.electable(r) })
+			isr = c.lists.filter(isr, func(r int32) bool { return !c.electable(r) })
 		}
 	case ReassignElection:
 		leader = reassignLeader(assignment, isr, c.electable)
@@ -206,7 +206,7 @@ func (c *Controller) nextLeader(tp TP, strategy Strategy) (metadata.LeaderAndIsr
 		leader = preferredLeader(assignment, isr, c.electable)
 	case ControlledShutdownElection:
 		leader = controlledShutdownLeader(assignment, isr, c.ctx.isLive, c.shuttingDown)
-		isr = slices.DeleteFunc(slices.Clone(isr), c.shuttingDown)
+		isr = c.lists.filter(isr, c.shuttingDown)
 	}
 	if leader < 0 {
 		return metadata.LeaderAndIsr{}, false, nil

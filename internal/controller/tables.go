@@ -105,13 +105,23 @@ func (t *partTable[V]) each(fn func(tp TP, v V)) {
 }
 
 // replicaTable holds each replica's state: per partition, a short list of
-// (broker, state) in the order set.
-type replicaTable struct{ parts partTable[[]replicaEntry] }
+// (broker, state) in the order set. The lists are cut from shared slabs
+// with room for replicaRoom entries, so that a partition's replicas taking
+// their first states cost no allocation each.
+type replicaTable struct {
+	parts partTable[[]replicaEntry]
+	slab  []replicaEntry
+}
 
 type replicaEntry struct {
 	broker int32
 	state  ReplicaState
 }
+
+// replicaRoom is the room of a partition's list (a replication factor of
+// up to 4, or a reassignment of RF 3 adding one); a longer list grows out
+// of the slab by itself.
+const replicaRoom = 4
 
 func newReplicaTable() replicaTable { return replicaTable{parts: newPartTable[[]replicaEntry]()} }
 
@@ -126,15 +136,26 @@ func (t *replicaTable) at(k replicaKey) ReplicaState {
 	return NonExistentReplica
 }
 
-func (t *replicaTable) set(k replicaKey, s ReplicaState) {
+func (t *replicaTable) set(k replicaKey, s ReplicaState) { t.swap(k, s) }
+
+// swap sets k's state and returns the one it had.
+func (t *replicaTable) swap(k replicaKey, s ReplicaState) ReplicaState {
 	rs, _ := t.parts.get(k.tp)
 	for i := range rs {
 		if rs[i].broker == k.broker {
+			prev := rs[i].state
 			rs[i].state = s
-			return
+			return prev
 		}
 	}
+	if rs == nil {
+		if len(t.slab) < replicaRoom {
+			t.slab = make([]replicaEntry, 256*replicaRoom)
+		}
+		rs, t.slab = t.slab[:0:replicaRoom], t.slab[replicaRoom:]
+	}
 	t.parts.set(k.tp, append(rs, replicaEntry{k.broker, s}))
+	return NonExistentReplica
 }
 
 func (t *replicaTable) del(k replicaKey) {
