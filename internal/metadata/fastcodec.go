@@ -14,18 +14,30 @@ import (
 	"strconv"
 )
 
-func appendInt32s(b []byte, vs []int32) []byte {
-	if vs == nil {
-		return append(b, "null"...)
+// maxInt32Len is the longest int32 in decimal, with a separator.
+const maxInt32Len = 12
+
+// putInt32 writes v in decimal at w[i:], which has room for it, and
+// returns the index after it. Most values of state rows are a digit.
+func putInt32(w []byte, i int, v int32) int {
+	if uint32(v) < 10 {
+		w[i] = '0' + byte(v)
+		return i + 1
 	}
-	b = append(b, '[')
-	for i, v := range vs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, int64(v), 10)
+	u := uint32(v)
+	if v < 0 {
+		w[i], i = '-', i+1
+		u = uint32(-int64(v))
 	}
-	return append(b, ']')
+	n := 1
+	for x := u; x >= 10; x /= 10 {
+		n++
+	}
+	for j := i + n - 1; j >= i; j-- {
+		w[j] = '0' + byte(u%10)
+		u /= 10
+	}
+	return i + n
 }
 
 // decodeAssignmentFast is DecodeAssignment for well-formed documents.
@@ -162,31 +174,37 @@ func (s *scanner) str() []byte {
 
 func (s *scanner) int32() int32 {
 	s.ws()
-	neg := false
-	if s.i < len(s.b) && s.b[s.i] == '-' {
-		neg = true
-		s.i++
+	v, i, ok := readInt32(s.b, s.i)
+	s.i, s.ok = i, s.ok && ok
+	return v
+}
+
+// readInt32 reads an integer at b[i:] and returns the index after it; ok
+// is false for anything but a JSON integer in int32's range. It keeps
+// its place in a local, not in the scanner, so that the row loop of
+// readRow runs in registers.
+func readInt32(b []byte, i int) (v int32, next int, ok bool) {
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
 	}
-	digits := s.i
-	var v int64
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		if v = v*10 + int64(s.b[s.i]-'0'); v > 1<<31 {
-			s.ok = false // out of range (and no overflow below)
-			return 0
+	digits := i
+	var u int64
+	for i < len(b) && b[i]-'0' < 10 {
+		if u = u*10 + int64(b[i]-'0'); u > 1<<31 {
+			return 0, i, false // out of range (and no overflow below)
 		}
-		s.i++
+		i++
 	}
-	switch n := s.i - digits; {
-	case n == 0, n > 1 && s.b[digits] == '0': // not a number, or a leading zero JSON refuses
-		s.ok = false
-		return 0
+	switch n := i - digits; {
+	case n == 0, n > 1 && b[digits] == '0': // not a number, or a leading zero JSON refuses
+		return 0, i, false
 	case neg:
-		v = -v
-	case v > 1<<31-1:
-		s.ok = false
-		return 0
+		u = -u
+	case u > 1<<31-1:
+		return 0, i, false
 	}
-	return int32(v)
+	return int32(u), i, true
 }
 
 // int32s reads null or an array of integers.
