@@ -17,10 +17,11 @@ type TP = metadata.TopicPartition
 type Context struct {
 	epoch       int32
 	fence       metadata.Fence
-	liveBrokers map[int32]metadata.Broker // brokers the controller has acted on
-	live        brokerSet                 // their ids (addLive, removeLive, resetLive)
-	registered  map[int32]metadata.Broker // /brokers/ids as last seen
-	topics      map[string]*topicInfo
+	liveBrokers map[int32]metadata.Broker   // brokers the controller has acted on
+	live        brokerSet                   // their ids (addLive, removeLive, resetLive)
+	registered  map[int32]metadata.Broker   // /brokers/ids as last seen
+	topics      map[string]*topicInfo       // setTopic, delTopic
+	lastTopic   *topicInfo                  // topic's last lookup
 	byID        map[metadata.TopicID]string // topic names by id (setTopic/delTopic)
 	states      partTable[metadata.LeaderAndIsr]
 	chunkVer    map[chunkID]int64 // version of each state chunk (chunks.go)
@@ -71,10 +72,24 @@ func (c *Context) resetLive() {
 }
 
 func (c *Context) replicas(tp TP) []int32 {
-	if t := c.topics[tp.Topic]; t != nil {
+	if t := c.topic(tp.Topic); t != nil {
 		return t.replicasOf(tp.Partition)
 	}
 	return nil
+}
+
+// topic is the named topic, nil if unknown. The state machines walk
+// partitions topic by topic: the last topic is remembered, so that a walk
+// hashes its name once.
+func (c *Context) topic(name string) *topicInfo {
+	if t := c.lastTopic; t != nil && t.name == name {
+		return t
+	}
+	t := c.topics[name]
+	if t != nil {
+		c.lastTopic = t
+	}
+	return t
 }
 
 func (c *Context) registeredList() []metadata.Broker {

@@ -10,7 +10,8 @@ import "github.com/samsa-kafka/samsa/internal/metadata"
 
 // topicInfo is a topic as the controller knows it.
 type topicInfo struct {
-	id metadata.TopicID
+	name string
+	id   metadata.TopicID
 	// replicas are each partition's replicas, indexed by partition id; nil
 	// where there is no such partition.
 	replicas [][]int32
@@ -133,7 +134,8 @@ func (c *Context) setTopic(name string, t *topicInfo) {
 	if old := c.topics[name]; old != nil && old.id != t.id {
 		delete(c.byID, old.id)
 	}
-	c.topics[name] = t
+	t.name = name
+	c.topics[name], c.lastTopic = t, nil
 	c.byID[t.id] = name
 }
 
@@ -151,6 +153,7 @@ func (c *Context) delTopic(name string) {
 		delete(c.byID, t.id)
 	}
 	delete(c.topics, name)
+	c.lastTopic = nil
 	c.states.dropTopic(name)
 	c.partState.dropTopic(name)
 	c.replicaSt.parts.dropTopic(name)
