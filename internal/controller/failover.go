@@ -118,8 +118,12 @@ func (c *Controller) loadContext(ctx context.Context, cx *Context) error {
 		return err
 	}
 	for name, t := range topics {
-		cx.setTopic(name, newTopicInfo(t.Assignment.TopicID, t.Assignment.Partitions, t.AssignmentVersion,
-			t.Assignment.AddingReplicas, t.Assignment.RemovingReplicas))
+		a, err := t.Assignment.Dense()
+		if err != nil {
+			c.cfg.Logger.Warn("bad topic assignment", "topic", name, "err", err)
+			continue
+		}
+		cx.setTopic(name, newTopicInfo(a, t.AssignmentVersion))
 		for p, s := range t.States {
 			cx.setState(TP{Topic: name, Partition: p}, s)
 		}
@@ -324,23 +328,12 @@ func (c *Controller) onTopicChange(ctx context.Context, kvs []metastore.KV) erro
 		if !ok || p >= 0 || kv.Value == nil {
 			continue
 		}
-		a, err := metadata.DecodeAssignment(kv.Value)
+		a, err := metadata.DecodeDenseAssignment(kv.Value)
 		if err != nil {
 			c.cfg.Logger.Warn("bad topic assignment", "topic", name, "err", err)
 			continue
 		}
-		t := c.ctx.topics[name]
-		if t == nil {
-			t = newTopicInfo(a.TopicID, nil, 0, nil, nil)
-			c.ctx.setTopic(name, t)
-		}
-		t.version = kv.Version
-		for _, p := range a.SortedPartitions() {
-			if !t.has(p) {
-				t.setReplicas(p, a.Partitions[p])
-				fresh = append(fresh, TP{Topic: name, Partition: p})
-			}
-		}
+		fresh = c.ctx.addPartitions(fresh, name, a, kv.Version)
 	}
 	if len(fresh) == 0 {
 		return nil

@@ -113,12 +113,7 @@ func (c *Controller) initializeLeaders(ctx context.Context, b *requestBatch, tps
 			c.stateChange("partition state already exists; not initialized", "partition", tp)
 			return metadata.LeaderAndIsr{}, false
 		}
-		var live []int32
-		for _, r := range c.ctx.replicas(tp) {
-			if c.electable(r) {
-				live = append(live, r)
-			}
-		}
+		live := c.lists.filter(c.ctx.replicas(tp), func(r int32) bool { return !c.electable(r) })
 		if len(live) == 0 {
 			c.stateChange("no live replica to initialize partition; it stays NewPartition", "partition", tp)
 			return metadata.LeaderAndIsr{}, false

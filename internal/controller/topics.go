@@ -15,25 +15,34 @@ type topicInfo struct {
 	// replicas are each partition's replicas, indexed by partition id; nil
 	// where there is no such partition.
 	replicas [][]int32
-	count    int   // partitions in replicas
 	version  int64 // of the assignment key
 	// Reassignments in progress (reassignment.go): each partition's adding
 	// and removing replicas; no entry when it is not being reassigned.
 	adding, removing map[int32][]int32
 }
 
-// newTopicInfo is a topic from its assignment document's contents.
-func newTopicInfo(id metadata.TopicID, partitions map[int32][]int32, version int64, adding, removing map[int32][]int32) *topicInfo {
-	t := &topicInfo{id: id, version: version, adding: adding, removing: removing}
-	n := int32(0)
-	for p := range partitions {
-		n = max(n, p+1)
+// newTopicInfo is a topic from its assignment document.
+func newTopicInfo(a metadata.DenseAssignment, version int64) *topicInfo {
+	return &topicInfo{id: a.TopicID, replicas: a.Replicas, version: version, adding: a.AddingReplicas, removing: a.RemovingReplicas}
+}
+
+// addPartitions records the partitions of topic name's assignment a that
+// the context does not know yet (a new topic: all of them; the others'
+// replicas change by reassignment only) and appends them to fresh.
+func (c *Context) addPartitions(fresh []TP, name string, a metadata.DenseAssignment, version int64) []TP {
+	t := c.topic(name)
+	if t == nil {
+		t = &topicInfo{id: a.TopicID, replicas: make([][]int32, 0, len(a.Replicas))}
+		c.setTopic(name, t)
 	}
-	t.replicas = make([][]int32, 0, n)
-	for p, rs := range partitions {
-		t.setReplicas(p, rs)
+	t.version = version
+	for p, rs := range a.Replicas {
+		if rs != nil && !t.has(int32(p)) {
+			t.setReplicas(int32(p), rs)
+			fresh = append(fresh, TP{Topic: name, Partition: int32(p)})
+		}
 	}
-	return t
+	return fresh
 }
 
 // replicasOf is partition p's replicas, nil when there is no such partition.
@@ -57,9 +66,6 @@ func (t *topicInfo) setReplicas(p int32, rs []int32) {
 	}
 	for int(p) >= len(t.replicas) {
 		t.replicas = append(t.replicas, nil)
-	}
-	if t.replicas[p] == nil {
-		t.count++
 	}
 	t.replicas[p] = rs
 }

@@ -42,6 +42,13 @@ func putInt32(w []byte, i int, v int32) int {
 
 // decodeAssignmentFast is DecodeAssignment for well-formed documents.
 func decodeAssignmentFast(b []byte) (a Assignment, ok bool) {
+	a, _, ok = decodeAssignmentWith(b, false)
+	return a, ok
+}
+
+// decodeAssignmentWith reads an assignment, its partitions into
+// a.Partitions or, dense, into lists indexed by partition id.
+func decodeAssignmentWith(b []byte, dense bool) (a Assignment, lists [][]int32, ok bool) {
 	sc := scanner{b: b}
 	var seen uint8
 	ok = sc.object(func(key []byte) bool {
@@ -60,7 +67,11 @@ func decodeAssignmentFast(b []byte) (a Assignment, ok bool) {
 			n, err := base64.RawURLEncoding.Decode(a.TopicID[:], s)
 			return err == nil && n == 16 && once(&seen, 1)
 		case "partitions":
-			a.Partitions = sc.replicaMap()
+			if dense {
+				lists = sc.replicaLists()
+			} else {
+				a.Partitions = sc.replicaMap()
+			}
 			return once(&seen, 2) && sc.ok
 		case "adding_replicas":
 			a.AddingReplicas = sc.replicaMap()
@@ -72,22 +83,23 @@ func decodeAssignmentFast(b []byte) (a Assignment, ok bool) {
 		return false
 	})
 	if !ok || !sc.end() {
-		return Assignment{}, false
+		return Assignment{}, nil, false
 	}
 	for _, m := range []*map[int32][]int32{&a.Partitions, &a.AddingReplicas, &a.RemovingReplicas} {
-		if *m == nil {
+		if *m == nil && (m != &a.Partitions || !dense) {
 			*m = map[int32][]int32{}
 		}
 	}
-	return a, true
+	return a, lists, true
 }
 
 // scanner reads the JSON subset above; ok turns false at the first thing
 // it does not handle.
 type scanner struct {
-	b  []byte
-	i  int
-	ok bool
+	b     []byte
+	i     int
+	ok    bool
+	block []int32 // int32s cuts its arrays from it
 }
 
 func (s *scanner) ws() {
@@ -207,7 +219,9 @@ func readInt32(b []byte, i int) (v int32, next int, ok bool) {
 	return int32(u), i, true
 }
 
-// int32s reads null or an array of integers.
+// int32s reads null or an array of integers. The arrays of a document
+// are cut from shared blocks (a topic of 1000 partitions has 1000 replica
+// lists), each at its length, so that an append to one copies it.
 func (s *scanner) int32s() []int32 {
 	if s.null() {
 		return nil
@@ -216,18 +230,54 @@ func (s *scanner) int32s() []int32 {
 		s.ok = false
 		return nil
 	}
-	out := make([]int32, 0, 4)
+	if len(s.block) < 16 {
+		s.block = make([]int32, 1024)
+	}
+	out := s.block[:0]
 	if s.eat(']') {
-		return out
+		return out[:0:0]
 	}
 	for s.ok {
 		out = append(out, s.int32())
 		if s.eat(']') {
-			return out
+			if len(out) <= len(s.block) && &out[0] == &s.block[0] {
+				s.block = s.block[len(out):]
+			}
+			return out[:len(out):len(out)]
 		}
 		s.ok = s.ok && s.eat(',')
 	}
 	return nil
+}
+
+// maxDensePartition bounds the partition ids replicaLists reads: its
+// slice is as long as the largest id.
+const maxDensePartition = 1 << 20
+
+// replicaLists reads null or {"<partition>": [replicas], ...} into lists
+// indexed by partition id.
+func (s *scanner) replicaLists() [][]int32 {
+	var out [][]int32
+	if s.null() {
+		return out
+	}
+	s.object(func(key []byte) bool {
+		p, err := strconv.ParseInt(string(key), 10, 32)
+		if err != nil || p < 0 || p >= maxDensePartition {
+			return false
+		}
+		for int(p) >= len(out) {
+			out = append(out, nil)
+		}
+		if out[p] != nil {
+			return false // "1" and "01": encoding/json keeps both raw keys
+		}
+		if out[p] = s.int32s(); out[p] == nil {
+			out[p] = []int32{} // null: present, without replicas
+		}
+		return s.ok
+	})
+	return out
 }
 
 // replicaMap reads null or {"<partition>": [replicas], ...}.
