@@ -322,7 +322,13 @@ func (c *Controller) electOffline(ctx context.Context, b *requestBatch) error {
 // (Kafka's TopicChange and PartitionModifications): replicas and partitions
 // go New, then Online.
 func (c *Controller) onTopicChange(ctx context.Context, kvs []metastore.KV) error {
-	var fresh []TP
+	type topicWrite struct {
+		name    string
+		a       metadata.DenseAssignment
+		version int64
+	}
+	var writes []topicWrite
+	n := 0
 	for _, kv := range kvs {
 		name, p, ok := metadata.ParseTopicsKey(kv.Key)
 		if !ok || p >= 0 || kv.Value == nil {
@@ -333,7 +339,11 @@ func (c *Controller) onTopicChange(ctx context.Context, kvs []metastore.KV) erro
 			c.cfg.Logger.Warn("bad topic assignment", "topic", name, "err", err)
 			continue
 		}
-		fresh = c.ctx.addPartitions(fresh, name, a, kv.Version)
+		writes, n = append(writes, topicWrite{name, a, kv.Version}), n+len(a.Replicas)
+	}
+	fresh := make([]TP, 0, n)
+	for _, w := range writes {
+		fresh = c.ctx.addPartitions(fresh, w.name, w.a, w.version)
 	}
 	if len(fresh) == 0 {
 		return nil
@@ -354,12 +364,7 @@ func (c *Controller) onTopicChange(ctx context.Context, kvs []metastore.KV) erro
 	if err := c.changePartitions(ctx, b, fresh, OnlinePartition, OfflineElection); err != nil {
 		return err
 	}
-	online := make([]replicaKey, 0, len(keys))
-	for _, k := range keys {
-		if c.ctx.isLive(k.broker) {
-			online = append(online, k)
-		}
-	}
+	online := keepIf(keys, func(k replicaKey) bool { return c.ctx.isLive(k.broker) })
 	if err := c.changeReplicas(ctx, b, online, OnlineReplica); err != nil {
 		return err
 	}

@@ -51,3 +51,23 @@ func (l *int32Lists) take(n int) []int32 {
 	l.block = l.block[n:]
 	return out
 }
+
+// keepIf is s without the items keep refuses, keep called once per item
+// in order. It is s itself when keep takes every item (what a state
+// machine's validation of hundreds of thousands of partitions or replicas
+// nearly always does), so that nothing is copied then; it shares s's
+// array otherwise too, and is only read.
+func keepIf[T any](s []T, keep func(T) bool) []T {
+	for i, v := range s {
+		if !keep(v) {
+			out := s[:i:i]
+			for _, v := range s[i+1:] {
+				if keep(v) {
+					out = append(out, v)
+				}
+			}
+			return out
+		}
+	}
+	return s
+}

@@ -61,16 +61,15 @@ var errAborted = errors.New("controller: election aborted: state written by a ne
 
 // changePartitions moves partitions to target, collecting requests in b.
 func (c *Controller) changePartitions(ctx context.Context, b *requestBatch, tps []TP, target PartitionState, strategy Strategy) error {
-	valid := make([]TP, 0, len(tps))
 	prev := validPartitionPrev[target]
-	for _, tp := range tps {
+	valid := keepIf(tps, func(tp TP) bool {
 		cur := c.ctx.partState.at(tp)
 		if !slices.Contains(prev, cur) {
 			c.stateChange("invalid partition state transition", "partition", tp, "from", cur, "to", target)
-			continue
+			return false
 		}
-		valid = append(valid, tp)
-	}
+		return true
+	})
 	switch target {
 	case NewPartition, OfflinePartition:
 		for _, tp := range valid {
@@ -83,13 +82,11 @@ func (c *Controller) changePartitions(ctx context.Context, b *requestBatch, tps 
 			c.ctx.delState(tp)
 		}
 	case OnlinePartition:
-		var fresh, elect []TP
-		for _, tp := range valid {
-			if c.ctx.partState.at(tp) == NewPartition {
-				fresh = append(fresh, tp)
-			} else {
-				elect = append(elect, tp)
-			}
+		isNew := func(tp TP) bool { return c.ctx.partState.at(tp) == NewPartition }
+		fresh := keepIf(valid, isNew)
+		elect := valid
+		if len(fresh) > 0 {
+			elect = keepIf(valid, func(tp TP) bool { return !isNew(tp) })
 		}
 		if err := c.initializeLeaders(ctx, b, fresh); err != nil {
 			return err

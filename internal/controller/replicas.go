@@ -91,24 +91,14 @@ func (c *Controller) changeReplicas(ctx context.Context, b *requestBatch, keys [
 // (logged); keys itself when all can.
 func (c *Controller) validReplicas(keys []replicaKey, target ReplicaState) []replicaKey {
 	prev := validReplicaPrev[target]
-	var valid []replicaKey
-	for i, k := range keys {
+	return keepIf(keys, func(k replicaKey) bool {
 		cur := c.ctx.replicaSt.at(k)
-		if slices.Contains(prev, cur) {
-			if valid != nil {
-				valid = append(valid, k)
-			}
-			continue
+		if !slices.Contains(prev, cur) {
+			c.stateChange("invalid replica state transition", "partition", k.tp, "replica", k.broker, "from", cur, "to", target)
+			return false
 		}
-		c.stateChange("invalid replica state transition", "partition", k.tp, "replica", k.broker, "from", cur, "to", target)
-		if valid == nil {
-			valid = append(make([]replicaKey, 0, len(keys)), keys[:i]...)
-		}
-	}
-	if valid == nil {
-		return keys
-	}
-	return valid
+		return true
+	})
 }
 
 // setReplicaState sets k's state and returns the one it had.

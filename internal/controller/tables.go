@@ -58,12 +58,7 @@ func (t *partTable[V]) at(tp TP) V {
 }
 
 func (t *partTable[V]) set(tp TP, v V) {
-	s := t.topic(tp.Topic)
-	if s == nil {
-		s = &partSlice[V]{}
-		t.topics[tp.Topic] = s
-		t.lastName, t.last = tp.Topic, s
-	}
+	s := t.reserve(tp.Topic, 0)
 	if n := int(tp.Partition) + 1; n > len(s.v) {
 		s.v = slices.Grow(s.v, n-len(s.v))[:n]
 		s.has = slices.Grow(s.has, n-len(s.has))[:n]
@@ -72,6 +67,21 @@ func (t *partTable[V]) set(tp TP, v V) {
 		t.n++
 	}
 	s.v[tp.Partition], s.has[tp.Partition] = v, true
+}
+
+// reserve makes room for n partitions of topic name (a new topic: its
+// lookups then find it, and its values are set without growing).
+func (t *partTable[V]) reserve(name string, n int) *partSlice[V] {
+	s := t.topic(name)
+	if s == nil {
+		s = &partSlice[V]{}
+		t.topics[name] = s
+		t.lastName, t.last = name, s
+	}
+	if n > cap(s.v) {
+		s.v, s.has = slices.Grow(s.v, n-len(s.v)), slices.Grow(s.has, n-len(s.has))
+	}
+	return s
 }
 
 func (t *partTable[V]) del(tp TP) {

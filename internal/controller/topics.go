@@ -35,6 +35,10 @@ func (c *Context) addPartitions(fresh []TP, name string, a metadata.DenseAssignm
 		t = &topicInfo{id: a.TopicID, replicas: make([][]int32, 0, len(a.Replicas))}
 		c.setTopic(name, t)
 	}
+	n := len(a.Replicas)
+	c.states.reserve(name, n)
+	c.partState.reserve(name, n)
+	c.replicaSt.parts.reserve(name, n)
 	t.version = version
 	for p, rs := range a.Replicas {
 		if rs != nil && !t.has(int32(p)) {
