@@ -49,8 +49,13 @@ func (b *requestBatch) empty() bool {
 // addLeaderAndIsr queues tp's state to brokers, and (as Kafka does) its
 // metadata to every live broker.
 func (b *requestBatch) addLeaderAndIsr(ctx *Context, brokers []int32, tp TP, isNew bool) {
+	b.addLeaderAndIsrExcept(ctx, brokers, nil, tp, isNew)
+}
+
+// addLeaderAndIsrExcept is addLeaderAndIsr to brokers less except.
+func (b *requestBatch) addLeaderAndIsrExcept(ctx *Context, brokers, except []int32, tp TP, isNew bool) {
 	for _, id := range brokers {
-		if ctx.isLive(id) {
+		if ctx.isLive(id) && !slices.Contains(except, id) {
 			brokerList(b.lair, id).add(tp, isNew)
 		}
 	}
@@ -201,7 +206,7 @@ func (c *Controller) leaderAndIsrRequest(broker int32, parts *tpList[bool]) *kms
 		ps := kmsg.NewLeaderAndISRRequestTopicPartition()
 		ps.Partition, ps.ControllerEpoch = tp.Partition, st.ControllerEpoch
 		ps.Leader, ps.LeaderEpoch, ps.ISR = st.Leader, st.LeaderEpoch, st.ISR
-		ps.ZKVersion, ps.Replicas, ps.IsNew = st.PartitionEpoch, t.assignment[tp.Partition], isNew
+		ps.ZKVersion, ps.Replicas, ps.IsNew = st.PartitionEpoch, t.replicasOf(tp.Partition), isNew
 		ps.AddingReplicas, ps.RemovingReplicas = t.adding[tp.Partition], t.removing[tp.Partition] // KIP-455
 		ts.PartitionStates = append(ts.PartitionStates, ps)
 		if st.Leader >= 0 {
@@ -216,74 +221,6 @@ func (c *Controller) leaderAndIsrRequest(broker int32, parts *tpList[bool]) *kms
 			ll.BrokerID, ll.Host, ll.Port = id, b.Host, b.Port
 			req.LiveLeaders = append(req.LiveLeaders, ll)
 		}
-	}
-	return req
-}
-
-// updateMetadataRequest tells the metadata of parts (sorted, unique) and
-// of the deleted partitions.
-func (c *Controller) updateMetadataRequest(parts []TP, deleted map[TP]bool) *kmsg.UpdateMetadataRequest {
-	ctx := c.ctx
-	req := kmsg.NewPtrUpdateMetadataRequest()
-	req.Version = updateMetadataVersion
-	req.ControllerID, req.ControllerEpoch = c.cfg.NodeID, ctx.epoch
-	for _, id := range ctx.liveBrokerIDs() {
-		b := ctx.liveBrokers[id]
-		lb := kmsg.NewUpdateMetadataRequestLiveBroker()
-		lb.ID, lb.Host, lb.Port, lb.Rack = id, b.Host, b.Port, b.Rack
-		ep := kmsg.NewUpdateMetadataRequestLiveBrokerEndpoint()
-		ep.Host, ep.Port, ep.ListenerName, ep.SecurityProtocol = b.Host, b.Port, "PLAINTEXT", 0
-		lb.Endpoints = append(lb.Endpoints, ep)
-		req.LiveBrokers = append(req.LiveBrokers, lb)
-	}
-	tps := parts
-	if len(deleted) > 0 {
-		tps = slices.Clone(parts)
-		for tp := range deleted {
-			tps = append(tps, tp)
-		}
-		tps = sortedUniqueTPs(tps)
-	}
-	var t *topicInfo
-	var offline []int32              // backs every partition's OfflineReplicas
-	cur, i, started := "", -1, false // tps come topic by topic
-	for n, tp := range tps {
-		if !started || tp.Topic != cur {
-			cur, t, i, started = tp.Topic, ctx.topics[tp.Topic], -1, true
-		}
-		ps := kmsg.NewUpdateMetadataRequestTopicPartition()
-		ps.Partition = tp.Partition
-		if st, ok := ctx.states.get(tp); ok && !deleted[tp] {
-			ps.ControllerEpoch, ps.Leader, ps.LeaderEpoch = st.ControllerEpoch, st.Leader, st.LeaderEpoch
-			ps.ISR, ps.ZKVersion = st.ISR, st.PartitionEpoch
-			if t != nil {
-				ps.Replicas = t.assignment[tp.Partition]
-			}
-			from := len(offline)
-			for _, r := range ps.Replicas {
-				if !ctx.isLive(r) {
-					offline = append(offline, r)
-				}
-			}
-			if len(offline) > from {
-				ps.OfflineReplicas = offline[from:len(offline):len(offline)]
-			}
-		} else if deleted[tp] {
-			ps.ControllerEpoch, ps.Leader = ctx.epoch, leaderDuringDelete
-		} else {
-			continue // no state yet: nothing to tell
-		}
-		if i < 0 {
-			ts := kmsg.NewUpdateMetadataRequestTopicState()
-			ts.Topic = tp.Topic
-			if t != nil {
-				ts.TopicID = t.id
-			}
-			ts.PartitionStates = make([]kmsg.UpdateMetadataRequestTopicPartition, 0, runLen(tps[n:], func(tp TP) string { return tp.Topic }))
-			req.TopicStates = append(req.TopicStates, ts)
-			i = len(req.TopicStates) - 1
-		}
-		req.TopicStates[i].PartitionStates = append(req.TopicStates[i].PartitionStates, ps)
 	}
 	return req
 }

@@ -159,17 +159,18 @@ func (c *Controller) appendChunk(b []byte, id chunkID, updates []stateUpdate, wh
 		override[off] = int32(i) + 1
 		hi = max(hi, updates[i].TP.Partition+1)
 	}
-	if t := c.ctx.topics[id.topic]; t != nil {
-		hi = max(hi, min(lo+metadata.StateChunkSize, int32(len(t.assignment))))
+	if t := c.ctx.topic(id.topic); t != nil {
+		hi = max(hi, min(lo+metadata.StateChunkSize, t.end()))
 	}
 	b = metadata.AppendChunkStart(b)
 	first := true
+	states := c.ctx.states.topic(id.topic)
 	for p := lo; p < hi; p++ {
 		st, ok := metadata.LeaderAndIsr{}, false
 		if i := override[p-lo]; i != 0 {
 			st, ok = updates[i-1].State, true
 		} else {
-			st, ok = c.ctx.states.get(TP{Topic: id.topic, Partition: p})
+			st, ok = states.get(p)
 		}
 		if ok {
 			b = metadata.AppendChunkState(b, first, p, st)
@@ -220,7 +221,7 @@ func (cx *Context) replaceChunk(id chunkID, entries []metadata.StateEntry, ver i
 func (cx *Context) topicChunks(topic string) []chunkID {
 	var out []chunkID
 	if t := cx.topics[topic]; t != nil {
-		for ch := int32(0); ch*metadata.StateChunkSize < int32(len(t.assignment)); ch++ {
+		for ch := int32(0); ch*metadata.StateChunkSize < t.end(); ch++ {
 			if _, ok := cx.chunkVer[chunkID{topic, ch}]; ok {
 				out = append(out, chunkID{topic, ch})
 			}

@@ -12,24 +12,16 @@ import (
 // TP names a partition.
 type TP = metadata.TopicPartition
 
-// topicInfo is a topic as the controller knows it.
-type topicInfo struct {
-	id         metadata.TopicID
-	assignment map[int32][]int32
-	version    int64 // of the assignment key
-	// Reassignments in progress (reassignment.go): each partition's adding
-	// and removing replicas; no entry when it is not being reassigned.
-	adding, removing map[int32][]int32
-}
-
 // Context is the controller's cache of the cluster (Kafka's
 // ControllerContext). It is only touched by the event loop.
 type Context struct {
 	epoch       int32
 	fence       metadata.Fence
-	liveBrokers map[int32]metadata.Broker // brokers the controller has acted on
-	registered  map[int32]metadata.Broker // /brokers/ids as last seen
-	topics      map[string]*topicInfo
+	liveBrokers map[int32]metadata.Broker   // brokers the controller has acted on
+	live        brokerSet                   // their ids (addLive, removeLive, resetLive)
+	registered  map[int32]metadata.Broker   // /brokers/ids as last seen
+	topics      map[string]*topicInfo       // setTopic, delTopic
+	lastTopic   *topicInfo                  // topic's last lookup
 	byID        map[metadata.TopicID]string // topic names by id (setTopic/delTopic)
 	states      partTable[metadata.LeaderAndIsr]
 	chunkVer    map[chunkID]int64 // version of each state chunk (chunks.go)
@@ -37,10 +29,6 @@ type Context struct {
 	legacy    map[TP]metadata.LeaderAndIsr
 	partState partTable[PartitionState]
 	replicaSt replicaTable
-	um        map[string]*umTopic // UpdateMetadata bodies per topic
-	// umTopic's last lookup.
-	lastUMName string
-	lastUM     *umTopic
 }
 
 type replicaKey struct {
@@ -59,17 +47,49 @@ func newContext() *Context {
 		legacy:      map[TP]metadata.LeaderAndIsr{},
 		partState:   newPartTable[PartitionState](),
 		replicaSt:   newReplicaTable(),
-		um:          map[string]*umTopic{},
 	}
 }
 
-func (c *Context) isLive(id int32) bool { _, ok := c.liveBrokers[id]; return ok }
+func (c *Context) isLive(id int32) bool { return c.live.has(id) }
+
+func (c *Context) addLive(b metadata.Broker) {
+	c.liveBrokers[b.ID] = b
+	c.live.add(b.ID)
+}
+
+func (c *Context) removeLive(id int32) {
+	delete(c.liveBrokers, id)
+	c.live.remove(id)
+}
+
+// resetLive makes the registered brokers the live ones.
+func (c *Context) resetLive() {
+	c.liveBrokers, c.live = map[int32]metadata.Broker{}, brokerSet{}
+	for id, b := range c.registered {
+		c.liveBrokers[id] = b
+		c.live.add(id)
+	}
+}
 
 func (c *Context) replicas(tp TP) []int32 {
-	if t := c.topics[tp.Topic]; t != nil {
-		return t.assignment[tp.Partition]
+	if t := c.topic(tp.Topic); t != nil {
+		return t.replicasOf(tp.Partition)
 	}
 	return nil
+}
+
+// topic is the named topic, nil if unknown. The state machines walk
+// partitions topic by topic: the last topic is remembered, so that a walk
+// hashes its name once.
+func (c *Context) topic(name string) *topicInfo {
+	if t := c.lastTopic; t != nil && t.name == name {
+		return t
+	}
+	t := c.topics[name]
+	if t != nil {
+		c.lastTopic = t
+	}
+	return t
 }
 
 func (c *Context) registeredList() []metadata.Broker {
@@ -115,33 +135,11 @@ func (c *Context) appendPartitions(out []TP, topic string, keep func(replicas []
 	if t == nil {
 		return out
 	}
-	n, found := int32(len(t.assignment)), 0
-	for p := int32(0); found < len(t.assignment); p++ {
-		rs, ok := t.assignment[p]
-		if !ok {
-			if p >= n { // ids beyond the count: collect the rest and sort
-				return c.appendSparse(out, topic, p, keep)
-			}
-			continue
-		}
-		found++
-		if keep(rs) {
-			out = append(out, TP{Topic: topic, Partition: p})
+	for p, rs := range t.replicas {
+		if rs != nil && keep(rs) {
+			out = append(out, TP{Topic: topic, Partition: int32(p)})
 		}
 	}
-	return out
-}
-
-// appendSparse finishes appendPartitions for partition ids from p on, when
-// they are not 0..n-1.
-func (c *Context) appendSparse(out []TP, topic string, from int32, keep func([]int32) bool) []TP {
-	start := len(out)
-	for p, rs := range c.topics[topic].assignment {
-		if p >= from && keep(rs) {
-			out = append(out, TP{Topic: topic, Partition: p})
-		}
-	}
-	sortTPs(out[start:])
 	return out
 }
 

@@ -61,6 +61,7 @@ type Controller struct {
 	deleting        map[string]bool
 	shutting        map[int32]bool
 	unclean         map[string]bool // per-topic unclean.leader.election.enable
+	lists           int32Lists      // new ISRs (lists.go)
 
 	mirroring     bool         // the loop feeds store changes
 	warmFailovers atomic.Int64 // failovers served from the warm context

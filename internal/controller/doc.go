@@ -5,15 +5,16 @@
 // changes, telling brokers through LeaderAndIsr, UpdateMetadata and
 // StopReplica batches.
 //
-// Files map to Kafka's: context.go (ControllerContext), batch.go
+// Files map to Kafka's: context.go (ControllerContext; topics.go and
+// tables.go hold its per-topic tables), batch.go
 // (ControllerBrokerRequestBatch), election.go (PartitionLeaderElectionAlgorithms),
 // partitions.go (PartitionStateMachine), replicas.go (ReplicaStateMachine),
 // controller.go (the event handlers of KafkaController), loop.go
 // (ControllerEventManager: the one goroutine), sender.go
 // (ControllerChannelManager), deletion.go (TopicDeletionManager),
 // failover.go (onControllerFailover, onBrokerStartup/Failure), standby.go
-// (the warm standby's mirror of the store), umcache.go (UpdateMetadata
-// bodies kept per topic), alterpartition.go (processAlterPartition,
+// (the warm standby's mirror of the store), updatemetadata.go
+// (UpdateMetadata bodies), alterpartition.go (processAlterPartition,
 // KIP-497), controlled_shutdown.go (doControlledShutdown),
 // elect_leaders.go and auto_rebalance*.go (onReplicaElection,
 // checkAndTriggerAutoLeaderRebalance), reassignment*.go

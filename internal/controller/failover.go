@@ -29,10 +29,7 @@ func (c *Controller) onControllerFailover(ctx context.Context) error {
 		}
 	}
 	cx.epoch, cx.fence = fence.Epoch, fence
-	cx.liveBrokers = map[int32]metadata.Broker{}
-	for id, b := range cx.registered {
-		cx.liveBrokers[id] = b
-	}
+	cx.resetLive()
 	cx.partState, cx.replicaSt = newPartTable[PartitionState](), newReplicaTable()
 	c.warm = nil
 	c.ctx = cx
@@ -121,8 +118,12 @@ func (c *Controller) loadContext(ctx context.Context, cx *Context) error {
 		return err
 	}
 	for name, t := range topics {
-		cx.setTopic(name, &topicInfo{id: t.Assignment.TopicID, assignment: t.Assignment.Partitions, version: t.AssignmentVersion,
-			adding: t.Assignment.AddingReplicas, removing: t.Assignment.RemovingReplicas})
+		a, err := t.Assignment.Dense()
+		if err != nil {
+			c.cfg.Logger.Warn("bad topic assignment", "topic", name, "err", err)
+			continue
+		}
+		cx.setTopic(name, newTopicInfo(a, t.AssignmentVersion))
 		for p, s := range t.States {
 			cx.setState(TP{Topic: name, Partition: p}, s)
 		}
@@ -201,12 +202,12 @@ func (c *Controller) brokersChanged(ctx context.Context, brokers []metadata.Brok
 	sortInt32s(dead)
 	sortInt32s(started)
 	for _, id := range dead {
-		delete(c.ctx.liveBrokers, id)
+		c.ctx.removeLive(id)
 		delete(c.shutting, id)
 		c.cfg.Sender.RemoveBroker(id)
 	}
 	for _, id := range started {
-		c.ctx.liveBrokers[id] = current[id]
+		c.ctx.addLive(current[id])
 		c.cfg.Sender.AddBroker(current[id])
 	}
 	if len(dead) > 0 {
@@ -253,31 +254,7 @@ func (c *Controller) onBrokerStartup(ctx context.Context, ids []int32) error {
 // elected again; their replicas go offline (out of the ISR).
 func (c *Controller) onBrokerFailure(ctx context.Context, ids []int32) error {
 	b := newBatch()
-	deadSet := map[int32]bool{}
-	for _, id := range ids {
-		deadSet[id] = true
-	}
-	var led []TP
-	var failedDeletes []replicaKey
-	keys := make([]replicaKey, 0, c.ctx.states.len()*len(ids))
-	for _, name := range c.ctx.topicNames() {
-		deleting, assignment := c.deleting[name], c.ctx.topics[name].assignment
-		for _, tp := range c.ctx.partitionsOf(name) {
-			for _, r := range assignment[tp.Partition] {
-				k := replicaKey{tp, r}
-				switch {
-				case !deadSet[r]:
-				case !deleting:
-					keys = append(keys, k)
-				case c.ctx.replicaSt.at(k) == ReplicaDeletionStarted:
-					failedDeletes = append(failedDeletes, k)
-				}
-			}
-			if st, ok := c.ctx.states.get(tp); ok && !deleting && deadSet[st.Leader] {
-				led = append(led, tp)
-			}
-		}
-	}
+	led, keys, failedDeletes := c.onDeadBrokers(setOf(ids))
 	if err := c.changePartitions(ctx, b, led, OfflinePartition, OfflineElection); err != nil {
 		return err
 	}
@@ -301,6 +278,34 @@ func (c *Controller) onBrokerFailure(ctx context.Context, ids []int32) error {
 	return c.resumeDeletions(ctx)
 }
 
+// onDeadBrokers lists, topic by topic, the partitions the dead brokers
+// led and their replicas, except in topics being deleted, where it lists
+// the replicas whose deletion had started.
+func (c *Controller) onDeadBrokers(dead brokerSet) (led []TP, keys, failedDeletes []replicaKey) {
+	cx := c.ctx
+	keys = make([]replicaKey, 0, cx.states.len())
+	for _, name := range cx.topicNames() {
+		t, deleting := cx.topics[name], c.deleting[name]
+		states := cx.states.topic(name)
+		for p, rs := range t.replicas {
+			tp := TP{Topic: name, Partition: int32(p)}
+			for _, r := range rs {
+				switch {
+				case !dead.has(r):
+				case !deleting:
+					keys = append(keys, replicaKey{tp, r})
+				case cx.replicaSt.at(replicaKey{tp, r}) == ReplicaDeletionStarted:
+					failedDeletes = append(failedDeletes, replicaKey{tp, r})
+				}
+			}
+			if st, ok := states.get(int32(p)); ok && !deleting && dead.has(st.Leader) {
+				led = append(led, tp)
+			}
+		}
+	}
+	return led, keys, failedDeletes
+}
+
 // electOffline moves every New or Offline partition not being deleted to
 // Online with the offline strategy (Kafka's triggerOnlinePartitionStateChange).
 func (c *Controller) electOffline(ctx context.Context, b *requestBatch) error {
@@ -317,30 +322,28 @@ func (c *Controller) electOffline(ctx context.Context, b *requestBatch) error {
 // (Kafka's TopicChange and PartitionModifications): replicas and partitions
 // go New, then Online.
 func (c *Controller) onTopicChange(ctx context.Context, kvs []metastore.KV) error {
-	var fresh []TP
+	type topicWrite struct {
+		name    string
+		a       metadata.DenseAssignment
+		version int64
+	}
+	var writes []topicWrite
+	n := 0
 	for _, kv := range kvs {
 		name, p, ok := metadata.ParseTopicsKey(kv.Key)
 		if !ok || p >= 0 || kv.Value == nil {
 			continue
 		}
-		a, err := metadata.DecodeAssignment(kv.Value)
+		a, err := metadata.DecodeDenseAssignment(kv.Value)
 		if err != nil {
 			c.cfg.Logger.Warn("bad topic assignment", "topic", name, "err", err)
 			continue
 		}
-		t := c.ctx.topics[name]
-		if t == nil {
-			t = &topicInfo{id: a.TopicID, assignment: map[int32][]int32{}}
-			c.ctx.setTopic(name, t)
-		}
-		t.version = kv.Version
-		for _, p := range a.SortedPartitions() {
-			if _, known := t.assignment[p]; !known {
-				t.assignment[p] = a.Partitions[p]
-				fresh = append(fresh, TP{Topic: name, Partition: p})
-			}
-		}
-		c.ctx.refreshReplicas(name)
+		writes, n = append(writes, topicWrite{name, a, kv.Version}), n+len(a.Replicas)
+	}
+	fresh := make([]TP, 0, n)
+	for _, w := range writes {
+		fresh = c.ctx.addPartitions(fresh, w.name, w.a, w.version)
 	}
 	if len(fresh) == 0 {
 		return nil
@@ -361,12 +364,7 @@ func (c *Controller) onTopicChange(ctx context.Context, kvs []metastore.KV) erro
 	if err := c.changePartitions(ctx, b, fresh, OnlinePartition, OfflineElection); err != nil {
 		return err
 	}
-	online := make([]replicaKey, 0, len(keys))
-	for _, k := range keys {
-		if c.ctx.isLive(k.broker) {
-			online = append(online, k)
-		}
-	}
+	online := keepIf(keys, func(k replicaKey) bool { return c.ctx.isLive(k.broker) })
 	if err := c.changeReplicas(ctx, b, online, OnlineReplica); err != nil {
 		return err
 	}

@@ -61,16 +61,15 @@ var errAborted = errors.New("controller: election aborted: state written by a ne
 
 // changePartitions moves partitions to target, collecting requests in b.
 func (c *Controller) changePartitions(ctx context.Context, b *requestBatch, tps []TP, target PartitionState, strategy Strategy) error {
-	valid := make([]TP, 0, len(tps))
 	prev := validPartitionPrev[target]
-	for _, tp := range tps {
+	valid := keepIf(tps, func(tp TP) bool {
 		cur := c.ctx.partState.at(tp)
 		if !slices.Contains(prev, cur) {
 			c.stateChange("invalid partition state transition", "partition", tp, "from", cur, "to", target)
-			continue
+			return false
 		}
-		valid = append(valid, tp)
-	}
+		return true
+	})
 	switch target {
 	case NewPartition, OfflinePartition:
 		for _, tp := range valid {
@@ -83,13 +82,11 @@ func (c *Controller) changePartitions(ctx context.Context, b *requestBatch, tps 
 			c.ctx.delState(tp)
 		}
 	case OnlinePartition:
-		var fresh, elect []TP
-		for _, tp := range valid {
-			if c.ctx.partState.at(tp) == NewPartition {
-				fresh = append(fresh, tp)
-			} else {
-				elect = append(elect, tp)
-			}
+		isNew := func(tp TP) bool { return c.ctx.partState.at(tp) == NewPartition }
+		fresh := keepIf(valid, isNew)
+		elect := valid
+		if len(fresh) > 0 {
+			elect = keepIf(valid, func(tp TP) bool { return !isNew(tp) })
 		}
 		if err := c.initializeLeaders(ctx, b, fresh); err != nil {
 			return err
@@ -113,12 +110,7 @@ func (c *Controller) initializeLeaders(ctx context.Context, b *requestBatch, tps
 			c.stateChange("partition state already exists; not initialized", "partition", tp)
 			return metadata.LeaderAndIsr{}, false
 		}
-		var live []int32
-		for _, r := range c.ctx.replicas(tp) {
-			if c.electable(r) {
-				live = append(live, r)
-			}
-		}
+		live := c.lists.filter(c.ctx.replicas(tp), func(r int32) bool { return !c.electable(r) })
 		if len(live) == 0 {
 			c.stateChange("no live replica to initialize partition; it stays NewPartition", "partition", tp)
 			return metadata.LeaderAndIsr{}, false
@@ -198,7 +190,7 @@ func (c *Controller) nextLeader(tp TP, strategy Strategy) (metadata.LeaderAndIsr
 		if unclean {
 			isr = []int32{leader}
 		} else {
-			isr = slices.DeleteFunc(slices.Clone(isr), func(r int32) bool { return !c.electable(r) })
+			isr = c.lists.filter(isr, func(r int32) bool { return !c.electable(r) })
 		}
 	case ReassignElection:
 		leader = reassignLeader(assignment, isr, c.electable)
@@ -206,7 +198,7 @@ func (c *Controller) nextLeader(tp TP, strategy Strategy) (metadata.LeaderAndIsr
 		leader = preferredLeader(assignment, isr, c.electable)
 	case ControlledShutdownElection:
 		leader = controlledShutdownLeader(assignment, isr, c.ctx.isLive, c.shuttingDown)
-		isr = slices.DeleteFunc(slices.Clone(isr), c.shuttingDown)
+		isr = c.lists.filter(isr, c.shuttingDown)
 	}
 	if leader < 0 {
 		return metadata.LeaderAndIsr{}, false, nil

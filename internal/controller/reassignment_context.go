@@ -20,22 +20,18 @@ func (cx *Context) fullAssignment(tp TP) metadata.PartitionAssignment {
 	if t == nil {
 		return metadata.PartitionAssignment{}
 	}
-	return metadata.PartitionAssignment{Replicas: t.assignment[tp.Partition], Adding: t.adding[tp.Partition], Removing: t.removing[tp.Partition]}
+	return metadata.PartitionAssignment{Replicas: t.replicasOf(tp.Partition), Adding: t.adding[tp.Partition], Removing: t.removing[tp.Partition]}
 }
 
-// setFullAssignment records tp's full assignment in memory and in the
-// UpdateMetadata cache.
+// setFullAssignment records tp's full assignment.
 func (cx *Context) setFullAssignment(tp TP, pa metadata.PartitionAssignment) {
 	t := cx.topics[tp.Topic]
 	if t == nil {
 		return
 	}
-	t.assignment[tp.Partition] = pa.Replicas
+	t.setReplicas(tp.Partition, pa.Replicas)
 	setReplicaList(&t.adding, tp.Partition, pa.Adding)
 	setReplicaList(&t.removing, tp.Partition, pa.Removing)
-	if u := cx.um[tp.Topic]; u != nil && int(tp.Partition) < len(u.parts) {
-		u.parts[tp.Partition].Replicas = pa.Replicas
-	}
 }
 
 func setReplicaList(m *map[int32][]int32, p int32, rs []int32) {

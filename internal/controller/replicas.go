@@ -46,27 +46,18 @@ var validReplicaPrev = map[ReplicaState][]ReplicaState{
 	NonExistentReplica:        {ReplicaDeletionSuccessful},
 }
 
-// changeReplicas moves the replicas of broker `broker`... of the given
-// partitions on the given brokers to target.
+// changeReplicas moves the given replicas to target, collecting requests
+// in b.
 func (c *Controller) changeReplicas(ctx context.Context, b *requestBatch, keys []replicaKey, target ReplicaState) error {
-	valid := make([]replicaKey, 0, len(keys))
-	for _, k := range keys {
-		cur := c.ctx.replicaSt.at(k)
-		if !slices.Contains(validReplicaPrev[target], cur) {
-			c.stateChange("invalid replica state transition", "partition", k.tp, "replica", k.broker, "from", cur, "to", target)
-			continue
-		}
-		valid = append(valid, k)
-	}
+	valid := c.validReplicas(keys, target)
 	switch target {
 	case OnlineReplica:
 		for _, k := range valid {
-			if c.ctx.replicaSt.at(k) != NewReplica {
+			if c.setReplicaState(k, target) != NewReplica {
 				if _, ok := c.ctx.states.get(k.tp); ok {
 					b.addLeaderAndIsr(c.ctx, []int32{k.broker}, k.tp, false)
 				}
 			}
-			c.setReplicaState(k, target)
 		}
 	case OfflineReplica:
 		for _, k := range valid {
@@ -96,11 +87,27 @@ func (c *Controller) changeReplicas(ctx context.Context, b *requestBatch, keys [
 	return nil
 }
 
-func (c *Controller) setReplicaState(k replicaKey, s ReplicaState) {
-	if prev := c.ctx.replicaSt.at(k); prev != s && c.logsStateChanges(slog.LevelDebug) {
+// validReplicas is keys without the replicas that cannot move to target
+// (logged); keys itself when all can.
+func (c *Controller) validReplicas(keys []replicaKey, target ReplicaState) []replicaKey {
+	prev := validReplicaPrev[target]
+	return keepIf(keys, func(k replicaKey) bool {
+		cur := c.ctx.replicaSt.at(k)
+		if !slices.Contains(prev, cur) {
+			c.stateChange("invalid replica state transition", "partition", k.tp, "replica", k.broker, "from", cur, "to", target)
+			return false
+		}
+		return true
+	})
+}
+
+// setReplicaState sets k's state and returns the one it had.
+func (c *Controller) setReplicaState(k replicaKey, s ReplicaState) ReplicaState {
+	prev := c.ctx.replicaSt.swap(k, s)
+	if prev != s && c.logsStateChanges(slog.LevelDebug) {
 		c.stateTrace("replica state changed", "partition", k.tp, "replica", k.broker, "from", prev, "to", s)
 	}
-	c.ctx.replicaSt.set(k, s)
+	return prev
 }
 
 // removeFromISR drops each replica from its partition's ISR (the leader
@@ -108,61 +115,18 @@ func (c *Controller) setReplicaState(k replicaKey, s ReplicaState) {
 // it is), with conditional writes retried on conflict, then tells the
 // remaining replicas unless the topic is being deleted.
 func (c *Controller) removeFromISR(ctx context.Context, b *requestBatch, keys []replicaKey) error {
-	pending := slices.Clone(keys)
-	for len(pending) > 0 {
-		// One update per partition, removing all of its replicas at once
-		// when its keys are adjacent (as the callers list them; a repeat
-		// elsewhere is a conflict for writeStates, retried after it).
-		updates := make([]stateUpdate, 0, len(pending))
-		// The brokers removed by update i: removed[from[i]:from[i+1]].
-		removed := make([]int32, 0, len(pending))
-		from := make([]int, 0, len(pending)+1)
-		for _, k := range pending {
-			i := len(updates) - 1
-			again := i >= 0 && updates[i].TP == k.tp
-			var cur metadata.LeaderAndIsr
-			if again {
-				cur = updates[i].State
-			} else {
-				var ok bool
-				if cur, ok = c.ctx.states.get(k.tp); !ok {
-					continue
-				}
-			}
-			if cur.Leader != k.broker && !slices.Contains(cur.ISR, k.broker) {
-				continue
-			}
-			if cur.ControllerEpoch > c.ctx.epoch {
-				c.stateChange(errAborted.Error(), "partition", k.tp)
-				continue
-			}
-			next := cur
-			if next.Leader == k.broker {
-				next.Leader = -1
-			}
-			if !(len(next.ISR) == 1 && next.ISR[0] == k.broker) {
-				next.ISR = slices.DeleteFunc(slices.Clone(next.ISR), func(r int32) bool { return r == k.broker })
-			}
-			removed = append(removed, k.broker)
-			if again {
-				updates[i].State = next
-				continue
-			}
-			next.LeaderEpoch, next.PartitionEpoch, next.ControllerEpoch = next.LeaderEpoch+1, next.PartitionEpoch+1, c.ctx.epoch
-			updates = append(updates, stateUpdate{TP: k.tp, State: next})
-			from = append(from, len(removed)-1)
-		}
-		from = append(from, len(removed))
-		conflict, _, err := c.writeStatesOrReread(ctx, updates)
+	for pending := keys; len(pending) > 0; {
+		r := c.isrRemovals(pending)
+		conflict, _, err := c.writeStatesOrReread(ctx, r.updates)
 		if err != nil {
 			return err
 		}
-		pending = pending[:0]
-		for i, u := range updates {
-			gone := removed[from[i]:from[i+1]]
+		pending = nil
+		for i, u := range r.updates {
+			gone := r.removed[r.from[i]:r.from[i+1]]
 			if conflict[i] {
-				for _, r := range gone {
-					pending = append(pending, replicaKey{u.TP, r})
+				for _, id := range gone {
+					pending = append(pending, replicaKey{u.TP, id})
 				}
 				continue
 			}
@@ -170,10 +134,61 @@ func (c *Controller) removeFromISR(ctx context.Context, b *requestBatch, keys []
 				c.setPartitionState(u.TP, OfflinePartition)
 			}
 			if !c.deleting[u.TP.Topic] {
-				others := slices.DeleteFunc(slices.Clone(c.ctx.replicas(u.TP)), func(r int32) bool { return slices.Contains(gone, r) })
-				b.addLeaderAndIsr(c.ctx, others, u.TP, false)
+				b.addLeaderAndIsrExcept(c.ctx, c.ctx.replicas(u.TP), gone, u.TP, false)
 			}
 		}
 	}
 	return nil
+}
+
+// isrRemoval is the states removing replicas from ISRs: the brokers
+// update i removes are removed[from[i]:from[i+1]].
+type isrRemoval struct {
+	updates []stateUpdate
+	removed []int32
+	from    []int
+}
+
+// isrRemovals computes one update per partition, removing all of its
+// replicas at once when its keys are adjacent (as the callers list them;
+// a repeat elsewhere is a conflict for writeStates, retried after it).
+func (c *Controller) isrRemovals(keys []replicaKey) isrRemoval {
+	r := isrRemoval{updates: make([]stateUpdate, 0, len(keys)), removed: make([]int32, 0, len(keys)), from: make([]int, 0, len(keys)+1)}
+	for _, k := range keys {
+		i := len(r.updates) - 1
+		again := i >= 0 && r.updates[i].TP == k.tp
+		var cur metadata.LeaderAndIsr
+		if again {
+			cur = r.updates[i].State
+		} else {
+			var ok bool
+			if cur, ok = c.ctx.states.get(k.tp); !ok {
+				continue
+			}
+		}
+		if cur.Leader != k.broker && !slices.Contains(cur.ISR, k.broker) {
+			continue
+		}
+		if cur.ControllerEpoch > c.ctx.epoch {
+			c.stateChange(errAborted.Error(), "partition", k.tp)
+			continue
+		}
+		next := cur
+		if next.Leader == k.broker {
+			next.Leader = -1
+		}
+		if !(len(next.ISR) == 1 && next.ISR[0] == k.broker) {
+			next.ISR = c.lists.without(next.ISR, k.broker)
+		}
+		r.removed = append(r.removed, k.broker)
+		if again {
+			r.updates[i].State = next
+			continue
+		}
+		next.LeaderEpoch, next.PartitionEpoch, next.ControllerEpoch = next.LeaderEpoch+1, next.PartitionEpoch+1, c.ctx.epoch
+		r.updates = append(r.updates, stateUpdate{TP: k.tp, State: next})
+		r.from = append(r.from, len(r.removed)-1)
+	}
+	r.from = append(r.from, len(r.removed))
+	return r
 }

@@ -169,13 +169,12 @@ func (c *Controller) applyTopicsEvent(cx *Context, ev metastore.Event) *metastor
 		cx.delTopic(topic)
 		return nil
 	}
-	a, err := metadata.DecodeAssignment(ev.KV.Value)
+	a, err := metadata.DecodeDenseAssignment(ev.KV.Value)
 	if err != nil {
 		c.cfg.Logger.Warn("bad topic assignment", "topic", topic, "err", err)
 		return nil
 	}
-	cx.setTopic(topic, &topicInfo{id: a.TopicID, assignment: a.Partitions, version: ev.KV.Version,
-		adding: a.AddingReplicas, removing: a.RemovingReplicas})
+	cx.setTopic(topic, newTopicInfo(a, ev.KV.Version))
 	return nil
 }
 

@@ -40,13 +40,15 @@ func (t *partTable[V]) topic(name string) *partSlice[V] {
 }
 
 // get is tp's value and whether it has one.
-func (t *partTable[V]) get(tp TP) (V, bool) {
-	s := t.topic(tp.Topic)
-	if s == nil || tp.Partition < 0 || int(tp.Partition) >= len(s.has) || !s.has[tp.Partition] {
+func (t *partTable[V]) get(tp TP) (V, bool) { return t.topic(tp.Topic).get(tp.Partition) }
+
+// get is partition p's value and whether it has one; a nil slice has none.
+func (s *partSlice[V]) get(p int32) (V, bool) {
+	if s == nil || p < 0 || int(p) >= len(s.has) || !s.has[p] {
 		var zero V
 		return zero, false
 	}
-	return s.v[tp.Partition], true
+	return s.v[p], true
 }
 
 // at is tp's value, the zero value when it has none.
@@ -56,12 +58,7 @@ func (t *partTable[V]) at(tp TP) V {
 }
 
 func (t *partTable[V]) set(tp TP, v V) {
-	s := t.topic(tp.Topic)
-	if s == nil {
-		s = &partSlice[V]{}
-		t.topics[tp.Topic] = s
-		t.lastName, t.last = tp.Topic, s
-	}
+	s := t.reserve(tp.Topic, 0)
 	if n := int(tp.Partition) + 1; n > len(s.v) {
 		s.v = slices.Grow(s.v, n-len(s.v))[:n]
 		s.has = slices.Grow(s.has, n-len(s.has))[:n]
@@ -70,6 +67,21 @@ func (t *partTable[V]) set(tp TP, v V) {
 		t.n++
 	}
 	s.v[tp.Partition], s.has[tp.Partition] = v, true
+}
+
+// reserve makes room for n partitions of topic name (a new topic: its
+// lookups then find it, and its values are set without growing).
+func (t *partTable[V]) reserve(name string, n int) *partSlice[V] {
+	s := t.topic(name)
+	if s == nil {
+		s = &partSlice[V]{}
+		t.topics[name] = s
+		t.lastName, t.last = name, s
+	}
+	if n > cap(s.v) {
+		s.v, s.has = slices.Grow(s.v, n-len(s.v)), slices.Grow(s.has, n-len(s.has))
+	}
+	return s
 }
 
 func (t *partTable[V]) del(tp TP) {
@@ -103,13 +115,23 @@ func (t *partTable[V]) each(fn func(tp TP, v V)) {
 }
 
 // replicaTable holds each replica's state: per partition, a short list of
-// (broker, state) in the order set.
-type replicaTable struct{ parts partTable[[]replicaEntry] }
+// (broker, state) in the order set. The lists are cut from shared slabs
+// with room for replicaRoom entries, so that a partition's replicas taking
+// their first states cost no allocation each.
+type replicaTable struct {
+	parts partTable[[]replicaEntry]
+	slab  []replicaEntry
+}
 
 type replicaEntry struct {
 	broker int32
 	state  ReplicaState
 }
+
+// replicaRoom is the room of a partition's list (a replication factor of
+// up to 4, or a reassignment of RF 3 adding one); a longer list grows out
+// of the slab by itself.
+const replicaRoom = 4
 
 func newReplicaTable() replicaTable { return replicaTable{parts: newPartTable[[]replicaEntry]()} }
 
@@ -124,15 +146,26 @@ func (t *replicaTable) at(k replicaKey) ReplicaState {
 	return NonExistentReplica
 }
 
-func (t *replicaTable) set(k replicaKey, s ReplicaState) {
+func (t *replicaTable) set(k replicaKey, s ReplicaState) { t.swap(k, s) }
+
+// swap sets k's state and returns the one it had.
+func (t *replicaTable) swap(k replicaKey, s ReplicaState) ReplicaState {
 	rs, _ := t.parts.get(k.tp)
 	for i := range rs {
 		if rs[i].broker == k.broker {
+			prev := rs[i].state
 			rs[i].state = s
-			return
+			return prev
 		}
 	}
+	if rs == nil {
+		if len(t.slab) < replicaRoom {
+			t.slab = make([]replicaEntry, 256*replicaRoom)
+		}
+		rs, t.slab = t.slab[:0:replicaRoom], t.slab[replicaRoom:]
+	}
 	t.parts.set(k.tp, append(rs, replicaEntry{k.broker, s}))
+	return NonExistentReplica
 }
 
 func (t *replicaTable) del(k replicaKey) {

@@ -1,7 +1,10 @@
 package metadata
 
 import (
+	"math"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -89,5 +92,57 @@ func TestStateChunkKeys(t *testing.T) {
 	}
 	if _, _, ok := ParseLegacyStateKey(StateChunkKey("t", 0)); ok {
 		t.Fatal("a chunk key parsed as a legacy one")
+	}
+}
+
+// Rows are written as strconv writes their numbers, for every int32
+// magnitude and sign.
+func TestAppendChunkStateNumbers(t *testing.T) {
+	vals := []int32{0, 1, 9, 10, 99, 100, 12345, -1, -9, -10, -12345, math.MaxInt32, math.MinInt32}
+	for i, v := range vals {
+		w := vals[(i+1)%len(vals)]
+		st := LeaderAndIsr{Leader: v, LeaderEpoch: w, ISR: []int32{w, v}, ControllerEpoch: -v, PartitionEpoch: v / 7}
+		got := string(AppendChunkState([]byte("x"), i%2 == 0, v, st))
+		want := "x"
+		if i%2 != 0 {
+			want += ","
+		}
+		num := func(n int32) string { return strconv.FormatInt(int64(n), 10) }
+		want += "[" + num(v) + "," + num(v) + "," + num(w) + ",[" + num(w) + "," + num(v) + "]," + num(-v) + "," + num(v/7) + "]"
+		if got != want {
+			t.Errorf("got %s, want %s", got, want)
+		}
+	}
+}
+
+// Every cut of a chunk document and every byte of it replaced is read
+// the same by the fast path and encoding/json, or refused by both, never
+// a panic.
+func TestStateChunkCutsAndFlips(t *testing.T) {
+	doc := EncodeStateChunk([]StateEntry{
+		{Partition: 0, State: LeaderAndIsr{Leader: 1, LeaderEpoch: 12, ISR: []int32{1, 22, 3}, ControllerEpoch: 2, PartitionEpoch: 7}},
+		{Partition: 1, State: LeaderAndIsr{Leader: -1, ISR: []int32{}, ControllerEpoch: 1}},
+		{Partition: 2, State: LeaderAndIsr{Leader: 3, LeaderEpoch: 5, ISR: []int32{3}, ControllerEpoch: 10, PartitionEpoch: 100}},
+	})
+	check := func(b []byte) {
+		t.Helper()
+		fast, ok := decodeChunkFast(b)
+		if !ok {
+			return // left to encoding/json
+		}
+		ref, err := decodeChunkJSON(b)
+		if err != nil || !reflect.DeepEqual(fast, ref) {
+			t.Errorf("%q: fast %+v, encoding/json %+v (%v)", b, fast, ref, err)
+		}
+	}
+	for n := range len(doc) {
+		check(doc[:n])
+	}
+	for i := range doc {
+		for _, c := range []byte("0-9,[] x\"") {
+			b := slices.Clone(doc)
+			b[i] = c
+			check(b)
+		}
 	}
 }

@@ -128,6 +128,47 @@ func DecodeAssignment(b []byte) (Assignment, error) {
 	return a, err
 }
 
+// DenseAssignment is an assignment document with its partitions' replica
+// lists in a slice indexed by partition id, nil where the document has no
+// such partition (an empty list where it has one without replicas): the
+// controller's form, which reads a topic of 1000 partitions without a map
+// of 1000 entries.
+type DenseAssignment struct {
+	TopicID                          TopicID
+	Replicas                         [][]int32
+	AddingReplicas, RemovingReplicas map[int32][]int32
+}
+
+// DecodeDenseAssignment reads an assignment document as a DenseAssignment;
+// a partition id below 0 or of a million or more is an error (the slice is
+// as long as the largest id).
+func DecodeDenseAssignment(b []byte) (DenseAssignment, error) {
+	if a, lists, ok := decodeAssignmentWith(b, true); ok {
+		return DenseAssignment{TopicID: a.TopicID, Replicas: lists, AddingReplicas: a.AddingReplicas, RemovingReplicas: a.RemovingReplicas}, nil
+	}
+	a, err := DecodeAssignment(b)
+	if err != nil {
+		return DenseAssignment{}, err
+	}
+	return a.Dense()
+}
+
+// Dense is a as a DenseAssignment (the replica lists are shared); a
+// partition id below 0 or of a million or more is an error.
+func (a Assignment) Dense() (DenseAssignment, error) {
+	d := DenseAssignment{TopicID: a.TopicID, AddingReplicas: a.AddingReplicas, RemovingReplicas: a.RemovingReplicas}
+	for _, p := range a.SortedPartitions() {
+		if p < 0 || p >= maxDensePartition {
+			return DenseAssignment{}, fmt.Errorf("metadata: assignment: partition %d out of range", p)
+		}
+		d.Replicas = append(d.Replicas, make([][]int32, int(p)+1-len(d.Replicas))...)
+		if d.Replicas[p] = a.Partitions[p]; d.Replicas[p] == nil {
+			d.Replicas[p] = []int32{}
+		}
+	}
+	return d, nil
+}
+
 // SortedPartitions lists an assignment's partition ids in order.
 func (a Assignment) SortedPartitions() []int32 {
 	ps := make([]int32, 0, len(a.Partitions))

@@ -14,22 +14,41 @@ import (
 	"strconv"
 )
 
-func appendInt32s(b []byte, vs []int32) []byte {
-	if vs == nil {
-		return append(b, "null"...)
+// maxInt32Len is the longest int32 in decimal, with a separator.
+const maxInt32Len = 12
+
+// putInt32 writes v in decimal at w[i:], which has room for it, and
+// returns the index after it. Most values of state rows are a digit.
+func putInt32(w []byte, i int, v int32) int {
+	if uint32(v) < 10 {
+		w[i] = '0' + byte(v)
+		return i + 1
 	}
-	b = append(b, '[')
-	for i, v := range vs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, int64(v), 10)
+	u := uint32(v)
+	if v < 0 {
+		w[i], i = '-', i+1
+		u = uint32(-int64(v))
 	}
-	return append(b, ']')
+	n := 1
+	for x := u; x >= 10; x /= 10 {
+		n++
+	}
+	for j := i + n - 1; j >= i; j-- {
+		w[j] = '0' + byte(u%10)
+		u /= 10
+	}
+	return i + n
 }
 
 // decodeAssignmentFast is DecodeAssignment for well-formed documents.
 func decodeAssignmentFast(b []byte) (a Assignment, ok bool) {
+	a, _, ok = decodeAssignmentWith(b, false)
+	return a, ok
+}
+
+// decodeAssignmentWith reads an assignment, its partitions into
+// a.Partitions or, dense, into lists indexed by partition id.
+func decodeAssignmentWith(b []byte, dense bool) (a Assignment, lists [][]int32, ok bool) {
 	sc := scanner{b: b}
 	var seen uint8
 	ok = sc.object(func(key []byte) bool {
@@ -48,7 +67,11 @@ func decodeAssignmentFast(b []byte) (a Assignment, ok bool) {
 			n, err := base64.RawURLEncoding.Decode(a.TopicID[:], s)
 			return err == nil && n == 16 && once(&seen, 1)
 		case "partitions":
-			a.Partitions = sc.replicaMap()
+			if dense {
+				lists = sc.replicaLists()
+			} else {
+				a.Partitions = sc.replicaMap()
+			}
 			return once(&seen, 2) && sc.ok
 		case "adding_replicas":
 			a.AddingReplicas = sc.replicaMap()
@@ -60,22 +83,23 @@ func decodeAssignmentFast(b []byte) (a Assignment, ok bool) {
 		return false
 	})
 	if !ok || !sc.end() {
-		return Assignment{}, false
+		return Assignment{}, nil, false
 	}
 	for _, m := range []*map[int32][]int32{&a.Partitions, &a.AddingReplicas, &a.RemovingReplicas} {
-		if *m == nil {
+		if *m == nil && (m != &a.Partitions || !dense) {
 			*m = map[int32][]int32{}
 		}
 	}
-	return a, true
+	return a, lists, true
 }
 
 // scanner reads the JSON subset above; ok turns false at the first thing
 // it does not handle.
 type scanner struct {
-	b  []byte
-	i  int
-	ok bool
+	b     []byte
+	i     int
+	ok    bool
+	block []int32 // int32s cuts its arrays from it
 }
 
 func (s *scanner) ws() {
@@ -162,34 +186,42 @@ func (s *scanner) str() []byte {
 
 func (s *scanner) int32() int32 {
 	s.ws()
-	neg := false
-	if s.i < len(s.b) && s.b[s.i] == '-' {
-		neg = true
-		s.i++
-	}
-	digits := s.i
-	var v int64
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		if v = v*10 + int64(s.b[s.i]-'0'); v > 1<<31 {
-			s.ok = false // out of range (and no overflow below)
-			return 0
-		}
-		s.i++
-	}
-	switch n := s.i - digits; {
-	case n == 0, n > 1 && s.b[digits] == '0': // not a number, or a leading zero JSON refuses
-		s.ok = false
-		return 0
-	case neg:
-		v = -v
-	case v > 1<<31-1:
-		s.ok = false
-		return 0
-	}
-	return int32(v)
+	v, i, ok := readInt32(s.b, s.i)
+	s.i, s.ok = i, s.ok && ok
+	return v
 }
 
-// int32s reads null or an array of integers.
+// readInt32 reads an integer at b[i:] and returns the index after it; ok
+// is false for anything but a JSON integer in int32's range. It keeps
+// its place in a local, not in the scanner, so that the row loop of
+// readRow runs in registers.
+func readInt32(b []byte, i int) (v int32, next int, ok bool) {
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	digits := i
+	var u int64
+	for i < len(b) && b[i]-'0' < 10 {
+		if u = u*10 + int64(b[i]-'0'); u > 1<<31 {
+			return 0, i, false // out of range (and no overflow below)
+		}
+		i++
+	}
+	switch n := i - digits; {
+	case n == 0, n > 1 && b[digits] == '0': // not a number, or a leading zero JSON refuses
+		return 0, i, false
+	case neg:
+		u = -u
+	case u > 1<<31-1:
+		return 0, i, false
+	}
+	return int32(u), i, true
+}
+
+// int32s reads null or an array of integers. The arrays of a document
+// are cut from shared blocks (a topic of 1000 partitions has 1000 replica
+// lists), each at its length, so that an append to one copies it.
 func (s *scanner) int32s() []int32 {
 	if s.null() {
 		return nil
@@ -198,18 +230,54 @@ func (s *scanner) int32s() []int32 {
 		s.ok = false
 		return nil
 	}
-	out := make([]int32, 0, 4)
+	if len(s.block) < 16 {
+		s.block = make([]int32, 1024)
+	}
+	out := s.block[:0]
 	if s.eat(']') {
-		return out
+		return out[:0:0]
 	}
 	for s.ok {
 		out = append(out, s.int32())
 		if s.eat(']') {
-			return out
+			if len(out) <= len(s.block) && &out[0] == &s.block[0] {
+				s.block = s.block[len(out):]
+			}
+			return out[:len(out):len(out)]
 		}
 		s.ok = s.ok && s.eat(',')
 	}
 	return nil
+}
+
+// maxDensePartition bounds the partition ids replicaLists reads: its
+// slice is as long as the largest id.
+const maxDensePartition = 1 << 20
+
+// replicaLists reads null or {"<partition>": [replicas], ...} into lists
+// indexed by partition id.
+func (s *scanner) replicaLists() [][]int32 {
+	var out [][]int32
+	if s.null() {
+		return out
+	}
+	s.object(func(key []byte) bool {
+		p, err := strconv.ParseInt(string(key), 10, 32)
+		if err != nil || p < 0 || p >= maxDensePartition {
+			return false
+		}
+		for int(p) >= len(out) {
+			out = append(out, nil)
+		}
+		if out[p] != nil {
+			return false // "1" and "01": encoding/json keeps both raw keys
+		}
+		if out[p] = s.int32s(); out[p] == nil {
+			out[p] = []int32{} // null: present, without replicas
+		}
+		return s.ok
+	})
+	return out
 }
 
 // replicaMap reads null or {"<partition>": [replicas], ...}.

@@ -87,3 +87,50 @@ func decodeAssignmentJSON(b []byte) (Assignment, error) {
 	a.RawPartitions, a.RawAdding, a.RawRemoving = nil, nil, nil
 	return a, err
 }
+
+// A dense read holds what DecodeAssignment reads, from the fast path and
+// from encoding/json alike; ids out of its range are refused.
+func TestDecodeDenseAssignment(t *testing.T) {
+	for _, doc := range []string{
+		`{"version":3,"topic_id":"AQIDBAUGBwgJCgsMDQ4PEA","partitions":{"2":[1,2],"0":[3],"5":[],"7":null},"adding_replicas":{"2":[4]}}`,
+		`{"version":3,"topic_id":"AQIDBAUGBwgJCgsMDQ4PEA","partitions":{"2":[1,2],"0":[3],"5":[],"7":null},"removing_replicas":{"0":[3]},"extra":1}`,
+		`{"version":3,"partitions":{"1":[1],"01":[2]}}`,
+		`{"version":3,"topic_id":"AQIDBAUGBwgJCgsMDQ4PEA"}`,
+	} {
+		a, err := DecodeAssignment([]byte(doc))
+		if err != nil {
+			t.Fatalf("%s: %v", doc, err)
+		}
+		d, err := DecodeDenseAssignment([]byte(doc))
+		if err != nil {
+			t.Fatalf("%s: dense: %v", doc, err)
+		}
+		if d.TopicID != a.TopicID || !reflect.DeepEqual(d.AddingReplicas, a.AddingReplicas) || !reflect.DeepEqual(d.RemovingReplicas, a.RemovingReplicas) {
+			t.Errorf("%s: dense %+v, want %+v", doc, d, a)
+		}
+		n := 0
+		for p, rs := range d.Replicas {
+			want, ok := a.Partitions[int32(p)]
+			if rs != nil {
+				n++
+			}
+			if (rs != nil) != ok || len(rs) != len(want) || !reflect.DeepEqual(append([]int32{}, rs...), append([]int32{}, want...)) {
+				t.Errorf("%s: partition %d: dense %v, want %v (%v)", doc, p, rs, want, ok)
+			}
+		}
+		if n != len(a.Partitions) {
+			t.Errorf("%s: dense has %d partitions, want %d", doc, n, len(a.Partitions))
+		}
+	}
+	for _, doc := range []string{`{"version":3,"partitions":{"-1":[1]}}`, `{"version":3,"partitions":{"2000000000":[1]}}`} {
+		if d, err := DecodeDenseAssignment([]byte(doc)); err == nil {
+			t.Errorf("%s: read as %+v", doc, d)
+		}
+	}
+	// Replica lists share blocks without sharing capacity.
+	d, _ := DecodeDenseAssignment([]byte(`{"version":3,"partitions":{"0":[1,2],"1":[3,4]}}`))
+	_ = append(d.Replicas[0], 9)
+	if d.Replicas[1][0] != 3 {
+		t.Fatalf("replica lists overlap: %v", d.Replicas)
+	}
+}
