@@ -3,7 +3,7 @@
 //
 // One fetcher goroutine runs per source (leader) broker and multiplexes every
 // partition this broker follows from it (num.replica.fetchers=1), over one
-// connection that the goroutine writes and reads itself (conn.go), to the
+// connection that the goroutine writes and reads itself (wire.Conn), to the
 // address Config.BrokerAddr gives before every request (a leader may come
 // back elsewhere). A fetcher whose last partition leaves stops.
 //

@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/storage"
+	"github.com/samsa-kafka/samsa/internal/wire"
 )
 
 // Request versions: Fetch v12 names topics (v13+ uses ids) and carries
@@ -32,6 +33,9 @@ const (
 	fetchVersion        = 12
 	leaderEpochsVersion = 4
 )
+
+// dialTimeout bounds connecting to the leader.
+const dialTimeout = 10 * time.Second
 
 // firstRetry is the first backoff of a partition the leader refused.
 const firstRetry = 20 * time.Millisecond
@@ -57,7 +61,7 @@ type fetcher struct {
 	truncs  []*partState
 
 	// owned by the goroutine
-	conn    *conn
+	conn    *wire.Conn
 	addr    string
 	failing bool
 	sess    session
@@ -209,20 +213,20 @@ func (f *fetcher) sendOnce(req kmsg.Request, resp kmsg.Response) error {
 		f.dropConn()
 	}
 	if f.conn == nil {
-		c, err := dialConn(f.ctx, addr, fmt.Sprintf("broker-%d-fetcher-0", f.cfg.NodeID))
+		c, err := wire.Dial(f.ctx, addr, fmt.Sprintf("broker-%d-fetcher-0", f.cfg.NodeID), dialTimeout)
 		if err != nil {
 			return err
 		}
 		f.conn, f.addr = c, addr
 	}
-	return f.conn.roundTrip(req, resp, f.cfg.MaxWait+socketTimeout)
+	return f.conn.RoundTrip(req, resp, f.cfg.MaxWait+socketTimeout)
 }
 
 // dropConn closes the connection; the leader may have advanced the fetch
 // session's epoch, so the next fetch is full.
 func (f *fetcher) dropConn() {
 	if f.conn != nil {
-		f.conn.close()
+		f.conn.Close()
 		f.conn = nil
 	}
 	f.sess.failed(0)
