@@ -122,10 +122,10 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 				leaders++
 			case ps.Leader < 0: // no leader (offline, or being deleted): nothing to fetch from
 				followers++
-				unfollow = append(unfollow, lp.tp)
+				unfollow = append(unfollow, lp.tp())
 			default:
 				followers++
-				follow = append(follow, fetcher.Target{TP: lp.tp, TopicID: lp.id, Leader: ps.Leader,
+				follow = append(follow, fetcher.Target{TP: lp.tp(), TopicID: lp.id(), Leader: ps.Leader,
 					LeaderEpoch: ps.LeaderEpoch, Partition: p})
 			}
 			rp := kmsg.NewLeaderAndISRResponseTopicPartition()
@@ -237,7 +237,7 @@ func (t *topicCfgs) get(ctx context.Context, c *controlPlane, topic string) *top
 // slabs): the logger with the partition's attributes is built only when
 // something is logged.
 func (c *controlPlane) become(ctx context.Context, b *replica.Batch, lp *lisrPart, cfgs *topicCfgs, ctrlEpoch int32) (int16, *replica.Partition) {
-	ps, tp := lp.ps, lp.tp
+	ps, tp := lp.ps, lp.tp()
 	log := func() *slog.Logger {
 		return c.log.With("partition", tp.String(), "controller_epoch", ctrlEpoch, "leader_epoch", ps.LeaderEpoch)
 	}
@@ -263,9 +263,9 @@ func (c *controlPlane) become(ctx context.Context, b *replica.Batch, lp *lisrPar
 	var p *replica.Partition
 	var err error
 	if lp.hosted != nil {
-		p, err = b.BecomeHosted(lp.hosted, lp.id, st)
+		p, err = b.BecomeHosted(lp.hosted, lp.id(), st)
 	} else {
-		p, err = b.BecomeWithLog(tp, lp.id, cfg, st, lp.log)
+		p, err = b.BecomeWithLog(tp, lp.id(), cfg, st, lp.log)
 	}
 	switch {
 	case err == nil:

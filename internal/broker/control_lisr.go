@@ -23,14 +23,23 @@ import (
 // lisrPart is one partition state of a LeaderAndIsr with what this broker
 // knew of the partition when the request arrived, looked up once: every pass
 // over the request reuses it (a request carries thousands of partitions).
+//
+// It names its topic by the request's topic state (a request carries a few
+// topics), not by copies of the topic's name and id.
 type lisrPart struct {
-	tp     storage.TopicPartition
-	id     [16]byte
+	ts     *kmsg.LeaderAndISRRequestTopicState
 	ps     *kmsg.LeaderAndISRRequestTopicPartition
-	mine   bool               // this broker is among the replicas
 	hosted *replica.Partition // nil: not hosted here yet
 	log    *storage.Log       // of a partition not hosted yet, once created (createLogs)
+	mine   bool               // this broker is among the replicas
 }
+
+func (lp *lisrPart) tp() storage.TopicPartition {
+	return storage.TopicPartition{Topic: lp.ts.Topic, Partition: lp.ps.Partition}
+}
+
+func (lp *lisrPart) topic() string { return lp.ts.Topic }
+func (lp *lisrPart) id() [16]byte  { return lp.ts.TopicID }
 
 // lisrParts flattens req's partition states, in request order.
 func (c *controlPlane) lisrParts(topics []kmsg.LeaderAndISRRequestTopicState) []lisrPart {
@@ -44,10 +53,9 @@ func (c *controlPlane) lisrParts(topics []kmsg.LeaderAndISRRequestTopicState) []
 			ts := &topics[ti]
 			for i := range ts.PartitionStates {
 				ps := &ts.PartitionStates[i]
-				tp := storage.TopicPartition{Topic: ts.Topic, Partition: ps.Partition}
-				lp := lisrPart{tp: tp, id: ts.TopicID, ps: ps, mine: slices.Contains(ps.Replicas, c.nodeID)}
+				lp := lisrPart{ts: ts, ps: ps, mine: slices.Contains(ps.Replicas, c.nodeID)}
 				if lp.mine {
-					lp.hosted = hosted(tp)
+					lp.hosted = hosted(lp.tp())
 				}
 				out = append(out, lp)
 			}
@@ -78,11 +86,11 @@ func (c *controlPlane) createLogs(ctx context.Context, parts []lisrPart, cfgs *t
 		if !c.needsLog(ctx, lp, cfgs) {
 			continue
 		}
-		if k := len(ts); k == 0 || ts[k-1].Topic != lp.tp.Topic || ts[k-1].TopicID != lp.id {
-			ts = append(ts, storage.TopicLogs{Topic: lp.tp.Topic, TopicID: lp.id, Config: cfgs.get(ctx, c, lp.tp.Topic).cfg.Log})
+		if k := len(ts); k == 0 || ts[k-1].Topic != lp.topic() || ts[k-1].TopicID != lp.id() {
+			ts = append(ts, storage.TopicLogs{Topic: lp.topic(), TopicID: lp.id(), Config: cfgs.get(ctx, c, lp.topic()).cfg.Log})
 			start = len(nums)
 		}
-		nums = append(nums, lp.tp.Partition)
+		nums = append(nums, lp.ps.Partition)
 		ts[len(ts)-1].Partitions = nums[start:]
 	}
 	logs, err := c.replicas.CreateTopicLogs(ts)
@@ -102,7 +110,7 @@ func (c *controlPlane) createLogs(ctx context.Context, parts []lisrPart, cfgs *t
 // needsLog says whether createLogs creates lp's log: this broker is to host
 // it for the first time, and its topic's config resolves.
 func (c *controlPlane) needsLog(ctx context.Context, lp *lisrPart, cfgs *topicCfgs) bool {
-	return lp.mine && lp.hosted == nil && cfgs.get(ctx, c, lp.tp.Topic).err == nil
+	return lp.mine && lp.hosted == nil && cfgs.get(ctx, c, lp.topic()).err == nil
 }
 
 // newLeaders lists the partitions of the request that will make this broker
@@ -122,7 +130,7 @@ func (c *controlPlane) newLeaders(parts []lisrPart) []storage.TopicPartition {
 		if out == nil { // thousands at a time: sized once, for the rest of parts
 			out = make([]storage.TopicPartition, 0, len(parts)-i)
 		}
-		out = append(out, lp.tp)
+		out = append(out, lp.tp())
 	}
 	return out
 }
