@@ -148,9 +148,9 @@ func (m *Manager) claimLocked(slab *[]Log, t *TopicLogs, p int32, cfg *LogConfig
 	if len(*slab) == cap(*slab) {
 		panic("storage: log slab full") // appending would move the logs claimed so far
 	}
-	*slab = append(*slab, Log{tp: TopicPartition{t.Topic, p}, dirs: m.leastLoadedDir(), cfg: cfg,
-		topicID: t.TopicID, idKnown: true})
+	*slab = append(*slab, Log{tp: TopicPartition{t.Topic, p}, dirs: m.leastLoadedDir(), cfg: cfg, topicID: t.TopicID})
 	l := &(*slab)[len(*slab)-1]
+	l.idKnown.Store(true)
 	l.lazy.Store(true)
 	l.dirs.count++
 	m.creating.Put(t.Topic, p, l)
@@ -216,18 +216,21 @@ func (m *Manager) repairMetadata(l *Log, id [16]byte) {
 	if l.dirs.clean {
 		return
 	}
-	l.idMu.Lock()
-	defer l.idMu.Unlock()
-	if l.idKnown {
+	if l.idKnown.Load() {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.idKnown.Load() {
 		return
 	}
 	if got, err := readPartitionMetadata(l.dir()); err == nil {
-		l.topicID, l.idKnown = got, true
+		l.setTopicIDLocked(got)
 		return
 	}
 	if err := writeFileSync(filepath.Join(l.dir(), partitionMetadataFile), encodePartitionMetadata(id)); err != nil {
 		m.log.Warn("storage: rewrite partition.metadata", "partition", l.tp, "err", err)
 		return
 	}
-	l.topicID, l.idKnown = id, true
+	l.setTopicIDLocked(id)
 }

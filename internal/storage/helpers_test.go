@@ -29,7 +29,7 @@ func openManager(t testing.TB, dir string) *Manager {
 func (m *Manager) crash() {
 	for _, l := range m.snapshot() {
 		l.mu.Lock()
-		for _, s := range l.segs {
+		for _, s := range l.segments() {
 			s.closeFiles()
 		}
 		l.closed = true

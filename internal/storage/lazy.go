@@ -25,7 +25,9 @@ import (
 // first segment, durable, and loads it. Called with mu held for writing. On
 // error the log stays lazy and what was made is removed.
 func (l *Log) materializeLocked() error {
+	l.onDisk = &onDisk{} // recovered: nothing to recover from 0
 	if err := l.writeDirLocked(); err != nil {
+		l.onDisk = nil // lazy still
 		return err
 	}
 	if err := l.loadLocked(); err != nil {
@@ -61,10 +63,8 @@ func (l *Log) writeDirLocked() error {
 // writeFilesLocked writes partition.metadata, the leader-epoch-checkpoint
 // of the in-memory cache if it has entries, and the empty first segment.
 func (l *Log) writeFilesLocked() error {
-	l.idMu.Lock()
-	id := l.topicID
-	l.idMu.Unlock()
-	if err := writeNewFile(filepath.Join(l.dir(), partitionMetadataFile), encodePartitionMetadata(id), true); err != nil {
+	// A lazy log's topic id is known (CreateTopics), hence immutable.
+	if err := writeNewFile(filepath.Join(l.dir(), partitionMetadataFile), encodePartitionMetadata(l.topicID), true); err != nil {
 		return err
 	}
 	// Absent if empty, as for any new log. Not fsynced: if a crash loses
@@ -97,13 +97,13 @@ func writeNewFile(path string, data []byte, sync bool) error {
 	return nil
 }
 
-// unmakeLocked undoes a failed materialization (best effort).
+// unmakeLocked undoes a failed materialization (best effort): the log is
+// lazy again.
 func (l *Log) unmakeLocked() {
 	for _, s := range l.segs {
 		s.closeFiles()
 	}
-	l.segs = nil
-	l.recoveryPoint, l.needRecovery = 0, false
+	l.onDisk = nil
 	if err := os.RemoveAll(l.dir()); err != nil {
 		l.dirs.log.Warn("storage: remove partly created partition", "partition", l.tp, "err", err)
 	}

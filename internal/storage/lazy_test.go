@@ -94,6 +94,7 @@ func checkEmptyLog(t *testing.T, l *Log) {
 	if err := l.Open(); err != nil {
 		t.Fatal(err)
 	}
+	checkOnDisk(t, l)
 	if leo, lso := l.LogEndOffset(), l.LogStartOffset(); leo != 0 || lso != 0 {
 		t.Fatalf("%s: LEO %d, LSO %d", l.tp, leo, lso)
 	}
@@ -124,6 +125,18 @@ func checkEmptyLog(t *testing.T, l *Log) {
 	l.SetConfig(cfg)
 	if l.TopicID() != topic || l.LogEndOffset() != 0 {
 		t.Fatalf("%s: topic id %x, LEO %d", l.tp, l.TopicID(), l.LogEndOffset())
+	}
+	checkOnDisk(t, l)
+}
+
+// checkOnDisk checks that a log has its files' state exactly when it is not
+// lazy.
+func checkOnDisk(t *testing.T, l *Log) {
+	t.Helper()
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if lazy, has := l.lazy.Load(), l.onDisk != nil; lazy == has {
+		t.Fatalf("%s: lazy %v with files' state %v", l.tp, lazy, has)
 	}
 }
 
@@ -220,6 +233,7 @@ func TestLazyMaterializeRefusesForeignDir(t *testing.T) {
 	if l.LogEndOffset() != 1 {
 		t.Fatalf("LEO %d", l.LogEndOffset())
 	}
+	checkOnDisk(t, l)
 }
 
 // TestLazyDelete: deleting a lazy log leaves nothing on disk and schedules

@@ -20,43 +20,59 @@ import (
 //
 // A broker holds hundreds of thousands of logs, mostly lazy ones, so a Log
 // keeps only what it needs: its directory's path is derived when used (from
-// dirs, which also holds the fd cache and the logger), and its config is a
-// pointer to an immutable value that the logs created together share.
+// dirs, which also holds the fd cache and the logger), its config is a
+// pointer to an immutable value that the logs created together share, and
+// what only a log with files needs is behind a pointer (onDisk), nil while
+// the log is lazy.
 type Log struct {
 	tp   TopicPartition
-	dirs *logDir // the log directory holding this log
+	dirs *logDir    // the log directory holding this log
+	cfg  *LogConfig // sane; replaced, never modified; guarded by mu
+	// onDisk is nil exactly while the log is lazy (lazy.go); set and
+	// cleared under mu held for writing. Its fields are guarded by mu.
+	*onDisk
+
+	mu     sync.RWMutex
+	epochs epochCache   // leader epochs (epoch.go), guarded by mu
+	hw     atomic.Int64 // high watermark (hw.go); written under mu
+	// topicID is immutable once idKnown is set; before, it is read from
+	// partition.metadata under mu.
+	topicID [16]byte
 
 	loaded atomic.Bool
 	// lazy: created but never written, so no directory exists yet (see
 	// lazy.go). Set before the log is shared, cleared only under mu held
 	// for writing; read under mu, or without it as a hint.
-	lazy   atomic.Bool
-	mu     sync.RWMutex
-	cfg    *LogConfig // sane; replaced, never modified
-	closed bool
-	segs   []*segment // sorted by base; the last is active
+	lazy    atomic.Bool
+	idKnown atomic.Bool
+	closed  bool
+}
+
+// onDisk is the state of a log that has a directory: every log but a lazy
+// one.
+type onDisk struct {
+	segs []*segment // sorted by base; the last is active
 
 	recoveryPoint int64 // offsets below are known flushed
 	needRecovery  bool  // unclean shutdown and not yet recovered
 	unflushed     int64 // records appended since the last flush
 	lastFlushMs   int64
-
-	epochs epochCache   // leader epochs (epoch.go), guarded by mu
-	hw     atomic.Int64 // high watermark (hw.go); written under mu
-
-	idMu    sync.Mutex
-	topicID [16]byte
-	idKnown bool
 }
 
 // newLog returns the log of a partition directory found in d, not loaded.
 // cfg must be sane.
 func newLog(d *logDir, tp TopicPartition, cfg *LogConfig) *Log {
-	l := &Log{tp: tp, dirs: d, cfg: cfg}
-	l.recoveryPoint = d.recoveryPoints[tp]
-	l.needRecovery = !d.clean
+	l := &Log{tp: tp, dirs: d, cfg: cfg, onDisk: &onDisk{recoveryPoint: d.recoveryPoints[tp], needRecovery: !d.clean}}
 	l.hw.Store(d.hws[tp])
 	return l
+}
+
+// segments lists the log's segments: none while it is lazy.
+func (l *Log) segments() []*segment {
+	if l.onDisk == nil {
+		return nil
+	}
+	return l.segs
 }
 
 // dir is the log's partition directory (which a lazy log has not made yet).
@@ -76,18 +92,29 @@ func partitionDir(dirPath string, tp TopicPartition) string {
 }
 
 // TopicID returns the topic id from partition.metadata (zero if unknown).
+// Once known it is read without a lock.
 func (l *Log) TopicID() [16]byte {
-	l.idMu.Lock()
-	defer l.idMu.Unlock()
-	if !l.idKnown {
+	if l.idKnown.Load() {
+		return l.topicID
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.idKnown.Load() {
 		id, err := readPartitionMetadata(l.dir())
 		if err != nil {
 			l.dirs.log.Warn("storage: read partition.metadata", "partition", l.tp, "err", err)
 			return id
 		}
-		l.topicID, l.idKnown = id, true
+		l.setTopicIDLocked(id)
 	}
 	return l.topicID
+}
+
+// setTopicIDLocked makes id the log's known topic id (mu held for writing,
+// id not known yet).
+func (l *Log) setTopicIDLocked(id [16]byte) {
+	l.topicID = id
+	l.idKnown.Store(true)
 }
 
 // SetConfig replaces the log's topic config; it applies to later appends
@@ -101,7 +128,7 @@ func (l *Log) SetConfig(cfg LogConfig) {
 	}
 	l.cfg = new(LogConfig) // not &sane: that would allocate on every call
 	*l.cfg = sane
-	for _, s := range l.segs {
+	for _, s := range l.segments() {
 		s.interval = l.cfg.IndexIntervalBytes
 	}
 }
@@ -391,7 +418,7 @@ func (l *Log) closeLog(flush bool) error {
 	if flush && l.loaded.Load() {
 		err = l.flushLocked(0)
 	}
-	for _, s := range l.segs {
+	for _, s := range l.segments() {
 		s.closeFiles()
 	}
 	l.closed = true

@@ -372,7 +372,11 @@ func (m *Manager) checkpoint(force bool) error {
 	byDir := make(map[*logDir]map[TopicPartition]int64)
 	for _, l := range m.snapshot() {
 		l.mu.RLock()
-		rp, lazy := l.recoveryPoint, l.lazy.Load()
+		lazy := l.lazy.Load()
+		var rp int64
+		if !lazy {
+			rp = l.recoveryPoint
+		}
 		l.mu.RUnlock()
 		if lazy {
 			continue // not on disk: absent after a restart
@@ -415,7 +419,7 @@ func (m *Manager) Close() error {
 		if err := l.close(); err != nil {
 			errs = append(errs, err)
 		}
-		if l.needRecovery {
+		if l.onDisk != nil && l.needRecovery { // closed: neither changes any more
 			unrecovered[l.dirs] = true
 		}
 	}

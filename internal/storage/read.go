@@ -135,7 +135,7 @@ func (l *Log) OffsetForTimestamp(ts int64) (offset, timestamp int64, found bool,
 		return -1, -1, false, err
 	}
 	defer l.mu.RUnlock()
-	for _, s := range l.segs { // none if lazy
+	for _, s := range l.segments() {
 		segMax, _, err := s.timestamps()
 		if err != nil {
 			return -1, -1, false, err
@@ -195,7 +195,7 @@ func (l *Log) MaxTimestamp() (timestamp, offset int64, err error) {
 	defer l.mu.RUnlock()
 	var best *segment // stays nil if lazy
 	bestTS, bestOff := int64(-1), int64(-1)
-	for _, s := range l.segs {
+	for _, s := range l.segments() {
 		ts, off, err := s.timestamps()
 		if err != nil {
 			return -1, -1, err
