@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"runtime/pprof"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -89,6 +90,8 @@ func benchLeaderAndIsr(topics, perTopic int, epoch int32, moved bool) *kmsg.Lead
 
 func BenchmarkLeaderAndIsrApply(b *testing.B) {
 	const topics, perTopic = 100, 1000
+	var cpu timedCPU
+	defer cpu.report(b)
 	for range b.N {
 		b.StopTimer()
 		c, stop := benchControlPlane(b)
@@ -98,10 +101,10 @@ func BenchmarkLeaderAndIsrApply(b *testing.B) {
 		}
 		req := benchLeaderAndIsr(topics, perTopic, 1, true)
 		var resp *kmsg.LeaderAndISRResponse
-		b.StartTimer()
+		cpu.start(b)
 		// Labelled for profiles: go tool pprof -tagfocus phase=timed.
 		pprof.Do(ctx, pprof.Labels("phase", "timed"), func(ctx context.Context) { resp = c.LeaderAndIsr(ctx, req) })
-		b.StopTimer()
+		cpu.stop(b)
 		stop()
 		for _, t := range resp.Topics {
 			for _, p := range t.Partitions {
@@ -116,17 +119,40 @@ func BenchmarkLeaderAndIsrApply(b *testing.B) {
 // BenchmarkLeaderAndIsrCreate: the first request, every partition new.
 func BenchmarkLeaderAndIsrCreate(b *testing.B) {
 	const topics, perTopic = 100, 1000
+	var cpu timedCPU
+	defer cpu.report(b)
 	for range b.N {
 		b.StopTimer()
 		c, stop := benchControlPlane(b)
 		req := benchLeaderAndIsr(topics, perTopic, 0, false)
 		var resp *kmsg.LeaderAndISRResponse
-		b.StartTimer()
+		cpu.start(b)
 		pprof.Do(context.Background(), pprof.Labels("phase", "timed"), func(ctx context.Context) { resp = c.LeaderAndIsr(ctx, req) })
-		b.StopTimer()
+		cpu.stop(b)
 		stop()
 		if resp.ErrorCode != 0 {
 			b.Fatal(resp.ErrorCode)
 		}
 	}
+}
+
+// timedCPU adds up the process CPU time (processCPU: the request, the GC,
+// the fetchers it starts) of a benchmark's timed windows, a steadier
+// measure than ns/op on a shared machine.
+type timedCPU struct {
+	total, at time.Duration
+}
+
+func (c *timedCPU) start(b *testing.B) {
+	c.at = processCPU()
+	b.StartTimer()
+}
+
+func (c *timedCPU) stop(b *testing.B) {
+	b.StopTimer()
+	c.total += processCPU() - c.at
+}
+
+func (c *timedCPU) report(b *testing.B) {
+	b.ReportMetric(float64(c.total.Milliseconds())/float64(b.N), "cpu-ms/op")
 }

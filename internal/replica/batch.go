@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/samsa-kafka/samsa/internal/storage"
+	"github.com/samsa-kafka/samsa/internal/storage/tptable"
 )
 
 // Batch is one request's decisions; not safe for concurrent use.
@@ -34,17 +35,20 @@ type Batch struct {
 	leads []leaderState // leader bookkeeping
 	cfg   *Config       // the config last handed out
 	grown bool          // the manager's table has room for the topic's new partitions
+	// hosted looks the manager's table up, a topic's name hashed once
+	// per topic, not per partition.
+	hosted tptable.Cursor[Partition]
 }
 
 // NewBatch starts a batch of decisions, at the manager's time.
-func (m *Manager) NewBatch() *Batch { return &Batch{m: m, now: m.now()} }
+func (m *Manager) NewBatch() *Batch { return &Batch{m: m, now: m.now(), hosted: m.topics.Cursor()} }
 
 // StartTopic says that about n partitions of the next decisions, all of
 // one topic, will be hosted here for the first time, leaders of them led
 // by this broker; the slabs of the topic before are left to its
 // partitions.
 func (b *Batch) StartTopic(n, leaders int) {
-	*b = Batch{m: b.m, now: b.now, left: n, leadersLeft: leaders, cfg: b.cfg}
+	*b = Batch{m: b.m, now: b.now, left: n, leadersLeft: leaders, cfg: b.cfg, hosted: b.hosted}
 }
 
 // BecomeWithLog is Manager.BecomeWithLog within the batch.
@@ -98,6 +102,24 @@ func (b *Batch) int32s(n int) []int32 {
 	s := b.ids[:n:n]
 	b.ids = b.ids[n:]
 	return s
+}
+
+// getLocked is m.getLocked (m.mu held), through the batch's cursor.
+func (b *Batch) getLocked(m *Manager, tp storage.TopicPartition) *Partition {
+	if b == nil {
+		return m.getLocked(tp)
+	}
+	return b.hosted.Get(tp.Topic, tp.Partition)
+}
+
+// putLocked is m.putLocked (m.mu held for writing), through the batch's
+// cursor.
+func (b *Batch) putLocked(m *Manager, p *Partition) {
+	if b == nil {
+		m.putLocked(p)
+		return
+	}
+	b.hosted.Put(p.TP.Topic, p.TP.Partition, p)
 }
 
 // growTableLocked makes room in the manager's table for the new partitions

@@ -114,11 +114,11 @@ func (m *Manager) become(b *Batch, now time.Time, tp storage.TopicPartition, top
 	// A hosted partition (the common case) needs only the read lock; apply
 	// waits for appends and may touch the log, so no lock is held then.
 	m.mu.RLock()
-	p := m.getLocked(tp)
+	p := b.getLocked(m, tp)
 	m.mu.RUnlock()
 	if p == nil {
 		m.mu.Lock()
-		if p = m.getLocked(tp); p != nil {
+		if p = b.getLocked(m, tp); p != nil {
 			m.mu.Unlock()
 		}
 	}
@@ -134,7 +134,7 @@ func (m *Manager) become(b *Batch, now time.Time, tp storage.TopicPartition, top
 		return nil, err
 	}
 	b.growTableLocked(tp.Topic)
-	m.putLocked(p)
+	b.putLocked(m, p)
 	return p, nil
 }
 

@@ -58,7 +58,7 @@ func (l *Log) appendLeader(records []byte, hdrs []record.Header, now time.Time, 
 	defer l.mu.Unlock()
 	info := AppendInfo{FirstOffset: l.leo(), LogAppendTime: -1}
 	nowMs := now.UnixMilli()
-	if l.cfg.LogAppendTime {
+	if l.config().LogAppendTime {
 		info.LogAppendTime = nowMs
 	}
 	next, pos := info.FirstOffset, 0
@@ -68,7 +68,7 @@ func (l *Log) appendLeader(records []byte, hdrs []record.Header, now time.Time, 
 		record.SetBaseOffset(batch, next)
 		record.SetPartitionLeaderEpoch(batch, epoch)
 		h.BaseOffset, h.PartitionLeaderEpoch = next, epoch
-		if l.cfg.LogAppendTime {
+		if l.config().LogAppendTime {
 			record.SetLogAppendTime(batch, nowMs)
 			h.MaxTimestamp = nowMs
 			h.Attributes |= 0x08
@@ -143,8 +143,8 @@ func checkLayout(records []byte, hdrs []record.Header) error {
 // flushes per flush.messages. nowMs < 0 means no clock (follower): the
 // segment.ms roll uses the batch timestamps then.
 func (l *Log) appendLocked(records []byte, hdrs []record.Header, nowMs int64) error {
-	if int64(len(records)) > min(l.cfg.SegmentBytes, math.MaxInt32) {
-		return fmt.Errorf("%w: %d bytes, segment.bytes %d", ErrRecordSetTooLarge, len(records), l.cfg.SegmentBytes)
+	if int64(len(records)) > min(l.config().SegmentBytes, math.MaxInt32) {
+		return fmt.Errorf("%w: %d bytes, segment.bytes %d", ErrRecordSetTooLarge, len(records), l.config().SegmentBytes)
 	}
 	if nowMs < 0 {
 		nowMs = hdrs[0].MaxTimestamp
@@ -180,7 +180,7 @@ func (l *Log) appendLocked(records []byte, hdrs []record.Header, nowMs int64) er
 	for _, h := range hdrs {
 		l.unflushed += int64(h.NumRecords)
 	}
-	if l.unflushed >= l.cfg.FlushMessages {
+	if l.unflushed >= l.config().FlushMessages {
 		return l.flushLocked(nowMs)
 	}
 	return nil
@@ -195,9 +195,9 @@ func (l *Log) shouldRoll(s *segment, size int64, hdrs []record.Header, nowMs int
 		return false
 	}
 	lastOffset := hdrs[len(hdrs)-1].LastOffset()
-	return s.size+size > l.cfg.SegmentBytes ||
-		timeWaitedForRoll(s, hdrs, nowMs) >= l.cfg.SegmentMs ||
-		s.indexFull(l.cfg.SegmentIndexBytes) ||
+	return s.size+size > l.config().SegmentBytes ||
+		timeWaitedForRoll(s, hdrs, nowMs) >= l.config().SegmentMs ||
+		s.indexFull(l.config().SegmentIndexBytes) ||
 		lastOffset-s.base > math.MaxInt32 || s.size+size > math.MaxInt32
 }
 
@@ -243,7 +243,7 @@ func (l *Log) rollLocked(base int64) error {
 		return err
 	}
 	syncDir(l.dir())
-	s := newSegment(l.dir(), base, l.dirs.cache, l.cfg.IndexIntervalBytes)
+	s := newSegment(l.dir(), base, l.dirs.cache, l.config().IndexIntervalBytes)
 	s.active = true
 	s.tsKnown = true
 	s.loaded = false
@@ -291,7 +291,7 @@ func (l *Log) flushIfDue(nowMs int64) error {
 		return err
 	}
 	defer l.mu.Unlock()
-	if l.unflushed > 0 && nowMs-l.lastFlushMs >= l.cfg.FlushMs {
+	if l.unflushed > 0 && nowMs-l.lastFlushMs >= l.config().FlushMs {
 		return l.flushLocked(nowMs)
 	}
 	return nil

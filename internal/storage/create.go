@@ -3,6 +3,8 @@ package storage
 import (
 	"fmt"
 	"path/filepath"
+
+	"github.com/samsa-kafka/samsa/internal/storage/tptable"
 )
 
 // CreateRequest names one partition log to create (or to reconfigure, if it
@@ -112,6 +114,7 @@ func (m *Manager) reserve(ts []TopicLogs, out []*Log) (fresh [][]Log, old []exis
 		return nil, nil, ErrLogClosed
 	}
 	i := 0
+	creating := m.creating.Cursor() // a topic's name hashed once, not per partition
 	for ti := range ts {
 		t := &ts[ti]
 		logs := m.logs.Topic(t.Topic)
@@ -122,7 +125,7 @@ func (m *Manager) reserve(ts []TopicLogs, out []*Log) (fresh [][]Log, old []exis
 				if out[i] = l; !t.KeepExisting {
 					old = append(old, existingLog{l, t})
 				}
-			} else if l = m.creating.Get(t.Topic, p); l != nil {
+			} else if l = creating.Get(t.Topic, p); l != nil {
 				out[i] = l // named twice: the log of its first mention
 			} else {
 				if slab == nil { // room for the rest of the topic
@@ -130,7 +133,7 @@ func (m *Manager) reserve(ts []TopicLogs, out []*Log) (fresh [][]Log, old []exis
 					*cfg = t.Config.sane()
 					m.creating.Grow(t.Topic, len(t.Partitions)-j)
 				}
-				out[i] = m.claimLocked(&slab, t, p, cfg)
+				out[i] = m.claimLocked(&creating, &slab, t, p, cfg)
 			}
 			i++
 		}
@@ -142,18 +145,19 @@ func (m *Manager) reserve(ts []TopicLogs, out []*Log) (fresh [][]Log, old []exis
 }
 
 // claimLocked adds partition p of t to the slab, new and lazy with config
-// cfg, and claims it in m.creating (m.mu held). The slab has room for it:
-// its logs never move.
-func (m *Manager) claimLocked(slab *[]Log, t *TopicLogs, p int32, cfg *LogConfig) *Log {
+// cfg, and claims it in creating, a cursor on m.creating (m.mu held). The
+// slab has room for it: its logs never move.
+func (m *Manager) claimLocked(creating *tptable.Cursor[Log], slab *[]Log, t *TopicLogs, p int32, cfg *LogConfig) *Log {
 	if len(*slab) == cap(*slab) {
 		panic("storage: log slab full") // appending would move the logs claimed so far
 	}
-	*slab = append(*slab, Log{tp: TopicPartition{t.Topic, p}, dirs: m.leastLoadedDir(), cfg: cfg, topicID: t.TopicID})
+	*slab = append(*slab, Log{tp: TopicPartition{t.Topic, p}, dirs: m.leastLoadedDir(), topicID: t.TopicID})
 	l := &(*slab)[len(*slab)-1]
+	l.cfg.Store(cfg)
 	l.idKnown.Store(true)
 	l.lazy.Store(true)
 	l.dirs.count++
-	m.creating.Put(t.Topic, p, l)
+	creating.Put(t.Topic, p, l)
 	return l
 }
 
@@ -190,15 +194,16 @@ func (m *Manager) leastLoadedDir() *logDir {
 func (m *Manager) register(fresh [][]Log, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	creating, logs := m.creating.Cursor(), m.logs.Cursor()
 	for _, slab := range fresh {
 		if ok {
 			m.logs.Grow(slab[0].tp.Topic, len(slab))
 		}
 		for i := range slab {
 			l := &slab[i]
-			m.creating.Delete(l.tp.Topic, l.tp.Partition)
+			creating.Delete(l.tp.Topic, l.tp.Partition)
 			if ok {
-				m.logs.Put(l.tp.Topic, l.tp.Partition, l)
+				logs.Put(l.tp.Topic, l.tp.Partition, l)
 			} else {
 				l.dirs.count--
 			}

@@ -31,7 +31,7 @@ func TestCreateMany(t *testing.T) {
 		t.Fatalf("existing or repeated partition not reused, %d partitions", len(m.Partitions()))
 	}
 	for i, l := range logs {
-		if l == nil || l.tp != reqs[i].TopicPartition || l.cfg.RetentionMs != 1234 || l.TopicID() != topic {
+		if l == nil || l.tp != reqs[i].TopicPartition || l.config().RetentionMs != 1234 || l.TopicID() != topic {
 			t.Fatalf("log %d: %+v", i, l)
 		}
 	}
@@ -179,19 +179,19 @@ func TestCreateTopics(t *testing.T) {
 		t.Fatalf("%d logs, want %d", len(logs), len(want))
 	}
 	for i, w := range want {
-		if l := logs[i]; l.tp != w.tp || l.cfg.RetentionMs != w.retention || m.Get(w.tp) != l || l.TopicID() != topic {
-			t.Errorf("log %d: %s retention %d, want %s %d", i, l.tp, l.cfg.RetentionMs, w.tp, w.retention)
+		if l := logs[i]; l.tp != w.tp || l.config().RetentionMs != w.retention || m.Get(w.tp) != l || l.TopicID() != topic {
+			t.Errorf("log %d: %s retention %d, want %s %d", i, l.tp, l.config().RetentionMs, w.tp, w.retention)
 		}
 	}
-	if logs[4] != existing || logs[5] != logs[2] || logs[0].cfg != logs[1].cfg {
+	if logs[4] != existing || logs[5] != logs[2] || logs[0].config() != logs[1].config() {
 		t.Fatal("existing or repeated log not reused, or a topic's config not shared")
 	}
 	if n := len(m.Partitions()); n != 6 || m.dirs[0].count != 3 || m.dirs[1].count != 3 {
 		t.Fatalf("%d partitions, %d and %d per dir", n, m.dirs[0].count, m.dirs[1].count)
 	}
 	kept, err := m.CreateTopics([]TopicLogs{{Topic: "b", TopicID: topic, Config: cfg(4), Partitions: []int32{0, 6}, KeepExisting: true}})
-	if err != nil || kept[0] != existing || existing.cfg.RetentionMs != 2 || kept[1].cfg.RetentionMs != 4 {
-		t.Fatalf("KeepExisting: %v; existing reconfigured to %d", err, existing.cfg.RetentionMs)
+	if err != nil || kept[0] != existing || existing.config().RetentionMs != 2 || kept[1].config().RetentionMs != 4 {
+		t.Fatalf("KeepExisting: %v; existing reconfigured to %d", err, existing.config().RetentionMs)
 	}
 }
 

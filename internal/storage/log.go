@@ -26,8 +26,10 @@ import (
 // the log is lazy.
 type Log struct {
 	tp   TopicPartition
-	dirs *logDir    // the log directory holding this log
-	cfg  *LogConfig // sane; replaced, never modified; guarded by mu
+	dirs *logDir // the log directory holding this log
+	// cfg is sane, replaced (under mu held for writing), never modified:
+	// read without a lock it is the config of a moment.
+	cfg atomic.Pointer[LogConfig]
 	// onDisk is nil exactly while the log is lazy (lazy.go); set and
 	// cleared under mu held for writing. Its fields are guarded by mu.
 	*onDisk
@@ -62,7 +64,8 @@ type onDisk struct {
 // newLog returns the log of a partition directory found in d, not loaded.
 // cfg must be sane.
 func newLog(d *logDir, tp TopicPartition, cfg *LogConfig) *Log {
-	l := &Log{tp: tp, dirs: d, cfg: cfg, onDisk: &onDisk{recoveryPoint: d.recoveryPoints[tp], needRecovery: !d.clean}}
+	l := &Log{tp: tp, dirs: d, onDisk: &onDisk{recoveryPoint: d.recoveryPoints[tp], needRecovery: !d.clean}}
+	l.cfg.Store(cfg)
 	l.hw.Store(d.hws[tp])
 	return l
 }
@@ -119,24 +122,34 @@ func (l *Log) setTopicIDLocked(id [16]byte) {
 
 // SetConfig replaces the log's topic config; it applies to later appends
 // and retention passes.
+//
+// The common case, a log re-created with its config, takes no lock: a
+// config equal to the log's sane one is sane already.
 func (l *Log) SetConfig(cfg LogConfig) {
+	if *l.config() == cfg {
+		return
+	}
 	sane := cfg.sane()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if *l.cfg == sane { // the common case: a log re-created with its config
+	if *l.config() == sane {
 		return
 	}
-	l.cfg = new(LogConfig) // not &sane: that would allocate on every call
-	*l.cfg = sane
+	c := new(LogConfig) // not &sane: that would allocate on every call
+	*c = sane
+	l.cfg.Store(c)
 	for _, s := range l.segments() {
-		s.interval = l.cfg.IndexIntervalBytes
+		s.interval = c.IndexIntervalBytes
 	}
 }
+
+// config is the log's config (sane; not to be modified).
+func (l *Log) config() *LogConfig { return l.cfg.Load() }
 
 // Open loads the log now (it otherwise loads on first use) and reports a
 // load error.
 func (l *Log) Open() error {
-	if l.loaded.Load() || l.lazy.Load() {
+	if l.ready() {
 		l.mu.RLock()
 		defer l.mu.RUnlock()
 		if l.closed {
@@ -180,7 +193,7 @@ func (l *Log) loadLocked() error {
 	}
 	l.segs = make([]*segment, len(bases))
 	for i, b := range bases {
-		s := newSegment(l.dir(), b, l.dirs.cache, l.cfg.IndexIntervalBytes)
+		s := newSegment(l.dir(), b, l.dirs.cache, l.config().IndexIntervalBytes)
 		fi, err := os.Stat(s.path + ".log")
 		if err != nil {
 			return fmt.Errorf("storage: stat segment: %w", err)
@@ -346,14 +359,10 @@ func createFiles(path string) error {
 // LogEndOffset is the offset the next appended record gets; -1 if the log
 // cannot be loaded.
 func (l *Log) LogEndOffset() int64 {
-	if l.Open() != nil {
+	if l.rlockLoaded() != nil {
 		return -1
 	}
-	l.mu.RLock()
 	defer l.mu.RUnlock()
-	if l.closed {
-		return -1
-	}
 	if l.lazy.Load() {
 		return 0
 	}
@@ -363,24 +372,27 @@ func (l *Log) LogEndOffset() int64 {
 // LogStartOffset is the first offset still in the log; -1 if the log cannot
 // be loaded.
 func (l *Log) LogStartOffset() int64 {
-	if l.Open() != nil {
+	if l.rlockLoaded() != nil {
 		return -1
 	}
-	l.mu.RLock()
 	defer l.mu.RUnlock()
-	if l.closed {
-		return -1
-	}
 	if l.lazy.Load() {
 		return 0
 	}
 	return l.segs[0].base
 }
 
+// ready says whether the log needs no loading: it is loaded, or lazy
+// (nothing to load). A log stays ready until closed, which holders of mu
+// check.
+func (l *Log) ready() bool { return l.loaded.Load() || l.lazy.Load() }
+
 // lockLoaded loads the log and takes mu for writing.
 func (l *Log) lockLoaded() error {
-	if err := l.Open(); err != nil {
-		return err
+	if !l.ready() {
+		if err := l.Open(); err != nil {
+			return err
+		}
 	}
 	l.mu.Lock()
 	if l.closed {
@@ -392,8 +404,10 @@ func (l *Log) lockLoaded() error {
 
 // rlockLoaded loads the log and takes mu for reading.
 func (l *Log) rlockLoaded() error {
-	if err := l.Open(); err != nil {
-		return err
+	if !l.ready() {
+		if err := l.Open(); err != nil {
+			return err
+		}
 	}
 	l.mu.RLock()
 	if l.closed {

@@ -28,7 +28,7 @@ func (l *Log) enforceRetention(now time.Time) error {
 	for i, s := range l.segs {
 		sizes[i] = s.size
 	}
-	n, err := expiredCount(*l.cfg, now.UnixMilli(), sizes, func(i int) (int64, error) {
+	n, err := expiredCount(*l.config(), now.UnixMilli(), sizes, func(i int) (int64, error) {
 		s := l.segs[i]
 		ts, _, err := s.timestamps()
 		if err == nil && ts < 0 {
@@ -131,7 +131,7 @@ func mtimeMs(path string) int64 {
 // mtime, Kafka's fallback for segments without a known largest timestamp.
 func (l *Log) retentionDue(nowMs int64) bool {
 	l.mu.RLock()
-	cfg, closed, lazy := l.cfg, l.closed, l.lazy.Load()
+	cfg, closed, lazy := l.config(), l.closed, l.lazy.Load()
 	l.mu.RUnlock()
 	if closed || lazy || (cfg.RetentionMs < 0 && cfg.RetentionBytes < 0) {
 		return false

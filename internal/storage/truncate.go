@@ -94,7 +94,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	}
 	l.segs = nil
 	err := createFiles(segmentPath(l.dir(), offset))
-	s := newSegment(l.dir(), offset, l.dirs.cache, l.cfg.IndexIntervalBytes)
+	s := newSegment(l.dir(), offset, l.dirs.cache, l.config().IndexIntervalBytes)
 	s.active, s.tsKnown = true, true
 	l.segs = []*segment{s}
 	if err == nil {

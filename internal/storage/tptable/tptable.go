@@ -27,6 +27,9 @@ const denseSlack = 1024
 type Table[T any] struct {
 	topics map[string]*Topic[T]
 	n      int
+	// gen changes whenever a topic is added to or removed from topics, so
+	// that a cursor knows when the topic it holds may be stale.
+	gen uint64
 }
 
 // Topic holds one topic's entries.
@@ -94,13 +97,18 @@ func (t *Table[T]) topic(name string) *Topic[T] {
 	}
 	tt := &Topic[T]{}
 	t.topics[name] = tt
+	t.gen++
 	return tt
 }
 
 // Put stores v (not nil) at (topic, p) and returns the entry it replaced,
 // nil if none.
 func (t *Table[T]) Put(topic string, p int32, v *T) (old *T) {
-	tt := t.topics[topic]
+	return t.putIn(t.topics[topic], topic, p, v)
+}
+
+// putIn is Put, tt being topic's entries (nil if none).
+func (t *Table[T]) putIn(tt *Topic[T], topic string, p int32, v *T) (old *T) {
 	if tt == nil {
 		tt = t.topic(topic)
 	}
@@ -138,7 +146,11 @@ func (tt *Topic[T]) put(p int32, v *T) (old *T) {
 
 // Delete removes (topic, p) and returns its entry, nil if absent.
 func (t *Table[T]) Delete(topic string, p int32) *T {
-	tt := t.topics[topic]
+	return t.deleteIn(t.topics[topic], topic, p)
+}
+
+// deleteIn is Delete, tt being topic's entries (nil if none).
+func (t *Table[T]) deleteIn(tt *Topic[T], topic string, p int32) *T {
 	v := tt.Get(p)
 	if v == nil {
 		return nil
@@ -152,6 +164,7 @@ func (t *Table[T]) Delete(topic string, p int32) *T {
 	t.n--
 	if tt.n == 0 {
 		delete(t.topics, topic)
+		t.gen++
 	}
 	return v
 }
@@ -182,23 +195,40 @@ type Key struct {
 	Partition int32
 }
 
-// Cursor looks entries up for a run of keys, most of the same topic as the
-// one before: the topic's name is hashed once per run. Valid until the
-// table is next modified.
+// Cursor looks entries up, and puts and deletes them, for a run of keys,
+// most of the same topic as the one before: the topic's name is hashed
+// once per run. It notices topics added to or removed from the table since
+// its last use, however made, so it stays valid as long as the table; like
+// the table, it needs its owner's lock (for reading to Get, for writing to
+// Put or Delete), and it is not safe for concurrent use itself.
 type Cursor[T any] struct {
 	t     *Table[T]
 	name  string
 	tt    *Topic[T]
+	gen   uint64
 	found bool
 }
 
 // Cursor returns a cursor on t.
 func (t *Table[T]) Cursor() Cursor[T] { return Cursor[T]{t: t} }
 
-// Get is Table.Get.
-func (c *Cursor[T]) Get(topic string, p int32) *T {
-	if !c.found || topic != c.name {
-		c.name, c.tt, c.found = topic, c.t.topics[topic], true
+// topic returns the entries of name, nil if none.
+func (c *Cursor[T]) topic(name string) *Topic[T] {
+	if !c.found || c.gen != c.t.gen || name != c.name {
+		c.name, c.tt, c.gen, c.found = name, c.t.topics[name], c.t.gen, true
 	}
-	return c.tt.Get(p)
+	return c.tt
+}
+
+// Get is Table.Get.
+func (c *Cursor[T]) Get(topic string, p int32) *T { return c.topic(topic).Get(p) }
+
+// Put is Table.Put.
+func (c *Cursor[T]) Put(topic string, p int32, v *T) (old *T) {
+	return c.t.putIn(c.topic(topic), topic, p, v)
+}
+
+// Delete is Table.Delete.
+func (c *Cursor[T]) Delete(topic string, p int32) *T {
+	return c.t.deleteIn(c.topic(topic), topic, p)
 }

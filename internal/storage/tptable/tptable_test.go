@@ -9,10 +9,12 @@ import (
 // replacements and deletes of dense, far (sparse), negative and absent
 // partition numbers; every step checks Get, Len, the topics' Len, and that a
 // topic without entries is forgotten; All and Cursor are checked at the end
-// of each round.
+// of each round. Half the steps go through one cursor that lives through
+// the whole test, while topics come and go under it.
 func TestTableMatchesMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var tab Table[int]
+	cur := tab.Cursor()
 	ref := map[Key]*int{}
 	topics := []string{"a", "b", "c-1"}
 	number := func() int32 {
@@ -28,19 +30,23 @@ func TestTableMatchesMap(t *testing.T) {
 	for round := range 20 {
 		for range 500 {
 			k := Key{topics[rng.IntN(len(topics))], number()}
+			put, del, get := tab.Put, tab.Delete, tab.Get
+			if rng.IntN(2) == 0 {
+				put, del, get = cur.Put, cur.Delete, cur.Get
+			}
 			if rng.IntN(3) == 0 {
-				if got, want := tab.Delete(k.Topic, k.Partition), ref[k]; got != want {
+				if got, want := del(k.Topic, k.Partition), ref[k]; got != want {
 					t.Fatalf("Delete(%v) = %p, want %p", k, got, want)
 				}
 				delete(ref, k)
 			} else {
 				v := new(int)
-				if got, want := tab.Put(k.Topic, k.Partition, v), ref[k]; got != want {
+				if got, want := put(k.Topic, k.Partition, v), ref[k]; got != want {
 					t.Fatalf("Put(%v) replaced %p, want %p", k, got, want)
 				}
 				ref[k] = v
 			}
-			if got := tab.Get(k.Topic, k.Partition); got != ref[k] {
+			if got := get(k.Topic, k.Partition); got != ref[k] {
 				t.Fatalf("Get(%v) = %p, want %p", k, got, ref[k])
 			}
 			checkCounts(t, &tab, ref, topics)
@@ -151,5 +157,33 @@ func TestGrow(t *testing.T) {
 	tab.Put("u", 3, v)
 	if tab.Get("u", 3) != v || tab.Delete("u", 3) != v || tab.Topic("u") != nil {
 		t.Fatal("grown topic not filled or not forgotten once empty")
+	}
+}
+
+// A cursor holding a topic that the table then forgets and makes anew (its
+// last entry deleted, another put) finds the new topic: its reads see the
+// new entries and its writes land in the table.
+func TestCursorSeesTopicRemade(t *testing.T) {
+	var tab Table[int]
+	c := tab.Cursor()
+	v, w, x := new(int), new(int), new(int)
+	c.Put("a", 0, v)
+	if tab.Delete("a", 0) != v || tab.Topic("a") != nil {
+		t.Fatal("topic not forgotten")
+	}
+	tab.Put("a", 1, w)
+	if c.Get("a", 0) != nil || c.Get("a", 1) != w {
+		t.Fatal("cursor reads the forgotten topic")
+	}
+	c.Put("a", 2, x)
+	if tab.Get("a", 2) != x || tab.Len() != 2 || tab.Topic("a").Len() != 2 {
+		t.Fatal("cursor's put lost")
+	}
+	if c.Delete("a", 1) != w || c.Delete("a", 2) != x || tab.Len() != 0 || tab.Topic("a") != nil {
+		t.Fatal("cursor's deletes do not forget the topic")
+	}
+	c.Put("a", 3, v) // into a topic made by the cursor itself
+	if tab.Get("a", 3) != v || tab.Topics() != 1 {
+		t.Fatal("cursor's put into a new topic lost")
 	}
 }
