@@ -7,7 +7,9 @@ package replica
 // topics at once, and one allocation per partition, per replica list and
 // per leader costs time, garbage and a live heap that the GC walks object
 // by object. The logs of such a request come in slabs too (storage's
-// CreateTopics).
+// CreateTopics). Replica and ISR lists are not copied per partition at
+// all: the partitions of a topic with the same lists share one array
+// (decision.go), whether newly hosted or already.
 //
 // Slabs are per topic (StartTopic): a slab stays live while one partition
 // in it is, and partitions come and go topic by topic (created, deleted
@@ -17,6 +19,7 @@ package replica
 // as of now) are then at most the request's duration early.
 
 import (
+	"slices"
 	"time"
 
 	"github.com/samsa-kafka/samsa/internal/storage"
@@ -31,10 +34,14 @@ type Batch struct {
 	left, leadersLeft int
 
 	parts []Partition   // the current topic's slabs, what is left of them
-	ids   []int32       // replicas and ISRs of states
+	ids   []int32       // replica and ISR lists (lists)
 	leads []leaderState // leader bookkeeping
-	cfg   *Config       // the config last handed out
-	grown bool          // the manager's table has room for the topic's new partitions
+	// recent are the lists last handed out for the current topic, to share
+	// (next: where the next new one goes).
+	recent [recentLists][]int32
+	next   int
+	cfg    *Config // the config last handed out
+	grown  bool    // the manager's table has room for the topic's new partitions
 	// hosted looks the manager's table up, a topic's name hashed once
 	// per topic, not per partition.
 	hosted tptable.Cursor[Partition]
@@ -91,17 +98,35 @@ func take[T any](slab *[]T, left *int) *T {
 	return v
 }
 
-// int32s returns n zeros. A slab holds as many for each partition left.
-func (b *Batch) int32s(n int) []int32 {
-	if b == nil {
-		return make([]int32, n)
+// recentLists is how many distinct lists a batch shares at a time: a
+// topic's replicas rotate over a few brokers.
+const recentLists = 8
+
+// listChunk is the size of the arrays lists cuts new lists from.
+const listChunk = 1024
+
+// lists returns replicas ++ isr in an array shared with the other
+// decisions of the current topic with the same lists, never to be written.
+func (b *Batch) lists(replicas, isr []int32) []int32 {
+	r, n := len(replicas), len(replicas)+len(isr)
+	for _, l := range b.recent {
+		if len(l) == n && slices.Equal(l[:r], replicas) && slices.Equal(l[r:], isr) {
+			return l
+		}
+	}
+	if n == 0 {
+		return nil
 	}
 	if len(b.ids) < n {
-		b.ids = make([]int32, n*(b.left+1))
+		b.ids = make([]int32, max(n, listChunk))
 	}
-	s := b.ids[:n:n]
+	l := b.ids[:n:n]
 	b.ids = b.ids[n:]
-	return s
+	copy(l, replicas)
+	copy(l[r:], isr)
+	b.recent[b.next] = l
+	b.next = (b.next + 1) % recentLists
+	return l
 }
 
 // getLocked is m.getLocked (m.mu held), through the batch's cursor.

@@ -26,7 +26,7 @@ func (p *Partition) AppendAsFollower(records []byte) (storage.AppendInfo, error)
 	}
 	p.roleMu.RLock()
 	defer p.roleMu.RUnlock()
-	if p.state.Role == Leader {
+	if p.state.role == Leader {
 		return storage.AppendInfo{}, ErrNotFollower
 	}
 	if len(hdrs) == 0 {
@@ -70,7 +70,7 @@ func parseBatches(b []byte) (hdrs []record.Header, n int, err error) {
 // the log holds. Ignored while leading.
 func (p *Partition) SetFollowerHighWatermark(leaderHW int64) {
 	p.roleMu.RLock()
-	if p.state.Role == Leader {
+	if p.state.role == Leader {
 		p.roleMu.RUnlock()
 		return
 	}
@@ -100,7 +100,7 @@ func (p *Partition) TruncateFullyAndStartAt(offset int64) error {
 
 func (p *Partition) truncate(do func() error) error {
 	p.roleMu.RLock()
-	if p.state.Role == Leader {
+	if p.state.role == Leader {
 		p.roleMu.RUnlock()
 		return ErrNotFollower
 	}

@@ -3,7 +3,7 @@ package replica
 // A new decision for a partition whose replicas stay the same (a new
 // leader epoch, an ISR change) is applied in place: the leader keeps its
 // bookkeeping's memory (leaderState.next), the state its slices' arrays
-// (State.assign), and the result is what rebuilding them would give.
+// (decision.assign), and the result is what rebuilding them would give.
 
 import (
 	"reflect"
@@ -48,7 +48,7 @@ func TestLeaderStateNextMatchesRebuild(t *testing.T) {
 			t.Errorf("%s:\n got %+v\nwant %+v", c.name, *got, *want)
 		}
 		c.st.ISR[0], c.st.Replicas[0] = 99, 99 // the request's slices are not kept
-		if slices.Contains(got.isr, 99) || slices.Contains(got.replicas, 99) {
+		if slices.Contains(got.isr, 99) {
 			t.Errorf("%s: shares the decision's slices", c.name)
 		}
 	}
@@ -61,7 +61,7 @@ func TestLeaderStateNextMatchesRebuild(t *testing.T) {
 // compared through them).
 func visible(ls *leaderState) leaderState {
 	c := *ls
-	c.idBuf, c.followerBuf = [len(c.idBuf)]int32{}, [len(c.followerBuf)]follower{}
+	c.isrBuf, c.followerBuf = [len(c.isrBuf)]int32{}, [len(c.followerBuf)]follower{}
 	return c
 }
 
@@ -105,31 +105,67 @@ func TestApplyInPlaceAllocatesNothing(t *testing.T) {
 	}
 }
 
-// A first decision puts replicas and ISR in one array, the ISR with room to
-// grow to all replicas in place; growing it never writes over the replicas.
-func TestStateAssignShared(t *testing.T) {
-	var s State
+// An owned decision puts replicas and ISR in one array, the ISR with room
+// to grow to all replicas in place; growing it never writes over the
+// replicas.
+func TestDecisionAssignOwned(t *testing.T) {
+	var d decision
 	first := State{Leader: 2, LeaderEpoch: 1, Replicas: []int32{1, 2, 3}, ISR: []int32{2}}
 	if allocs := testing.AllocsPerRun(1, func() {
-		s = State{}
-		s.assign(first, nil)
+		d = decision{}
+		d.assign(first, nil)
 	}); allocs != 1 {
 		t.Fatalf("first decision: %v allocations, want 1", allocs)
 	}
 	grown := State{Leader: 2, LeaderEpoch: 2, Replicas: []int32{1, 2, 3}, ISR: []int32{2, 3, 1}}
-	if allocs := testing.AllocsPerRun(1, func() { s.assign(grown, nil) }); allocs != 0 {
+	if allocs := testing.AllocsPerRun(1, func() { d.assign(grown, nil) }); allocs != 0 {
 		t.Fatalf("ISR grown to the replicas: %v allocations", allocs)
 	}
-	if !slices.Equal(s.Replicas, []int32{1, 2, 3}) || !slices.Equal(s.ISR, []int32{2, 3, 1}) {
-		t.Fatalf("state %+v", s)
+	if got := d.toState(); !reflect.DeepEqual(got, grown) {
+		t.Fatalf("state %+v", got)
 	}
-	s.assign(State{Leader: 2, LeaderEpoch: 3, Replicas: []int32{1, 2, 3}, ISR: []int32{2, 3, 1, 4}}, nil) // larger: a new array
-	if !slices.Equal(s.Replicas, []int32{1, 2, 3}) || !slices.Equal(s.ISR, []int32{2, 3, 1, 4}) {
-		t.Fatalf("state %+v", s)
+	if allocs := testing.AllocsPerRun(1, func() { d.setISR([]int32{3}) }); allocs != 0 {
+		t.Fatalf("ISR change: %v allocations", allocs)
 	}
-	var empty State
+	larger := State{Leader: 2, LeaderEpoch: 3, Replicas: []int32{1, 2, 3}, ISR: []int32{2, 3, 1, 4}} // a new array
+	d.assign(larger, nil)
+	if got := d.toState(); !reflect.DeepEqual(got, larger) {
+		t.Fatalf("state %+v", got)
+	}
+	var empty decision
 	empty.assign(State{Leader: -1}, nil)
-	if empty.Replicas != nil || empty.ISR != nil {
-		t.Fatalf("empty decision: %+v", empty)
+	if st := empty.toState(); st.Replicas != nil || st.ISR != nil || st.Leader != -1 {
+		t.Fatalf("empty decision: %+v", st)
+	}
+}
+
+// Decisions of a batch with the same lists share one array; a later
+// decision or ISR change of one of them, in the batch or alone, leaves the
+// others' lists alone.
+func TestDecisionSharedCopyOnWrite(t *testing.T) {
+	b := &Batch{}
+	b.StartTopic(3, 0)
+	st := State{Leader: 1, LeaderEpoch: 1, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 2, 3}}
+	var ds [4]decision
+	for i := range ds {
+		if i == 3 {
+			st.Replicas, st.ISR = []int32{1, 2, 3, 1}, []int32{2, 3}
+		}
+		ds[i].assign(st, b)
+	}
+	if &ds[0].ids[0] != &ds[1].ids[0] || &ds[0].ids[0] != &ds[3].ids[0] || !ds[0].shared {
+		t.Fatal("equal lists not shared (the same six ids, split elsewhere, included)")
+	}
+	ds[0].setISR([]int32{1})
+	ds[1].assign(State{Leader: 1, LeaderEpoch: 2, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 3}}, nil)
+	ds[2].assign(State{Leader: 1, LeaderEpoch: 2, Replicas: []int32{1, 2, 3}, ISR: []int32{2}}, b)
+	want := [][2][]int32{{{1, 2, 3}, {1}}, {{1, 2, 3}, {1, 3}}, {{1, 2, 3}, {2}}, {{1, 2, 3, 1}, {2, 3}}}
+	for i := range ds {
+		if got := ds[i].toState(); !slices.Equal(got.Replicas, want[i][0]) || !slices.Equal(got.ISR, want[i][1]) {
+			t.Errorf("decision %d: replicas %v ISR %v, want %v", i, got.Replicas, got.ISR, want[i])
+		}
+	}
+	if ds[0].shared || ds[1].shared || !ds[2].shared {
+		t.Fatal("a decision alone does not own its lists, or one from the batch does")
 	}
 }

@@ -52,7 +52,7 @@ func (p *Partition) followerRead(c *FetchClock, replicaID int32, fetchOffset int
 		p.roleMu.RUnlock()
 		return storage.ReadResult{}, -1, ErrNotLeader
 	}
-	if replicaID == p.state.Leader || !slices.Contains(p.state.Replicas, replicaID) {
+	if replicaID == p.state.leader || !slices.Contains(p.state.replicas(), replicaID) {
 		p.roleMu.RUnlock()
 		return storage.ReadResult{}, -1, ErrNotAssigned
 	}
@@ -123,7 +123,8 @@ func (p *Partition) ApplyISRResult(prop ISRProposal, res ISRResult) {
 	p.lmu.Lock()
 	matched, adopted := p.lead.applyResult(prop, res)
 	if adopted {
-		p.state.ISR, p.state.PartitionEpoch = slices.Clone(res.ISR), res.PartitionEpoch
+		p.state.setISR(res.ISR)
+		p.state.partitionEpoch = res.PartitionEpoch
 	}
 	moved := matched && p.advanceHWLocked()
 	p.lmu.Unlock()

@@ -90,15 +90,14 @@ type leaderState struct {
 	self           int32
 	leaderEpoch    int32
 	partitionEpoch int32
-	replicas       []int32 // assignment; empty for a partition hosted by Ensure
-	isr            []int32 // committed ISR
+	isr            []int32 // committed ISR; the assignment is the partition's
 	pending        *ISRProposal
 	followers      []follower // one per assigned replica but the leader, fixed while leading
 	epochStart     int64      // first offset of the current leader epoch
 
 	// Room for the slices above at a small replication factor, so that
 	// starting to lead is one allocation.
-	idBuf       [2 * inlineReplicas]int32
+	isrBuf      [inlineReplicas]int32
 	followerBuf [inlineReplicas - 1]follower
 }
 
@@ -122,12 +121,10 @@ func newLeaderStateIn(b *Batch, st State, leaderLEO int64, prev *leaderState, no
 		self: st.Leader, leaderEpoch: st.LeaderEpoch, partitionEpoch: st.PartitionEpoch,
 		epochStart: leaderLEO,
 	}
-	r, room := len(st.Replicas), max(len(st.Replicas), len(st.ISR))
-	if r+room <= len(ls.idBuf) { // the ISR may grow to the replicas in place
-		ls.replicas = append(ls.idBuf[:0:r], st.Replicas...)
-		ls.isr = append(ls.idBuf[r:r:r+room], st.ISR...)
+	if room := max(len(st.Replicas), len(st.ISR)); room <= len(ls.isrBuf) { // the ISR may grow to the replicas in place
+		ls.isr = append(ls.isrBuf[:0:room], st.ISR...)
 	} else {
-		ls.replicas, ls.isr = slices.Clone(st.Replicas), slices.Clone(st.ISR)
+		ls.isr = slices.Clone(st.ISR)
 	}
 	switch n := len(st.Replicas) - 1; {
 	case n > len(ls.followerBuf):
@@ -162,7 +159,7 @@ func (ls *leaderState) next(st State, leaderLEO int64, now time.Time, b *Batch) 
 		return newLeaderStateIn(b, st, leaderLEO, ls, now)
 	}
 	ls.leaderEpoch, ls.partitionEpoch = st.LeaderEpoch, st.PartitionEpoch
-	ls.replicas, ls.isr = copyInto(ls.replicas, st.Replicas), copyInto(ls.isr, st.ISR)
+	ls.isr = copyInto(ls.isr, st.ISR)
 	ls.pending, ls.epochStart = nil, leaderLEO
 	for i := range ls.followers {
 		f := &ls.followers[i]

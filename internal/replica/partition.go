@@ -59,7 +59,7 @@ type Partition struct {
 	// controller decision and an adopted ISR change exclusively (Kafka's
 	// leaderIsrUpdateLock).
 	roleMu  sync.RWMutex
-	state   State
+	state   decision
 	decided bool // state came from a controller decision
 	removed bool // no longer hosted (Manager.Remove)
 	// detached mirrors removed for readers holding no lock (Detached).
@@ -126,7 +126,7 @@ func (p *Partition) AppendAsLeader(records []byte, hdrs []record.Header, now tim
 			return storage.AppendInfo{}, ErrNotEnoughReplicas
 		}
 	}
-	info, err := p.log.AppendAsLeader(records, hdrs, now, p.state.LeaderEpoch)
+	info, err := p.log.AppendAsLeader(records, hdrs, now, p.state.leaderEpoch)
 	if err == nil {
 		p.lmu.Lock()
 		if p.lead != nil {

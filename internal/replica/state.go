@@ -40,33 +40,6 @@ func (s State) clone() State {
 	return s
 }
 
-// assign makes s a copy of st, copying st's slices into the arrays s owns
-// when they fit: a new decision for a partition (a new leader epoch, an ISR
-// change) then allocates nothing. s's slices must not be shared.
-func (s *State) assign(st State, b *Batch) {
-	replicas, isr := s.Replicas, s.ISR
-	*s = st
-	if replicas == nil && isr == nil { // a first decision: one array for both, from b
-		s.Replicas, s.ISR = pairOf(st.Replicas, st.ISR, b)
-		return
-	}
-	s.Replicas, s.ISR = copyInto(replicas, st.Replicas), copyInto(isr, st.ISR)
-}
-
-// pairOf copies replicas and isr into one new array from b, the copy of
-// isr with room to grow to the size of replicas (an ISR is a subset of
-// them) without writing over the copy of replicas.
-func pairOf(replicas, isr []int32, b *Batch) ([]int32, []int32) {
-	r, room := len(replicas), max(len(replicas), len(isr))
-	if r+room == 0 {
-		return nil, nil
-	}
-	buf := b.int32s(r + room)
-	copy(buf, replicas)
-	copy(buf[r:], isr)
-	return buf[:r:r], buf[r : r+len(isr) : r+room]
-}
-
 // copyInto returns a copy of src, in dst's array when it fits.
 func copyInto(dst, src []int32) []int32 {
 	if dst == nil || cap(dst) < len(src) {
@@ -79,7 +52,7 @@ func copyInto(dst, src []int32) []int32 {
 func (p *Partition) State() State {
 	p.roleMu.RLock()
 	defer p.roleMu.RUnlock()
-	return p.state.clone()
+	return p.state.toState()
 }
 
 // IsLeader reports whether this broker leads the partition.
@@ -91,7 +64,7 @@ func (p *Partition) IsLeader() bool {
 
 // leadingLocked reports (roleMu held) whether this broker leads the
 // partition and still hosts it.
-func (p *Partition) leadingLocked() bool { return p.state.Role == Leader && !p.removed }
+func (p *Partition) leadingLocked() bool { return p.state.role == Leader && !p.removed }
 
 // detach marks the partition as no longer hosted (Manager.Remove): it leads
 // nothing any more, so produce waiting for acks=all ends with ErrNotLeader.
@@ -113,7 +86,7 @@ func (p *Partition) Detached() bool { return p.detached.Load() }
 func (p *Partition) LeaderEpoch() int32 {
 	p.roleMu.RLock()
 	defer p.roleMu.RUnlock()
-	return p.state.LeaderEpoch
+	return p.state.leaderEpoch
 }
 
 // CheckLeaderEpoch validates the current leader epoch a client or follower
@@ -142,7 +115,7 @@ func (p *Partition) CheckLeaderEpoch(current int32) error {
 // What a first decision allocates comes from b (nil: on its own).
 func (p *Partition) apply(st State, now time.Time, b *Batch) error {
 	p.roleMu.Lock()
-	if p.decided && st.LeaderEpoch <= p.state.LeaderEpoch {
+	if p.decided && st.LeaderEpoch <= p.state.leaderEpoch {
 		p.roleMu.Unlock()
 		return ErrStaleLeaderEpoch
 	}
