@@ -30,10 +30,6 @@ type epochCache struct {
 	es []epochEntry
 }
 
-func (c *epochCache) clone() epochCache {
-	return epochCache{es: append([]epochEntry(nil), c.es...)}
-}
-
 // latest is the newest entry.
 func (c *epochCache) latest() (epochEntry, bool) {
 	if len(c.es) == 0 {
@@ -47,6 +43,11 @@ func (c *epochCache) latest() (epochEntry, bool) {
 // or after start are dropped first, as Kafka's
 // maybeTruncateNonMonotonicEntries does: an epoch that wrote nothing (its
 // start is where the new one starts) gives way. It reports a change.
+//
+// It never writes over the entries it keeps: a copy of c taken before
+// (a slice header, no allocation) undoes it. Dropping entries moves the
+// cache to a new array (rare: an epoch that wrote nothing); adding one
+// appends past the entries the copy holds.
 func (c *epochCache) assign(epoch int32, start int64) bool {
 	if epoch < 0 || start < 0 {
 		return false
@@ -58,7 +59,10 @@ func (c *epochCache) assign(epoch int32, start int64) bool {
 	for n > 0 && c.es[n-1].start >= start {
 		n--
 	}
-	c.es = append(c.es[:n], epochEntry{epoch, start})
+	if n < len(c.es) {
+		c.es = c.es[:n:n] // the append below copies: the dropped stay for an undo
+	}
+	c.es = append(c.es, epochEntry{epoch, start})
 	return true
 }
 

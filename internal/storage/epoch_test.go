@@ -106,3 +106,21 @@ func TestEpochCheckpointFormat(t *testing.T) {
 		}
 	}
 }
+
+// A copy of the cache taken before an assignment still holds what the cache
+// held: assign writes over no entry it keeps, whether it only appends,
+// drops entries first (an epoch that wrote nothing) or changes nothing,
+// and with room in the array or not.
+func TestEpochAssignLeavesCopies(t *testing.T) {
+	base := []epochEntry{{1, 0}, {2, 10}, {3, 20}}
+	for _, room := range []int{0, 4} {
+		for _, a := range []epochEntry{{4, 30}, {4, 20}, {4, 15}, {4, 0}, {3, 40}} {
+			c := epochCache{es: append(make([]epochEntry, 0, len(base)+room), base...)}
+			saved := c
+			c.assign(a.epoch, a.start)
+			if !reflect.DeepEqual(saved.es, base) {
+				t.Errorf("room %d, assign %v: the copy holds %v, want %v", room, a, saved.es, base)
+			}
+		}
+	}
+}

@@ -64,7 +64,7 @@ func (l *Log) AssignEpochStartOffset(epoch int32, offset int64) error {
 // assignEpochLocked records and persists the entry (mu held for writing);
 // on error the cache is left as it was.
 func (l *Log) assignEpochLocked(epoch int32, offset int64) error {
-	saved := l.epochs.clone()
+	saved := l.epochs // assign writes over nothing saved holds
 	if !l.epochs.assign(epoch, offset) {
 		return nil
 	}

@@ -113,12 +113,14 @@ func (l *Log) unmakeLocked() {
 // append and updates the leader-epoch cache in memory for it, given the log
 // end offset, and reports a change. Then a lazy log is materialized (with
 // that cache), or a changed cache is written, before any batch. On error
-// the cache is restored and mu released.
+// the cache is restored and mu released. epochs may only assign to the
+// cache: an assignment writes over nothing a copy of the cache holds, so
+// restoring it costs no copy of the entries.
 func (l *Log) lockForAppend(epochs func(end int64) (bool, error)) error {
 	if err := l.lockLoaded(); err != nil {
 		return err
 	}
-	saved := l.epochs.clone()
+	saved := l.epochs
 	changed, err := epochs(l.endLocked())
 	if err == nil && l.lazy.Load() {
 		err = l.materializeLocked()
