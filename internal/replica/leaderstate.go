@@ -116,11 +116,8 @@ func newLeaderState(st State, leaderLEO int64, prev *leaderState, now time.Time)
 
 // newLeaderStateIn is newLeaderState allocated from b.
 func newLeaderStateIn(b *Batch, st State, leaderLEO int64, prev *leaderState, now time.Time) *leaderState {
-	ls := b.leaderState()
-	*ls = leaderState{
-		self: st.Leader, leaderEpoch: st.LeaderEpoch, partitionEpoch: st.PartitionEpoch,
-		epochStart: leaderLEO,
-	}
+	ls := b.leaderState() // zero: set field by field, not copied whole
+	ls.self, ls.leaderEpoch, ls.partitionEpoch, ls.epochStart = st.Leader, st.LeaderEpoch, st.PartitionEpoch, leaderLEO
 	if room := max(len(st.Replicas), len(st.ISR)); room <= len(ls.isrBuf) { // the ISR may grow to the replicas in place
 		ls.isr = append(ls.isrBuf[:0:room], st.ISR...)
 	} else {

@@ -34,17 +34,20 @@ type Listener interface{ PartitionChanged(onlyHW bool) }
 // AddListener registers l for every later change.
 func (p *Partition) AddListener(l Listener) {
 	p.mu.Lock()
-	if p.listeners == nil {
-		p.listeners = map[Listener]struct{}{}
+	ws := p.watchersLocked()
+	if ws.listeners == nil {
+		ws.listeners = map[Listener]struct{}{}
 	}
-	p.listeners[l] = struct{}{}
+	ws.listeners[l] = struct{}{}
 	p.mu.Unlock()
 }
 
 // RemoveListener unregisters l.
 func (p *Partition) RemoveListener(l Listener) {
 	p.mu.Lock()
-	delete(p.listeners, l)
+	if p.watch != nil {
+		delete(p.watch.listeners, l)
+	}
 	p.mu.Unlock()
 }
 

@@ -69,10 +69,27 @@ type Partition struct {
 	lmu  sync.Mutex
 	lead *leaderState
 
-	mu        sync.Mutex
-	cfg       *Config // replaced, never modified: shared by a topic's partitions
+	mu    sync.Mutex
+	cfg   *Config   // replaced, never modified: shared by a topic's partitions
+	watch *watchers // nil until one registers
+}
+
+// watchers are what wait on a partition: sessionless fetches (waiters) and
+// fetch sessions (listeners, listen.go). Most partitions of a broker have
+// neither (a follower session listens to the partitions it fetches), and
+// those that do keep them, so a partition holds one pointer, nil until the
+// first.
+type watchers struct {
 	waiters   map[*Waiter]struct{}
-	listeners map[Listener]struct{} // fetch sessions (listen.go)
+	listeners map[Listener]struct{}
+}
+
+// watchersLocked returns p's watchers, made if none yet (mu held).
+func (p *Partition) watchersLocked() *watchers {
+	if p.watch == nil {
+		p.watch = &watchers{}
+	}
+	return p.watch
 }
 
 // newPartition returns a partition this broker leads with leader epoch 0 and
@@ -215,17 +232,20 @@ func (p *Partition) Log() *storage.Log { return p.log }
 // AddWaiter registers w to be woken by the next change.
 func (p *Partition) AddWaiter(w *Waiter) {
 	p.mu.Lock()
-	if p.waiters == nil { // most partitions never have a sessionless fetch waiting
-		p.waiters = map[*Waiter]struct{}{}
+	ws := p.watchersLocked()
+	if ws.waiters == nil { // most partitions never have a sessionless fetch waiting
+		ws.waiters = map[*Waiter]struct{}{}
 	}
-	p.waiters[w] = struct{}{}
+	ws.waiters[w] = struct{}{}
 	p.mu.Unlock()
 }
 
 // RemoveWaiter unregisters w.
 func (p *Partition) RemoveWaiter(w *Waiter) {
 	p.mu.Lock()
-	delete(p.waiters, w)
+	if p.watch != nil {
+		delete(p.watch.waiters, w)
+	}
 	p.mu.Unlock()
 }
 
@@ -236,11 +256,13 @@ func (p *Partition) wakeHW() { p.wake(true) }
 
 func (p *Partition) wake(onlyHW bool) {
 	p.mu.Lock()
-	for w := range p.waiters {
-		w.wake()
-	}
-	for l := range p.listeners {
-		l.PartitionChanged(onlyHW)
+	if ws := p.watch; ws != nil {
+		for w := range ws.waiters {
+			w.wake()
+		}
+		for l := range ws.listeners {
+			l.PartitionChanged(onlyHW)
+		}
 	}
 	p.mu.Unlock()
 }

@@ -151,8 +151,9 @@ func (m *Manager) claimLocked(creating *tptable.Cursor[Log], slab *[]Log, t *Top
 	if len(*slab) == cap(*slab) {
 		panic("storage: log slab full") // appending would move the logs claimed so far
 	}
-	*slab = append(*slab, Log{tp: TopicPartition{t.Topic, p}, dirs: m.leastLoadedDir(), topicID: t.TopicID})
-	l := &(*slab)[len(*slab)-1]
+	*slab = (*slab)[:len(*slab)+1]
+	l := &(*slab)[len(*slab)-1] // zero: set field by field, not copied whole
+	l.tp, l.dirs, l.topicID = TopicPartition{t.Topic, p}, m.leastLoadedDir(), t.TopicID
 	l.cfg.Store(cfg)
 	l.idKnown.Store(true)
 	l.lazy.Store(true)
