@@ -288,9 +288,7 @@ func (c *Controller) resign(why string) {
 
 // send builds and sends a batch.
 func (c *Controller) send(b *requestBatch) {
-	for _, o := range b.build(c) {
-		c.sendRequest(o.broker, o.req)
-	}
+	b.build(c, c.sendRequest)
 }
 
 func (c *Controller) sendRequest(broker int32, req kmsg.Request) {
