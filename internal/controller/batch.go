@@ -28,6 +28,7 @@ const leaderDuringDelete = -2
 // values of the lists are LeaderAndIsr's isNew and StopReplica's delete.
 type requestBatch struct {
 	lair      map[int32]*tpList[bool]
+	lairAt    []*tpList[bool] // lair's lists by broker id, for small ids
 	umAllLive bool // UpdateMetadata goes to every live broker
 	umBrokers map[int32]bool
 	umParts   tpList[struct{}]
@@ -56,11 +57,28 @@ func (b *requestBatch) addLeaderAndIsr(ctx *Context, brokers []int32, tp TP, isN
 func (b *requestBatch) addLeaderAndIsrExcept(ctx *Context, brokers, except []int32, tp TP, isNew bool) {
 	for _, id := range brokers {
 		if ctx.isLive(id) && !slices.Contains(except, id) {
-			brokerList(b.lair, id).add(tp, isNew)
+			b.lairOf(id).add(tp, isNew)
 		}
 	}
 	b.umAllLive = true
 	b.umParts.add(tp, struct{}{})
+}
+
+// lairOf is broker id's LeaderAndIsr list. Every partition an event
+// touches adds to the lists of its replicas: the lists of small broker
+// ids are found by index rather than hashed each time.
+func (b *requestBatch) lairOf(id int32) *tpList[bool] {
+	if uint32(id) < uint32(len(b.lairAt)) && b.lairAt[id] != nil {
+		return b.lairAt[id]
+	}
+	l := brokerList(b.lair, id)
+	if uint32(id) < maxDenseBroker/64 {
+		for int(id) >= len(b.lairAt) {
+			b.lairAt = append(b.lairAt, nil)
+		}
+		b.lairAt[id] = l
+	}
+	return l
 }
 
 func brokerList(m map[int32]*tpList[bool], id int32) *tpList[bool] {

@@ -185,8 +185,12 @@ func (c *Controller) nextLeader(tp TP, strategy Strategy) (metadata.LeaderAndIsr
 	leader := int32(-1)
 	switch strategy {
 	case OfflineElection, UncleanElection:
+		// The topic's unclean setting is looked up only when no clean
+		// leader is left.
 		var unclean bool
-		leader, unclean = offlineLeader(assignment, isr, c.electable, strategy == UncleanElection || c.uncleanAllowed(tp.Topic))
+		if leader, _ = offlineLeader(assignment, isr, c.electable, false); leader < 0 {
+			leader, unclean = offlineLeader(assignment, isr, c.electable, strategy == UncleanElection || c.uncleanAllowed(tp.Topic))
+		}
 		if unclean {
 			isr = []int32{leader}
 		} else {

@@ -122,6 +122,8 @@ func (c *Controller) removeFromISR(ctx context.Context, b *requestBatch, keys []
 			return err
 		}
 		pending = nil
+		var topic string
+		var deleting bool
 		for i, u := range r.updates {
 			gone := r.removed[r.from[i]:r.from[i+1]]
 			if conflict[i] {
@@ -133,7 +135,10 @@ func (c *Controller) removeFromISR(ctx context.Context, b *requestBatch, keys []
 			if u.State.Leader < 0 {
 				c.setPartitionState(u.TP, OfflinePartition)
 			}
-			if !c.deleting[u.TP.Topic] {
+			if i == 0 || u.TP.Topic != topic {
+				topic, deleting = u.TP.Topic, c.deleting[u.TP.Topic]
+			}
+			if !deleting {
 				b.addLeaderAndIsrExcept(c.ctx, c.ctx.replicas(u.TP), gone, u.TP, false)
 			}
 		}

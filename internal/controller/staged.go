@@ -60,11 +60,16 @@ type stagedWrites struct {
 }
 
 func (s *stagedWrites) add(cx *Context, updates []stateUpdate) {
-	for _, u := range updates {
+	// Updates come in partition order, a chunk's in a run: only a new
+	// run's chunk is looked up.
+	var last chunkID
+	for i, u := range updates {
 		cx.setState(u.TP, u.State)
-		if id := chunkOf(u.TP); !s.touched[id] {
-			s.touched[id] = true
-			s.order = append(s.order, id)
+		if id := chunkOf(u.TP); i == 0 || id != last {
+			if last = id; !s.touched[id] {
+				s.touched[id] = true
+				s.order = append(s.order, id)
+			}
 		}
 	}
 }
