@@ -29,7 +29,7 @@ const leaderDuringDelete = -2
 type requestBatch struct {
 	lair      map[int32]*tpList[bool]
 	lairAt    []*tpList[bool] // lair's lists by broker id, for small ids
-	umAllLive bool // UpdateMetadata goes to every live broker
+	umAllLive bool            // UpdateMetadata goes to every live broker
 	umBrokers map[int32]bool
 	umParts   tpList[struct{}]
 	umDeleted map[TP]bool
