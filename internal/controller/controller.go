@@ -180,6 +180,10 @@ func (c *Controller) Handle(ctx context.Context, ev Event) {
 		err = c.onStoreChange(ctx, e)
 	case Expire:
 		c.resign("expired by the broker")
+	case decodeWarm:
+		if c.warmPending() {
+			c.decodePending(c.warm, warmDecodeSlice)
+		}
 	}
 	if errors.Is(err, metadata.ErrControllerMoved) {
 		c.resign("controller moved")

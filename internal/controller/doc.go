@@ -13,7 +13,8 @@
 // (ControllerEventManager: the one goroutine), sender.go
 // (ControllerChannelManager), deletion.go (TopicDeletionManager),
 // failover.go (onControllerFailover, onBrokerStartup/Failure), standby.go
-// (the warm standby's mirror of the store), updatemetadata.go
+// (the warm standby's mirror of the store; warmchunks.go decodes its
+// state chunks lazily, when the Loop says), updatemetadata.go
 // (UpdateMetadata bodies), staged.go (events writing each
 // state chunk once), alterpartition.go (processAlterPartition,
 // KIP-497), controlled_shutdown.go (doControlledShutdown),

@@ -20,6 +20,7 @@ func (c *Controller) onControllerFailover(ctx context.Context) error {
 	}
 	cx := c.warm
 	if cx != nil {
+		c.decodePending(cx, -1)
 		cx.adoptLegacy()
 	}
 	if cx == nil {
