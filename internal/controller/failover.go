@@ -318,9 +318,15 @@ func (c *Controller) onDeadBrokers(dead brokerSet) (led []TP, keys, failedDelete
 // Online with the offline strategy (Kafka's triggerOnlinePartitionStateChange).
 func (c *Controller) electOffline(ctx context.Context, b *requestBatch) error {
 	var tps []TP
-	c.ctx.partState.each(func(tp TP, s PartitionState) {
-		if (s == NewPartition || s == OfflinePartition) && !c.deleting[tp.Topic] {
-			tps = append(tps, tp)
+	// Topic by topic: a broker failure scans every partition here.
+	c.ctx.partState.eachTopic(func(name string, s *partSlice[PartitionState]) {
+		if c.deleting[name] {
+			return
+		}
+		for p, ok := range s.has {
+			if st := s.v[p]; ok && (st == NewPartition || st == OfflinePartition) {
+				tps = append(tps, TP{Topic: name, Partition: int32(p)})
+			}
 		}
 	})
 	return c.changePartitions(ctx, b, tps, OnlinePartition, OfflineElection)

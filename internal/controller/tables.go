@@ -99,18 +99,24 @@ func (t *partTable[V]) len() int { return t.n }
 // each calls fn for every partition with a value, in topic then partition
 // order.
 func (t *partTable[V]) each(fn func(tp TP, v V)) {
+	t.eachTopic(func(name string, s *partSlice[V]) {
+		for p, ok := range s.has {
+			if ok {
+				fn(TP{Topic: name, Partition: int32(p)}, s.v[p])
+			}
+		}
+	})
+}
+
+// eachTopic calls fn with every topic's slice, in topic order.
+func (t *partTable[V]) eachTopic(fn func(name string, s *partSlice[V])) {
 	names := make([]string, 0, len(t.topics))
 	for name := range t.topics {
 		names = append(names, name)
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		s := t.topics[name]
-		for p, ok := range s.has {
-			if ok {
-				fn(TP{Topic: name, Partition: int32(p)}, s.v[p])
-			}
-		}
+		fn(name, t.topics[name])
 	}
 }
 
