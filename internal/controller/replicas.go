@@ -162,14 +162,11 @@ func (c *Controller) isrRemovals(keys []replicaKey) isrRemoval {
 	for _, k := range keys {
 		i := len(r.updates) - 1
 		again := i >= 0 && r.updates[i].TP == k.tp
-		var cur metadata.LeaderAndIsr
+		var cur *metadata.LeaderAndIsr
 		if again {
-			cur = r.updates[i].State
-		} else {
-			var ok bool
-			if cur, ok = c.ctx.states.get(k.tp); !ok {
-				continue
-			}
+			cur = &r.updates[i].State
+		} else if cur = c.ctx.states.ref(k.tp); cur == nil {
+			continue
 		}
 		if cur.Leader != k.broker && !slices.Contains(cur.ISR, k.broker) {
 			continue
@@ -178,7 +175,7 @@ func (c *Controller) isrRemovals(keys []replicaKey) isrRemoval {
 			c.stateChange(errAborted.Error(), "partition", k.tp)
 			continue
 		}
-		next := cur
+		next := *cur
 		if next.Leader == k.broker {
 			next.Leader = -1
 		}

@@ -51,6 +51,18 @@ func (s *partSlice[V]) get(p int32) (V, bool) {
 	return s.v[p], true
 }
 
+// ref is tp's value in place, nil when it has none: for reading a large
+// value in a hot loop without copying it out (a returned struct spilled
+// and reloaded showed in the broker-failure profile). It is valid until
+// the table changes.
+func (t *partTable[V]) ref(tp TP) *V {
+	s := t.topic(tp.Topic)
+	if s == nil || tp.Partition < 0 || int(tp.Partition) >= len(s.has) || !s.has[tp.Partition] {
+		return nil
+	}
+	return &s.v[tp.Partition]
+}
+
 // at is tp's value, the zero value when it has none.
 func (t *partTable[V]) at(tp TP) V {
 	v, _ := t.get(tp)
