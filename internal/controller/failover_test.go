@@ -8,9 +8,10 @@ import (
 )
 
 // A broker failure elects new leaders for the partitions the broker led
-// and takes it out of the ISR of those it followed, in chunks it writes
-// once; the elections' LeaderAndIsr go out before the ISR removals'.
-func TestBrokerFailureWritesEachChunkOnce(t *testing.T) {
+// and takes it out of the ISR of those it followed: the elections are
+// written and their LeaderAndIsr sent first, the ISR removals in a second
+// write of the same chunk after them.
+func TestBrokerFailureTellsNewLeadersFirst(t *testing.T) {
 	cl := newCluster(t, 1, 2, 3)
 	cl.startupAll()
 	cl.createTopic("t", map[int32][]int32{0: {3, 2, 1}, 1: {2, 3, 1}, 300: {1, 3, 2}})
@@ -19,8 +20,8 @@ func TestBrokerFailureWritesEachChunkOnce(t *testing.T) {
 	cl.kill(3)
 	deregistered := cl.store.Revision()
 	cl.handle(1, BrokerChange{})
-	if w := cl.store.Revision() - deregistered; w != 1 || deregistered-before != 1 {
-		t.Fatalf("%d store writes for the failure (want 1), %d for the deregistration", w, deregistered-before)
+	if w := cl.store.Revision() - deregistered; w != 2 || deregistered-before != 1 {
+		t.Fatalf("%d store writes for the failure (want 2: elections, ISR removals), %d for the deregistration", w, deregistered-before)
 	}
 	for p, want := range map[int32][]int32{0: {2, 1}, 1: {2, 1}, 300: {1, 2}} {
 		if st := cl.state("t", p); !slices.Equal(st.ISR, want) || st.Leader != want[0] {

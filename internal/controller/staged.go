@@ -1,14 +1,16 @@
 package controller
 
 // Staged state writes. Some events change the same partitions' states in
-// several steps — a broker failure elects new leaders for the partitions
-// the broker led and takes it out of the ISR of those it followed; a
-// controlled shutdown does both for one broker — and the steps' state
-// chunks are the same ones, each rewritten whole. Such an event stages
+// several steps — a controlled shutdown elects new leaders for the
+// partitions the broker led and takes it out of the ISR of those it
+// followed — and the steps' state chunks are the same ones, each
+// rewritten whole. Such an event, answered only at its end anyway, stages
 // its writes: every step changes the context at once, so later steps see
 // it, and at the end each touched chunk is written once, conditional on
 // its version. A chunk someone else wrote meanwhile is re-read and the
-// event decides again on the fresh states (its steps are idempotent).
+// event decides again on the fresh states (its steps are idempotent). A
+// broker failure does not stage: its new leaders go out before its ISR
+// removals are decided (failover.go).
 
 import (
 	"context"
