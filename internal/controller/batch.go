@@ -28,7 +28,8 @@ const leaderDuringDelete = -2
 // values of the lists are LeaderAndIsr's isNew and StopReplica's delete.
 type requestBatch struct {
 	lair      map[int32]*tpList[bool]
-	umAllLive bool // UpdateMetadata goes to every live broker
+	lairAt    []*tpList[bool] // lair's lists by broker id, for small ids
+	umAllLive bool            // UpdateMetadata goes to every live broker
 	umBrokers map[int32]bool
 	umParts   tpList[struct{}]
 	umDeleted map[TP]bool
@@ -56,11 +57,28 @@ func (b *requestBatch) addLeaderAndIsr(ctx *Context, brokers []int32, tp TP, isN
 func (b *requestBatch) addLeaderAndIsrExcept(ctx *Context, brokers, except []int32, tp TP, isNew bool) {
 	for _, id := range brokers {
 		if ctx.isLive(id) && !slices.Contains(except, id) {
-			brokerList(b.lair, id).add(tp, isNew)
+			b.lairOf(id).add(tp, isNew)
 		}
 	}
 	b.umAllLive = true
 	b.umParts.add(tp, struct{}{})
+}
+
+// lairOf is broker id's LeaderAndIsr list. Every partition an event
+// touches adds to the lists of its replicas: the lists of small broker
+// ids are found by index rather than hashed each time.
+func (b *requestBatch) lairOf(id int32) *tpList[bool] {
+	if uint32(id) < uint32(len(b.lairAt)) && b.lairAt[id] != nil {
+		return b.lairAt[id]
+	}
+	l := brokerList(b.lair, id)
+	if uint32(id) < maxDenseBroker/64 {
+		for int(id) >= len(b.lairAt) {
+			b.lairAt = append(b.lairAt, nil)
+		}
+		b.lairAt[id] = l
+	}
+	return l
 }
 
 func brokerList(m map[int32]*tpList[bool], id int32) *tpList[bool] {
@@ -97,17 +115,12 @@ func (b *requestBatch) addStopReplica(brokers []int32, tp TP, del bool) {
 	}
 }
 
-// outgoing is one request for one broker.
-type outgoing struct {
-	broker int32
-	req    kmsg.Request
-}
-
 // build turns the batch into requests, in Kafka's order: LeaderAndIsr,
-// UpdateMetadata, StopReplica.
-func (b *requestBatch) build(c *Controller) []outgoing {
+// UpdateMetadata, StopReplica. Each is handed to emit as soon as it is
+// built, so that the sender encodes and sends the first while the next
+// are built.
+func (b *requestBatch) build(c *Controller, emit func(broker int32, req kmsg.Request)) {
 	ctx := c.ctx
-	var out []outgoing
 	// Brokers told the same partitions (the surviving replicas after a
 	// failure, every replica of new partitions) share one body; only the
 	// broker epoch differs.
@@ -115,14 +128,14 @@ func (b *requestBatch) build(c *Controller) []outgoing {
 	var prevParts *tpList[bool]
 	for _, id := range sortedIDs(b.lair) {
 		parts := b.lair[id]
-		if prev != nil && parts.sameAs(prevParts, func(a, b bool) bool { return a == b }) {
+		if prev != nil && parts.sameAs(prevParts, or, func(a, b bool) bool { return a == b }) {
 			req := *prev
 			req.BrokerEpoch = ctx.liveBrokers[id].Epoch
-			out = append(out, outgoing{id, &req})
+			emit(id, &req)
 			continue
 		}
 		prev, prevParts = c.leaderAndIsrRequest(id, parts), parts
-		out = append(out, outgoing{id, prev})
+		emit(id, prev)
 	}
 	if b.umAllLive {
 		for id := range ctx.liveBrokers {
@@ -133,26 +146,25 @@ func (b *requestBatch) build(c *Controller) []outgoing {
 		// One body for every broker; only the broker epoch differs. A
 		// batch covering every partition takes the ready-made body.
 		var shared *kmsg.UpdateMetadataRequest
-		parts := b.umParts.tps()
-		if len(b.umDeleted) == 0 && len(parts) > 0 && len(parts) == ctx.states.len() {
+		b.umParts.fold(none)
+		if n := b.umParts.len(); len(b.umDeleted) == 0 && n > 0 && n == ctx.states.len() {
 			shared = c.fullUpdateMetadata()
 		} else {
-			shared = c.updateMetadataRequest(parts, b.umDeleted)
+			shared = c.updateMetadataRequest(&b.umParts, b.umDeleted)
 		}
 		for _, id := range sortedIDs(b.umBrokers) {
 			if ctx.isLive(id) {
 				req := *shared
 				req.BrokerEpoch = ctx.liveBrokers[id].Epoch
-				out = append(out, outgoing{id, &req})
+				emit(id, &req)
 			}
 		}
 	}
 	for _, id := range sortedIDs(b.stop) {
 		if ctx.isLive(id) {
-			out = append(out, outgoing{id, c.stopReplicaRequest(id, b.stop[id])})
+			emit(id, c.stopReplicaRequest(id, b.stop[id]))
 		}
 	}
-	return out
 }
 
 func sortedIDs[V any](m map[int32]V) []int32 {
@@ -162,15 +174,6 @@ func sortedIDs[V any](m map[int32]V) []int32 {
 	}
 	sortInt32s(ids)
 	return ids
-}
-
-// runLen is how many of the first items share the first one's topic.
-func runLen[T any](items []T, topic func(T) string) int {
-	n := 0
-	for n < len(items) && topic(items[n]) == topic(items[0]) {
-		n++
-	}
-	return n
 }
 
 // sortedUniqueTPs sorts tps and drops repeats, in place.
@@ -185,38 +188,42 @@ func (c *Controller) leaderAndIsrRequest(broker int32, parts *tpList[bool]) *kms
 	req := kmsg.NewPtrLeaderAndISRRequest()
 	req.Version = leaderAndIsrVersion
 	req.ControllerID, req.ControllerEpoch, req.BrokerEpoch = c.cfg.NodeID, ctx.epoch, ctx.liveBrokers[broker].Epoch
-	leaders := map[int32]bool{}
-	var t *topicInfo
-	var ts *kmsg.LeaderAndISRRequestTopicState
-	parts.each(or, func(tp TP, isNew bool) {
-		if ts == nil || ts.Topic != tp.Topic {
-			if t = ctx.topics[tp.Topic]; t == nil {
-				ts = nil
-				return
-			}
-			req.TopicStates = append(req.TopicStates, kmsg.NewLeaderAndISRRequestTopicState())
-			ts = &req.TopicStates[len(req.TopicStates)-1]
-			ts.Topic, ts.TopicID = tp.Topic, t.id
-			ts.PartitionStates = make([]kmsg.LeaderAndISRRequestTopicPartition, 0, len(*parts.topics[tp.Topic]))
-		}
-		st, ok := ctx.states.get(tp)
-		if !ok {
+	var leaders brokerSet
+	parts.eachTopic(or, func(name string, vals []tpVal[bool]) {
+		t, states := ctx.topics[name], ctx.states.topic(name)
+		if t == nil {
 			return
 		}
-		ps := kmsg.NewLeaderAndISRRequestTopicPartition()
-		ps.Partition, ps.ControllerEpoch = tp.Partition, st.ControllerEpoch
-		ps.Leader, ps.LeaderEpoch, ps.ISR = st.Leader, st.LeaderEpoch, st.ISR
-		ps.ZKVersion, ps.Replicas, ps.IsNew = st.PartitionEpoch, t.replicasOf(tp.Partition), isNew
-		ps.AddingReplicas, ps.RemovingReplicas = t.adding[tp.Partition], t.removing[tp.Partition] // KIP-455
-		ts.PartitionStates = append(ts.PartitionStates, ps)
-		if st.Leader >= 0 {
-			leaders[st.Leader] = true
+		// Filled in place: the struct is 150 bytes, and a copy per
+		// partition showed in a broker failure's profile.
+		ps := make([]kmsg.LeaderAndISRRequestTopicPartition, len(vals))
+		n := 0
+		for _, e := range vals {
+			st, ok := states.get(e.p)
+			if !ok {
+				continue
+			}
+			s := &ps[n]
+			n++
+			s.Partition, s.ControllerEpoch = e.p, st.ControllerEpoch
+			s.Leader, s.LeaderEpoch, s.ISR = st.Leader, st.LeaderEpoch, st.ISR
+			s.ZKVersion, s.Replicas, s.IsNew = st.PartitionEpoch, t.replicasOf(e.p), e.v
+			if len(t.adding) > 0 || len(t.removing) > 0 { // KIP-455
+				s.AddingReplicas, s.RemovingReplicas = t.adding[e.p], t.removing[e.p]
+			}
+			if st.Leader >= 0 {
+				leaders.add(st.Leader)
+			}
 		}
+		if n == 0 { // a topic whose partitions all lacked a state says nothing
+			return
+		}
+		ts := kmsg.NewLeaderAndISRRequestTopicState()
+		ts.Topic, ts.TopicID, ts.PartitionStates = name, t.id, ps[:n:n]
+		req.TopicStates = append(req.TopicStates, ts)
 	})
-	// A topic whose partitions all lacked a state says nothing.
-	req.TopicStates = slices.DeleteFunc(req.TopicStates, func(ts kmsg.LeaderAndISRRequestTopicState) bool { return len(ts.PartitionStates) == 0 })
-	for _, id := range sortedIDs(leaders) {
-		if b, ok := ctx.liveBrokers[id]; ok {
+	for _, id := range ctx.liveBrokerIDs() {
+		if b := ctx.liveBrokers[id]; leaders.has(id) {
 			ll := kmsg.NewLeaderAndISRRequestLiveLeader()
 			ll.BrokerID, ll.Host, ll.Port = id, b.Host, b.Port
 			req.LiveLeaders = append(req.LiveLeaders, ll)

@@ -26,7 +26,9 @@ type Context struct {
 	states      partTable[metadata.LeaderAndIsr]
 	chunkVer    map[chunkID]int64 // version of each state chunk (chunks.go)
 	// States under an earlier build's per-partition keys (legacy.go).
-	legacy    map[TP]metadata.LeaderAndIsr
+	legacy map[TP]metadata.LeaderAndIsr
+	// Chunks a warm standby has been sent and not decoded (warmchunks.go).
+	pending   pendingChunks
 	partState partTable[PartitionState]
 	replicaSt replicaTable
 }

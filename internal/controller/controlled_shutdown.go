@@ -68,10 +68,6 @@ func controlledShutdownError(req *kmsg.ControlledShutdownRequest, code int16) *k
 	return resp
 }
 
-// maxStagedAttempts bounds how often a controlled shutdown decides again
-// after a version conflict.
-const maxStagedAttempts = 3
-
 // unknownBrokerEpoch in a request skips the broker epoch check (v0–1).
 const unknownBrokerEpoch = -1
 
@@ -100,37 +96,17 @@ func (c *Controller) onControlledShutdown(ctx context.Context, e ControlledShutd
 
 	var led []TP
 	var followed []replicaKey
-	var err error
 	// The elections and the ISR removals rewrite the same state chunks:
-	// they are staged and written once. A chunk written by someone else
-	// meanwhile is re-read and everything is decided again (the handling
-	// is idempotent); what was written is told all the same.
-	for attempt := 1; ; attempt++ {
+	// they are staged and written once (staged.go).
+	err := c.runStaged(ctx, func() ([]*requestBatch, error) {
 		led, followed = c.partitionsToMove(id)
 		b := newBatch()
-		c.stageWrites()
-		err = c.changePartitions(ctx, b, led, OnlinePartition, ControlledShutdownElection)
+		err := c.changePartitions(ctx, b, led, OnlinePartition, ControlledShutdownElection)
 		if err == nil {
 			err = c.changeReplicas(ctx, b, followed, OfflineReplica)
 		}
-		conflicted, wrote, ferr := c.flushStaged(ctx)
-		if err == nil {
-			err = ferr
-		}
-		if err == nil && conflicted && attempt < maxStagedAttempts {
-			if wrote {
-				c.send(b) // built from the context: written states, and re-read ones
-			}
-			continue
-		}
-		if err == nil && conflicted {
-			err = errors.New("controller: controlled shutdown: state chunks kept changing")
-		}
-		if !errors.Is(err, metadata.ErrControllerMoved) {
-			c.send(b) // what was decided before a failure is told all the same
-		}
-		break
-	}
+		return []*requestBatch{b}, err
+	})
 	if errors.Is(err, metadata.ErrControllerMoved) {
 		e.Reply(controlledShutdownError(req, kerr.NotController.Code))
 		return err

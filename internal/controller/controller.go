@@ -180,6 +180,10 @@ func (c *Controller) Handle(ctx context.Context, ev Event) {
 		err = c.onStoreChange(ctx, e)
 	case Expire:
 		c.resign("expired by the broker")
+	case decodeWarm:
+		if c.warmPending() {
+			c.decodePending(c.warm, warmDecodeSlice)
+		}
 	}
 	if errors.Is(err, metadata.ErrControllerMoved) {
 		c.resign("controller moved")
@@ -288,9 +292,7 @@ func (c *Controller) resign(why string) {
 
 // send builds and sends a batch.
 func (c *Controller) send(b *requestBatch) {
-	for _, o := range b.build(c) {
-		c.sendRequest(o.broker, o.req)
-	}
+	b.build(c, c.sendRequest)
 }
 
 func (c *Controller) sendRequest(broker int32, req kmsg.Request) {

@@ -13,8 +13,10 @@
 // (ControllerEventManager: the one goroutine), sender.go
 // (ControllerChannelManager), deletion.go (TopicDeletionManager),
 // failover.go (onControllerFailover, onBrokerStartup/Failure), standby.go
-// (the warm standby's mirror of the store), updatemetadata.go
-// (UpdateMetadata bodies), alterpartition.go (processAlterPartition,
+// (the warm standby's mirror of the store; warmchunks.go decodes its
+// state chunks lazily, when the Loop says), updatemetadata.go
+// (UpdateMetadata bodies), staged.go (events writing each
+// state chunk once), alterpartition.go (processAlterPartition,
 // KIP-497), controlled_shutdown.go (doControlledShutdown),
 // elect_leaders.go and auto_rebalance*.go (onReplicaElection,
 // checkAndTriggerAutoLeaderRebalance), reassignment*.go

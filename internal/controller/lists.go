@@ -36,7 +36,22 @@ func (l *int32Lists) filter(list []int32, drop func(int32) bool) []int32 {
 
 // without is list without id (list itself when id is not in it).
 func (l *int32Lists) without(list []int32, id int32) []int32 {
-	return l.filter(list, func(r int32) bool { return r == id })
+	n := len(list)
+	for _, r := range list {
+		if r == id {
+			n--
+		}
+	}
+	if n == len(list) {
+		return list
+	}
+	out := l.take(n)
+	for _, r := range list {
+		if r != id {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // take is an empty list with room for n.

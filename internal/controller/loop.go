@@ -48,6 +48,8 @@ func (l *Loop) Run(ctx context.Context) {
 	l.follow(ctx, &wg)
 	l.rebalanceTimer(ctx, &wg)
 	defer wg.Wait()
+	var decode warmDecoder
+	defer decode.stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -64,6 +66,7 @@ func (l *Loop) Run(ctx context.Context) {
 			ev := l.next()
 			l.mu.Unlock()
 			l.c.Handle(ctx, ev)
+			decode.schedule(l, ev)
 			if ctx.Err() != nil {
 				break
 			}
@@ -143,5 +146,37 @@ func askLoop[R any](ctx context.Context, l *Loop, ev func(reply func(R)) Event, 
 		return r
 	case <-ctx.Done():
 		return fail(kerr.RequestTimedOut.Code)
+	}
+}
+
+// warmDecoder schedules the decoding of a warm standby's pending state
+// chunks (warmchunks.go): a first decodeWarm warmDecodeDelay after chunks
+// arrive, then one after another, each queued behind the events waiting,
+// until none is pending. Only the loop goroutine uses it.
+type warmDecoder struct {
+	queued bool // a decodeWarm is queued or its timer runs
+	timer  *time.Timer
+}
+
+// schedule runs after the loop handled ev.
+func (d *warmDecoder) schedule(l *Loop, ev Event) {
+	_, decoded := ev.(decodeWarm)
+	if decoded {
+		d.queued = false
+	}
+	if d.queued || !l.c.warmPending() {
+		return
+	}
+	d.queued = true
+	if decoded {
+		l.Enqueue(decodeWarm{})
+		return
+	}
+	d.timer = time.AfterFunc(warmDecodeDelay, func() { l.Enqueue(decodeWarm{}) })
+}
+
+func (d *warmDecoder) stop() {
+	if d.timer != nil {
+		d.timer.Stop()
 	}
 }

@@ -173,8 +173,8 @@ func (c *Controller) electLeaders(ctx context.Context, b *requestBatch, tps []TP
 
 // nextLeader computes the state after an election, from the cached state.
 func (c *Controller) nextLeader(tp TP, strategy Strategy) (metadata.LeaderAndIsr, bool, error) {
-	cur, ok := c.ctx.states.get(tp)
-	if !ok {
+	cur := c.ctx.states.ref(tp)
+	if cur == nil {
 		return metadata.LeaderAndIsr{}, false, nil
 	}
 	if cur.ControllerEpoch > c.ctx.epoch {
@@ -185,8 +185,12 @@ func (c *Controller) nextLeader(tp TP, strategy Strategy) (metadata.LeaderAndIsr
 	leader := int32(-1)
 	switch strategy {
 	case OfflineElection, UncleanElection:
+		// The topic's unclean setting is looked up only when no clean
+		// leader is left.
 		var unclean bool
-		leader, unclean = offlineLeader(assignment, isr, c.electable, strategy == UncleanElection || c.uncleanAllowed(tp.Topic))
+		if leader, _ = offlineLeader(assignment, isr, c.electable, false); leader < 0 {
+			leader, unclean = offlineLeader(assignment, isr, c.electable, strategy == UncleanElection || c.uncleanAllowed(tp.Topic))
+		}
 		if unclean {
 			isr = []int32{leader}
 		} else {
@@ -203,7 +207,7 @@ func (c *Controller) nextLeader(tp TP, strategy Strategy) (metadata.LeaderAndIsr
 	if leader < 0 {
 		return metadata.LeaderAndIsr{}, false, nil
 	}
-	next := cur
+	next := *cur
 	next.Leader, next.LeaderEpoch, next.ISR = leader, cur.LeaderEpoch+1, isr
 	next.ControllerEpoch, next.PartitionEpoch = c.ctx.epoch, cur.PartitionEpoch+1
 	return next, true, nil

@@ -122,6 +122,8 @@ func (c *Controller) removeFromISR(ctx context.Context, b *requestBatch, keys []
 			return err
 		}
 		pending = nil
+		var topic string
+		var deleting bool
 		for i, u := range r.updates {
 			gone := r.removed[r.from[i]:r.from[i+1]]
 			if conflict[i] {
@@ -133,7 +135,10 @@ func (c *Controller) removeFromISR(ctx context.Context, b *requestBatch, keys []
 			if u.State.Leader < 0 {
 				c.setPartitionState(u.TP, OfflinePartition)
 			}
-			if !c.deleting[u.TP.Topic] {
+			if i == 0 || u.TP.Topic != topic {
+				topic, deleting = u.TP.Topic, c.deleting[u.TP.Topic]
+			}
+			if !deleting {
 				b.addLeaderAndIsrExcept(c.ctx, c.ctx.replicas(u.TP), gone, u.TP, false)
 			}
 		}
@@ -157,14 +162,11 @@ func (c *Controller) isrRemovals(keys []replicaKey) isrRemoval {
 	for _, k := range keys {
 		i := len(r.updates) - 1
 		again := i >= 0 && r.updates[i].TP == k.tp
-		var cur metadata.LeaderAndIsr
+		var cur *metadata.LeaderAndIsr
 		if again {
-			cur = r.updates[i].State
-		} else {
-			var ok bool
-			if cur, ok = c.ctx.states.get(k.tp); !ok {
-				continue
-			}
+			cur = &r.updates[i].State
+		} else if cur = c.ctx.states.ref(k.tp); cur == nil {
+			continue
 		}
 		if cur.Leader != k.broker && !slices.Contains(cur.ISR, k.broker) {
 			continue
@@ -173,7 +175,7 @@ func (c *Controller) isrRemovals(keys []replicaKey) isrRemoval {
 			c.stateChange(errAborted.Error(), "partition", k.tp)
 			continue
 		}
-		next := cur
+		next := *cur
 		if next.Leader == k.broker {
 			next.Leader = -1
 		}

@@ -44,11 +44,25 @@ func TestTPList(t *testing.T) {
 	}{{"b", 2, false}, {"b", 0, false}, {"a", 5, false}, {"b", 2, true}, {"a", 1, false}, {"b", 0, false}, {"a", 5, false}} {
 		l.add(TP{Topic: e.topic, Partition: e.p}, e.v)
 	}
-	var got []string
-	l.each(or, func(tp TP, v bool) { got = append(got, fmt.Sprintf("%s-%d:%v", tp.Topic, tp.Partition, v)) })
+	if l.len() != 7 {
+		t.Fatalf("len %d before folding, want 7", l.len())
+	}
+	list := func() []string {
+		var got []string
+		l.each(or, func(tp TP, v bool) { got = append(got, fmt.Sprintf("%s-%d:%v", tp.Topic, tp.Partition, v)) })
+		return got
+	}
 	want := []string{"a-1:false", "a-5:false", "b-0:false", "b-2:true"}
-	if !slices.Equal(got, want) || l.len() != 7 || len(l.tps()) != 4 {
+	if got := list(); !slices.Equal(got, want) || l.len() != 4 || len(l.tps(or)) != 4 {
 		t.Fatalf("got %v (len %d), want %v", got, l.len(), want)
+	}
+	// Adding to a folded list, a new topic included, folds again.
+	l.add(TP{Topic: "b", Partition: 1}, true)
+	l.add(TP{Topic: "b", Partition: 0}, true)
+	l.add(TP{Topic: "0", Partition: 9}, false)
+	want = []string{"0-9:false", "a-1:false", "a-5:false", "b-0:true", "b-1:true", "b-2:true"}
+	if got := list(); !slices.Equal(got, want) || l.len() != 6 {
+		t.Fatalf("after more adds: got %v (len %d), want %v", got, l.len(), want)
 	}
 }
 
@@ -63,11 +77,11 @@ func TestTPListSameAs(t *testing.T) {
 		b.add(TP{Topic: "t", Partition: p}, p == 2)
 	}
 	eq := func(x, y bool) bool { return x == y }
-	if !a.sameAs(&b, eq) || a.sameAs(&c, eq) {
+	if !a.sameAs(&b, or, eq) || a.sameAs(&c, or, eq) {
 		t.Fatal("sameAs")
 	}
 	b.add(TP{Topic: "u", Partition: 0}, false)
-	if a.sameAs(&b, eq) {
+	if a.sameAs(&b, or, eq) {
 		t.Fatal("sameAs with another topic")
 	}
 }

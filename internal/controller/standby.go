@@ -148,14 +148,18 @@ func (c *Controller) applyTopicsEvent(cx *Context, ev metastore.Event) *metastor
 	}
 	if chunk >= 0 {
 		id := chunkID{topic, chunk}
-		if cx.chunkVer[id] >= ev.KV.Version {
+		if max(cx.chunkVer[id], cx.pending.version(id)) >= ev.KV.Version {
 			return nil // an echo of something we already hold, or older
 		}
-		if ev.Type == metastore.EventDelete {
+		switch {
+		case ev.Type == metastore.EventDelete:
+			cx.pending.drop(id)
 			cx.replaceChunk(id, nil, 0)
-			return nil
+		case c.ctx == nil && c.mirroring:
+			cx.pending.put(id, ev.KV.Value, ev.KV.Version) // decoded soon (warmchunks.go)
+		default:
+			c.applyChunk(cx, id, ev.KV)
 		}
-		c.applyChunk(cx, id, ev.KV)
 		return nil
 	}
 	if c.ctx != nil {

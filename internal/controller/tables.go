@@ -51,6 +51,18 @@ func (s *partSlice[V]) get(p int32) (V, bool) {
 	return s.v[p], true
 }
 
+// ref is tp's value in place, nil when it has none: for reading a large
+// value in a hot loop without copying it out (a returned struct spilled
+// and reloaded showed in the broker-failure profile). It is valid until
+// the table changes.
+func (t *partTable[V]) ref(tp TP) *V {
+	s := t.topic(tp.Topic)
+	if s == nil || tp.Partition < 0 || int(tp.Partition) >= len(s.has) || !s.has[tp.Partition] {
+		return nil
+	}
+	return &s.v[tp.Partition]
+}
+
 // at is tp's value, the zero value when it has none.
 func (t *partTable[V]) at(tp TP) V {
 	v, _ := t.get(tp)
@@ -99,18 +111,24 @@ func (t *partTable[V]) len() int { return t.n }
 // each calls fn for every partition with a value, in topic then partition
 // order.
 func (t *partTable[V]) each(fn func(tp TP, v V)) {
+	t.eachTopic(func(name string, s *partSlice[V]) {
+		for p, ok := range s.has {
+			if ok {
+				fn(TP{Topic: name, Partition: int32(p)}, s.v[p])
+			}
+		}
+	})
+}
+
+// eachTopic calls fn with every topic's slice, in topic order.
+func (t *partTable[V]) eachTopic(fn func(name string, s *partSlice[V])) {
 	names := make([]string, 0, len(t.topics))
 	for name := range t.topics {
 		names = append(names, name)
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		s := t.topics[name]
-		for p, ok := range s.has {
-			if ok {
-				fn(TP{Topic: name, Partition: int32(p)}, s.v[p])
-			}
-		}
+		fn(name, t.topics[name])
 	}
 }
 

@@ -151,6 +151,7 @@ func (c *Context) setTopic(name string, t *topicInfo) {
 
 // delTopic forgets a topic: its assignment, states and state machines.
 func (c *Context) delTopic(name string) {
+	c.pending.dropTopic(name)
 	for _, id := range c.topicChunks(name) {
 		delete(c.chunkVer, id)
 	}

@@ -3,8 +3,10 @@ package controller
 // tpList collects partitions, each with a value, for a request batch. The
 // state machines add partitions topic by topic, so entries are kept per
 // topic as (partition, value) pairs of a few bytes, with the last topic
-// remembered; each lists them in topic then partition order, without
-// comparing topic names per entry.
+// remembered. Before its requests are built a list is folded: each topic's
+// entries sorted by partition and a partition added more than once merged
+// into one entry, in place, so that the builders walk plain slices topic
+// by topic without comparing topic names per entry.
 
 import (
 	"cmp"
@@ -15,7 +17,9 @@ type tpList[V any] struct {
 	topics   map[string]*[]tpVal[V]
 	lastName string
 	last     *[]tpVal[V]
-	n        int
+	n        int      // entries; distinct partitions once folded
+	names    []string // sorted topic names, once folded
+	folded   bool
 }
 
 type tpVal[V any] struct {
@@ -32,56 +36,83 @@ func (l *tpList[V]) add(tp TP, v V) {
 		if s == nil {
 			s = new([]tpVal[V])
 			l.topics[tp.Topic] = s
+			l.names = nil
 		}
 		l.lastName, l.last = tp.Topic, s
 	}
 	*l.last = append(*l.last, tpVal[V]{tp.Partition, v})
 	l.n++
+	l.folded = false
 }
 
-// len counts entries, a partition added twice counting twice.
+// len counts entries: a partition added twice counts twice until the list
+// is folded, once after.
 func (l *tpList[V]) len() int { return l.n }
 
 func (l *tpList[V]) reset() { *l = tpList[V]{} }
 
+// fold sorts each topic's entries by partition and merges the values of a
+// partition added more than once with merge, in place.
+func (l *tpList[V]) fold(merge func(a, b V) V) {
+	if l.folded {
+		return
+	}
+	l.n = 0
+	for _, s := range l.topics {
+		vals := *s
+		sortRuns(vals, func(a, b tpVal[V]) int { return cmp.Compare(a.p, b.p) })
+		out := vals[:0]
+		for i := 0; i < len(vals); i++ {
+			e := vals[i]
+			for i+1 < len(vals) && vals[i+1].p == e.p {
+				i++
+				e.v = merge(e.v, vals[i].v)
+			}
+			out = append(out, e)
+		}
+		*s = out
+		l.n += len(out)
+	}
+	if l.names == nil {
+		l.names = make([]string, 0, len(l.topics))
+		for name := range l.topics {
+			l.names = append(l.names, name)
+		}
+		slices.Sort(l.names)
+	}
+	l.folded = true
+}
+
+// eachTopic folds the list and calls fn with each topic's entries, in
+// topic then partition order.
+func (l *tpList[V]) eachTopic(merge func(a, b V) V, fn func(topic string, vals []tpVal[V])) {
+	l.fold(merge)
+	for _, name := range l.names {
+		fn(name, *l.topics[name])
+	}
+}
+
 // each calls fn for every partition, in topic then partition order; a
 // partition added more than once comes once, its values folded with merge.
 func (l *tpList[V]) each(merge func(a, b V) V, fn func(tp TP, v V)) {
-	names := make([]string, 0, len(l.topics))
-	for name := range l.topics {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		vals := l.sorted(name)
-		for i := 0; i < len(vals); i++ {
-			v := vals[i].v
-			for i+1 < len(vals) && vals[i+1].p == vals[i].p {
-				i++
-				v = merge(v, vals[i].v)
-			}
-			fn(TP{Topic: name, Partition: vals[i].p}, v)
+	l.eachTopic(merge, func(name string, vals []tpVal[V]) {
+		for _, e := range vals {
+			fn(TP{Topic: name, Partition: e.p}, e.v)
 		}
-	}
+	})
 }
 
-// sorted is topic's entries sorted by partition.
-func (l *tpList[V]) sorted(topic string) []tpVal[V] {
-	vals := *l.topics[topic]
-	sortRuns(vals, func(a, b tpVal[V]) int { return cmp.Compare(a.p, b.p) })
-	return vals
-}
-
-// sameAs says whether l and o hold the same entries.
-func (l *tpList[V]) sameAs(o *tpList[V], eq func(a, b V) bool) bool {
+// sameAs says whether l and o hold the same partitions with equal values,
+// both folded with merge.
+func (l *tpList[V]) sameAs(o *tpList[V], merge func(a, b V) V, eq func(a, b V) bool) bool {
+	l.fold(merge)
+	o.fold(merge)
 	if l.n != o.n || len(l.topics) != len(o.topics) {
 		return false
 	}
-	for name := range l.topics {
-		if o.topics[name] == nil {
-			return false
-		}
-		if !slices.EqualFunc(l.sorted(name), o.sorted(name), func(a, b tpVal[V]) bool { return a.p == b.p && eq(a.v, b.v) }) {
+	for name, s := range l.topics {
+		os := o.topics[name]
+		if os == nil || !slices.EqualFunc(*s, *os, func(a, b tpVal[V]) bool { return a.p == b.p && eq(a.v, b.v) }) {
 			return false
 		}
 	}
@@ -89,10 +120,14 @@ func (l *tpList[V]) sameAs(o *tpList[V], eq func(a, b V) bool) bool {
 }
 
 // tps lists the distinct partitions in order.
-func (l *tpList[V]) tps() []TP {
+func (l *tpList[V]) tps(merge func(a, b V) V) []TP {
+	l.fold(merge)
 	out := make([]TP, 0, l.n)
-	l.each(func(a, _ V) V { return a }, func(tp TP, _ V) { out = append(out, tp) })
+	l.each(merge, func(tp TP, _ V) { out = append(out, tp) })
 	return out
 }
 
 func or(a, b bool) bool { return a || b }
+
+// none merges the values of a list without values.
+func none(struct{}, struct{}) struct{} { return struct{}{} }

@@ -6,55 +6,47 @@ package controller
 // cache of request structs to keep in step with every state change.
 
 import (
-	"slices"
-
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/metadata"
 )
 
-// updateMetadataRequest tells the metadata of parts (sorted, unique) and
-// of the deleted partitions.
-func (c *Controller) updateMetadataRequest(parts []TP, deleted map[TP]bool) *kmsg.UpdateMetadataRequest {
+// updateMetadataRequest tells the metadata of parts and of the deleted
+// partitions (added to parts).
+func (c *Controller) updateMetadataRequest(parts *tpList[struct{}], deleted map[TP]bool) *kmsg.UpdateMetadataRequest {
 	ctx := c.ctx
 	req := c.updateMetadataHeader()
-	tps := parts
-	if len(deleted) > 0 {
-		tps = slices.Clone(parts)
-		for tp := range deleted {
-			tps = append(tps, tp)
-		}
-		tps = sortedUniqueTPs(tps)
+	for tp := range deleted {
+		parts.add(tp, struct{}{})
 	}
-	var t *topicInfo
-	var states *partSlice[metadata.LeaderAndIsr]
 	var offline []int32 // backs every partition's OfflineReplicas
-	var ts *kmsg.UpdateMetadataRequestTopicState
-	for n, tp := range tps {
-		if ts == nil || tp.Topic != ts.Topic {
-			t, states = ctx.topics[tp.Topic], ctx.states.topic(tp.Topic)
-			req.TopicStates = append(req.TopicStates, kmsg.NewUpdateMetadataRequestTopicState())
-			ts = &req.TopicStates[len(req.TopicStates)-1]
-			ts.Topic = tp.Topic
-			if t != nil {
-				ts.TopicID = t.id
-			}
-			ts.PartitionStates = make([]kmsg.UpdateMetadataRequestTopicPartition, 0, runLen(tps[n:], func(tp TP) string { return tp.Topic }))
+	parts.eachTopic(none, func(name string, vals []tpVal[struct{}]) {
+		t, states := ctx.topics[name], ctx.states.topic(name)
+		ts := kmsg.NewUpdateMetadataRequestTopicState()
+		ts.Topic = name
+		var replicas [][]int32
+		if t != nil {
+			ts.TopicID, replicas = t.id, t.replicas
 		}
-		if deleted[tp] {
-			ps := kmsg.NewUpdateMetadataRequestTopicPartition()
-			ps.Partition, ps.ControllerEpoch, ps.Leader = tp.Partition, ctx.epoch, leaderDuringDelete
-			ts.PartitionStates = append(ts.PartitionStates, ps)
-		} else if st, ok := states.get(tp.Partition); ok {
-			var rs []int32
-			if t != nil {
-				rs = t.replicasOf(tp.Partition)
+		ts.PartitionStates = make([]kmsg.UpdateMetadataRequestTopicPartition, 0, len(vals))
+		for _, e := range vals {
+			if len(deleted) > 0 && deleted[TP{Topic: name, Partition: e.p}] {
+				ps := kmsg.NewUpdateMetadataRequestTopicPartition()
+				ps.Partition, ps.ControllerEpoch, ps.Leader = e.p, ctx.epoch, leaderDuringDelete
+				ts.PartitionStates = append(ts.PartitionStates, ps)
+			} else if st, ok := states.get(e.p); ok {
+				var rs []int32
+				if int(e.p) < len(replicas) {
+					rs = replicas[e.p]
+				}
+				ts.PartitionStates, offline = c.appendUMPartition(ts.PartitionStates, offline, e.p, st, rs)
 			}
-			ts.PartitionStates, offline = c.appendUMPartition(ts.PartitionStates, offline, tp.Partition, st, rs)
 		}
-	}
-	// A topic none of whose partitions had a state says nothing.
-	req.TopicStates = slices.DeleteFunc(req.TopicStates, func(ts kmsg.UpdateMetadataRequestTopicState) bool { return len(ts.PartitionStates) == 0 })
+		// A topic none of whose partitions had a state says nothing.
+		if len(ts.PartitionStates) > 0 {
+			req.TopicStates = append(req.TopicStates, ts)
+		}
+	})
 	return req
 }
 

@@ -99,8 +99,15 @@ func fromRaw(m map[string][]int32) (map[int32][]int32, error) {
 	return out, nil
 }
 
-// EncodeAssignment writes an assignment document.
+// EncodeAssignment writes an assignment document (appendAssignment: the
+// bytes encoding/json writes, without its reflection).
 func EncodeAssignment(a Assignment) []byte {
+	return appendAssignment(make([]byte, 0, 80+12*len(a.Partitions)), a)
+}
+
+// encodeAssignmentJSON is EncodeAssignment through encoding/json: the
+// reference appendAssignment is held to.
+func encodeAssignmentJSON(a Assignment) []byte {
 	a.Version = 3
 	a.RawPartitions, a.RawAdding, a.RawRemoving = toRaw(a.Partitions), toRaw(a.AddingReplicas), toRaw(a.RemovingReplicas)
 	b, _ := json.Marshal(a)

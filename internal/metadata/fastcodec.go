@@ -10,7 +10,9 @@ package metadata
 // stays the reference for what is valid and for the error.
 
 import (
+	"cmp"
 	"encoding/base64"
+	"slices"
 	"strconv"
 )
 
@@ -38,6 +40,94 @@ func putInt32(w []byte, i int, v int32) int {
 		u /= 10
 	}
 	return i + n
+}
+
+// appendAssignment appends a's document as encoding/json writes it: the
+// fields in declaration order, each replica map's keys in the order of
+// their decimal strings, a nil list as null.
+func appendAssignment(b []byte, a Assignment) []byte {
+	b = append(b, `{"version":3,"topic_id":"`...)
+	b = base64.RawURLEncoding.AppendEncode(b, a.TopicID[:])
+	b = append(b, `","partitions":`...)
+	b = appendReplicaMap(b, a.Partitions)
+	b = append(b, `,"adding_replicas":`...)
+	b = appendReplicaMap(b, a.AddingReplicas)
+	b = append(b, `,"removing_replicas":`...)
+	b = appendReplicaMap(b, a.RemovingReplicas)
+	return append(b, '}')
+}
+
+// appendReplicaMap appends m as a JSON object keyed by partition id.
+func appendReplicaMap(b []byte, m map[int32][]int32) []byte {
+	type key struct {
+		order uint64 // decimalKey(p)
+		p     int32
+	}
+	keys := make([]key, 0, len(m))
+	for p := range m {
+		keys = append(keys, key{decimalKey(p), p})
+	}
+	slices.SortFunc(keys, func(x, y key) int { return cmp.Compare(x.order, y.order) })
+	b = append(b, '{')
+	for i, k := range keys {
+		p := k.p
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = strconv.AppendInt(b, int64(p), 10)
+		b = append(b, `":`...)
+		b = appendInt32List(b, m[p])
+	}
+	return append(b, '}')
+}
+
+// decimalKey maps v to a number that orders as v's decimal string does,
+// without writing it: negative numbers ("-" sorts before every digit)
+// below the others, then the digits after any sign left-aligned to ten
+// places (so a prefix ties with its extensions by zeros and precedes the
+// rest), then the count of digits (a prefix before its extension).
+func decimalKey(v int32) uint64 {
+	var k uint64
+	if v >= 0 {
+		k = 1 << 63
+	}
+	a := uint64(abs64(v))
+	d := digits64(int64(a))
+	return k | (a*pow10[10-d])<<4 | uint64(d)
+}
+
+var pow10 = [...]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10}
+
+func abs64(v int32) int64 {
+	if v < 0 {
+		return -int64(v)
+	}
+	return int64(v)
+}
+
+// digits64 counts v's decimal digits (v ≥ 0).
+func digits64(v int64) int {
+	n := 1
+	for ; v >= 10; v /= 10 {
+		n++
+	}
+	return n
+}
+
+// appendInt32List appends l as a JSON array, null when nil.
+func appendInt32List(b []byte, l []int32) []byte {
+	if l == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, v := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(v), 10)
+	}
+	return append(b, ']')
 }
 
 // decodeAssignmentFast is DecodeAssignment for well-formed documents.

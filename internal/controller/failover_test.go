@@ -1,0 +1,47 @@
+package controller
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// A broker failure elects new leaders for the partitions the broker led
+// and takes it out of the ISR of those it followed: the elections are
+// written and their LeaderAndIsr sent first, the ISR removals in a second
+// write of the same chunk after them.
+func TestBrokerFailureTellsNewLeadersFirst(t *testing.T) {
+	cl := newCluster(t, 1, 2, 3)
+	cl.startupAll()
+	cl.createTopic("t", map[int32][]int32{0: {3, 2, 1}, 1: {2, 3, 1}, 300: {1, 3, 2}})
+	cl.nodes[1].sender.take()
+	before := cl.store.Revision()
+	cl.kill(3)
+	deregistered := cl.store.Revision()
+	cl.handle(1, BrokerChange{})
+	if w := cl.store.Revision() - deregistered; w != 2 || deregistered-before != 1 {
+		t.Fatalf("%d store writes for the failure (want 2: elections, ISR removals), %d for the deregistration", w, deregistered-before)
+	}
+	for p, want := range map[int32][]int32{0: {2, 1}, 1: {2, 1}, 300: {1, 2}} {
+		if st := cl.state("t", p); !slices.Equal(st.ISR, want) || st.Leader != want[0] {
+			t.Errorf("t-%d: leader %d ISR %v, want leader %d ISR %v", p, st.Leader, st.ISR, want[0], want)
+		}
+	}
+	// To broker 2: the election of t-0, then the ISR removals of t-1 and t-300.
+	var told [][]int32
+	for _, s := range cl.nodes[1].sender.take() {
+		if req, ok := s.req.(*kmsg.LeaderAndISRRequest); ok && s.broker == 2 {
+			var ps []int32
+			for _, ts := range req.TopicStates {
+				for _, p := range ts.PartitionStates {
+					ps = append(ps, p.Partition)
+				}
+			}
+			told = append(told, ps)
+		}
+	}
+	if len(told) != 2 || !slices.Equal(told[0], []int32{0}) || !slices.Equal(told[1], []int32{1, 300}) {
+		t.Fatalf("LeaderAndIsr to broker 2: %v, want [[0] [1 300]]", told)
+	}
+}
