@@ -90,7 +90,7 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 		// (Kafka's makeLeaders removes their fetchers before the role).
 		c.removeFetchers(c.newLeaders(parts))
 	}
-	var leaders, followers int
+	var leaders, followers, stale int
 	follow := make([]fetcher.Target, 0, followTargets(parts, c.nodeID)) // thousands: no regrowth
 	var unfollow []storage.TopicPartition
 	if req.Version >= 5 {
@@ -117,6 +117,8 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 				code, p = c.become(ctx, batch, lp, cfgs, req.ControllerEpoch)
 			}
 			switch {
+			case code == kerr.StaleControllerEpoch.Code:
+				stale++
 			case code != 0:
 			case ps.Leader == c.nodeID:
 				leaders++
@@ -145,8 +147,12 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 		c.fetchers.AddPartitions(follow)
 	}
 	if resp.ErrorCode == 0 {
+		// Partitions whose leader epoch was not newer are counted here and
+		// logged one by one only at debug (Kafka writes an "Ignoring
+		// LeaderAndIsr request" line for each): a new controller sends
+		// every partition again, 100k lines a broker on each failover.
 		c.log.Info("applied LeaderAndIsr", "controller", req.ControllerID, "controller_epoch", req.ControllerEpoch,
-			"leaders", leaders, "followers", followers)
+			"leaders", leaders, "followers", followers, "ignored_stale_epoch", stale)
 	}
 	return resp
 }
@@ -274,8 +280,8 @@ func (c *controlPlane) become(ctx context.Context, b *replica.Batch, lp *lisrPar
 		}
 		return 0, p
 	case errors.Is(err, replica.ErrStaleLeaderEpoch):
-		if c.log.Enabled(ctx, slog.LevelInfo) {
-			log().Info("ignoring LeaderAndIsr: leader epoch is not newer")
+		if c.log.Enabled(ctx, slog.LevelDebug) {
+			log().Debug("ignoring LeaderAndIsr: leader epoch is not newer")
 		}
 		return kerr.StaleControllerEpoch.Code, nil
 	case errors.Is(err, replica.ErrInconsistentTopicID):

@@ -36,6 +36,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -151,10 +152,15 @@ func (c *Controller) onAlterPartition(ctx context.Context, e AlterPartition) err
 			err = c.rereadChunk(ctx, u.TP)
 			continue
 		}
-		c.stateChange("ISR changed", "partition", u.TP, "leader", u.State.Leader, "leader_epoch", u.State.LeaderEpoch,
-			"isr", u.State.ISR, "old_isr", olds[i].ISR, "partition_epoch", u.State.PartitionEpoch, "requested_by", req.BrokerID)
+		if c.logsStateChanges(slog.LevelDebug) {
+			c.stateTrace("ISR changed", "partition", u.TP, "leader", u.State.Leader, "leader_epoch", u.State.LeaderEpoch,
+				"isr", u.State.ISR, "old_isr", olds[i].ISR, "partition_epoch", u.State.PartitionEpoch, "requested_by", req.BrokerID)
+		}
 		a.set(u.State)
 		changed = append(changed, u.TP)
+	}
+	if len(changed) > 0 {
+		c.stateChange("ISRs changed", "partitions", len(changed), "requested_by", req.BrokerID)
 	}
 	if err != nil {
 		code := kerr.UnknownServerError.Code

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strconv"
 
 	"github.com/samsa-kafka/samsa/internal/metadata"
 )
@@ -55,6 +56,23 @@ const (
 	// allowed whatever the topic says (an admin's ElectLeaders UNCLEAN).
 	UncleanElection
 )
+
+// String names the strategy as Kafka's PartitionLeaderElectionStrategy.
+func (s Strategy) String() string {
+	switch s {
+	case OfflineElection:
+		return "OfflinePartitionLeaderElectionStrategy"
+	case ReassignElection:
+		return "ReassignPartitionLeaderElectionStrategy"
+	case PreferredElection:
+		return "PreferredReplicaPartitionLeaderElectionStrategy"
+	case ControlledShutdownElection:
+		return "ControlledShutdownPartitionLeaderElectionStrategy"
+	case UncleanElection:
+		return "OfflinePartitionLeaderElectionStrategy(unclean)"
+	}
+	return "Strategy(" + strconv.Itoa(int(s)) + ")"
+}
 
 // errAborted: a newer controller wrote the state; the election is dropped.
 var errAborted = errors.New("controller: election aborted: state written by a newer controller epoch")
@@ -97,29 +115,33 @@ func (c *Controller) changePartitions(ctx context.Context, b *requestBatch, tps 
 }
 
 func (c *Controller) setPartitionState(tp TP, s PartitionState) {
-	if prev := c.ctx.partState.at(tp); prev != s && c.logsStateChanges(slog.LevelInfo) {
-		c.stateChange("partition state changed", "partition", tp, "from", prev, "to", s)
+	if prev := c.ctx.partState.at(tp); prev != s && c.logsStateChanges(slog.LevelDebug) {
+		c.stateTrace("partition state changed", "partition", tp, "from", prev, "to", s)
 	}
 	c.ctx.partState.set(tp, s)
 }
 
 // initializeLeaders writes the first leader and ISR of new partitions.
 func (c *Controller) initializeLeaders(ctx context.Context, b *requestBatch, tps []TP) error {
-	return c.settleStates(ctx, tps, func(tp TP) (metadata.LeaderAndIsr, bool) {
+	var out outcomes
+	err := c.settleStates(ctx, tps, func(tp TP) (metadata.LeaderAndIsr, bool) {
 		if _, exists := c.ctx.states.get(tp); exists { // found by a re-read after a conflict
-			c.stateChange("partition state already exists; not initialized", "partition", tp)
+			c.skipped(&out, "partition state already exists; not initialized", tp)
 			return metadata.LeaderAndIsr{}, false
 		}
 		live := c.lists.filter(c.ctx.replicas(tp), func(r int32) bool { return !c.electable(r) })
 		if len(live) == 0 {
-			c.stateChange("no live replica to initialize partition; it stays NewPartition", "partition", tp)
+			c.skipped(&out, "no live replica to initialize partition; it stays NewPartition", tp)
 			return metadata.LeaderAndIsr{}, false
 		}
 		return metadata.LeaderAndIsr{Leader: live[0], LeaderEpoch: 0, ISR: live, ControllerEpoch: c.ctx.epoch}, true
 	}, func(u stateUpdate) {
+		out.done++
 		c.setPartitionState(u.TP, OnlinePartition)
 		b.addLeaderAndIsr(c.ctx, u.State.ISR, u.TP, true)
 	})
+	c.logOutcomes("initialized leaders of new partitions", &out)
+	return err
 }
 
 // rereadConflicts logs the updates that met a version conflict, re-reads
@@ -147,28 +169,32 @@ func (c *Controller) rereadConflicts(ctx context.Context, updates []stateUpdate,
 // electLeaders elects with strategy, retrying version conflicts with fresh
 // reads until every partition is decided.
 func (c *Controller) electLeaders(ctx context.Context, b *requestBatch, tps []TP, strategy Strategy) error {
-	return c.settleStates(ctx, tps, func(tp TP) (metadata.LeaderAndIsr, bool) {
+	var out outcomes
+	err := c.settleStates(ctx, tps, func(tp TP) (metadata.LeaderAndIsr, bool) {
 		st, ok, err := c.nextLeader(tp, strategy)
 		switch {
 		case errors.Is(err, errAborted):
-			c.stateChange(err.Error(), "partition", tp)
+			c.skipped(&out, err.Error(), tp)
 		case !ok && strategy != OfflineElection:
 			// Kafka: a failed controlled-shutdown, preferred or
 			// reassignment election leaves the partition as it was.
-			c.stateChange("no eligible leader; leadership unchanged", "partition", tp, "strategy", strategy)
+			c.skipped(&out, "no eligible leader; leadership unchanged", tp)
 		case !ok:
-			c.stateChange("no eligible leader; partition stays offline", "partition", tp, "strategy", strategy)
+			c.skipped(&out, "no eligible leader; partition stays offline", tp)
 			c.setPartitionState(tp, OfflinePartition)
 		}
 		return st, ok && err == nil
 	}, func(u stateUpdate) {
+		out.done++
 		c.setPartitionState(u.TP, OnlinePartition)
-		if c.logsStateChanges(slog.LevelInfo) {
-			c.stateChange("elected leader", "partition", u.TP, "leader", u.State.Leader,
+		if c.logsStateChanges(slog.LevelDebug) {
+			c.stateTrace("elected leader", "partition", u.TP, "leader", u.State.Leader,
 				"leader_epoch", u.State.LeaderEpoch, "isr", u.State.ISR, "strategy", strategy)
 		}
 		b.addLeaderAndIsr(c.ctx, c.ctx.replicas(u.TP), u.TP, false)
 	})
+	c.logOutcomes("elected leaders", &out, "strategy", strategy)
+	return err
 }
 
 // nextLeader computes the state after an election, from the cached state.

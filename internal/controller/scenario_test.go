@@ -175,8 +175,10 @@ func (s *scenario) answerPending() int {
 	return count
 }
 
+// dropTime leaves out the time, and the level of Debug lines (Kafka's
+// per-partition TRACE lines): a line that shows a level is Info or above.
 func dropTime(_ []string, a slog.Attr) slog.Attr {
-	if a.Key == slog.TimeKey || a.Key == slog.LevelKey {
+	if a.Key == slog.TimeKey || a.Key == slog.LevelKey && a.Value.Any() == slog.LevelDebug {
 		return slog.Attr{}
 	}
 	return a
