@@ -45,9 +45,10 @@ type options struct {
 	settle, wait, loadTimeout      time.Duration
 	sharedSession                  bool
 	crash                          bool // -mode crash: a broker dies instead of the controller
-	cpuProfile                     string
+	cpuProfile, memProfile         string
 	multi                          bool // several counts: profile file per count
 	etcdLog                        *slog.Logger
+	stateChange                    *slog.Logger // the controllers' state-change log: Info on stderr, as samsa server's
 }
 
 func main() {
@@ -63,6 +64,7 @@ func main() {
 	flag.DurationVar(&o.loadTimeout, "load-timeout", 30*time.Minute, "bound on loading the store")
 	flag.BoolVar(&o.sharedSession, "shared-session", true, "controllers campaign with their stand-in's session (the old controller's broker dies with it)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the failover phase here (suffixed .<partitions> when several counts run)")
+	flag.StringVar(&o.memProfile, "memprofile", "", "write the allocation profile at the start (<file>.base) and end (<file>) of the failover phase; compare with go tool pprof -base")
 	verbose := flag.Bool("v", false, "log controller and store info")
 	mode := flag.String("mode", "failover", "failover: the active controller dies; crash: a broker that is not a controller candidate dies")
 	flag.Parse()
@@ -87,6 +89,9 @@ func main() {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	o.etcdLog = slog.New(slog.DiscardHandler) // its shutdown is noisy
+	// The state-change log costs what it costs samsa server, which writes
+	// it at Info to stderr: it is part of the figure.
+	o.stateChange = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: min(level, slog.LevelInfo)})).With("component", "state-change")
 	if *verbose {
 		o.etcdLog = log
 	}

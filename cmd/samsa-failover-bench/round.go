@@ -188,7 +188,7 @@ func (r *round) startCandidate(ctx context.Context, id int32) error {
 		}
 	}
 	cm := controller.NewChannelManager(r.log, 30*time.Second)
-	c := controller.New(controller.Config{NodeID: id, Store: store, Sender: cm, Logger: r.log,
+	c := controller.New(controller.Config{NodeID: id, Store: store, Sender: cm, Logger: r.log, StateChange: r.o.stateChange,
 		OnChange: func(_ int32, active bool) {
 			if active {
 				r.mu.Lock()
@@ -332,13 +332,13 @@ func (r *round) brokerCrash(res *result) error {
 }
 
 func (r *round) startProfile() (stop func(), err error) {
+	if r.o.memProfile != "" {
+		return r.startMemProfile()
+	}
 	if r.o.cpuProfile == "" {
 		return func() {}, nil
 	}
-	path := r.o.cpuProfile
-	if r.o.multi {
-		path = fmt.Sprintf("%s.%d", path, r.lay.partitions)
-	}
+	path := r.profilePath(r.o.cpuProfile)
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
@@ -352,6 +352,38 @@ func (r *round) startProfile() (stop func(), err error) {
 		f.Close()
 		fmt.Printf("  CPU profile of the failover: %s\n", path)
 	}, nil
+}
+
+// startMemProfile writes the allocation profile now (<path>.base) and when
+// stop is called (<path>): their difference is what the phase allocated.
+func (r *round) startMemProfile() (stop func(), err error) {
+	path := r.profilePath(r.o.memProfile)
+	write := func(p string) error {
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return pprof.Lookup("allocs").WriteTo(f, 0)
+	}
+	if err := write(path + ".base"); err != nil {
+		return nil, err
+	}
+	return func() {
+		runtime.GC() // the profile is as of the last completed collection
+		if err := write(path); err != nil {
+			fmt.Fprintf(os.Stderr, "samsa-failover-bench: %v\n", err)
+			return
+		}
+		fmt.Printf("  allocation profiles of the failover: %s.base, %s\n", path, path)
+	}, nil
+}
+
+func (r *round) profilePath(path string) string {
+	if r.o.multi {
+		return fmt.Sprintf("%s.%d", path, r.lay.partitions)
+	}
+	return path
 }
 
 func (r *round) countKeys() (int64, error) {

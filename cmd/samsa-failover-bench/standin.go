@@ -34,17 +34,15 @@ type standIn struct {
 	fullUM  map[int32]umArrival // controller epoch → first one carrying every partition
 	notify  chan<- struct{}     // signalled (non-blocking) on every arrival
 
-	// Leaders as UpdateMetadata told them, and the crash watch: the
-	// partitions the victim led, not yet shown with another leader.
-	leaders map[partKey]int32
-	victim  int32
-	pending map[partKey]bool
-	moved   umArrival // when pending emptied (zero: not yet)
-}
-
-type partKey struct {
-	topic     string
-	partition int32
+	// Leaders as UpdateMetadata told them, by topic then partition (as the
+	// broker's metadata cache keeps them: one name lookup per topic), and
+	// the crash watch: the partitions the victim led, not yet shown with
+	// another leader.
+	leaders  map[string][]int32
+	victim   int32
+	pending  map[string][]bool
+	pendingN int
+	moved    umArrival // when pendingN reached 0 (zero: not yet)
 }
 
 type umArrival struct {
@@ -58,7 +56,7 @@ func startStandIn(id int32, notify chan<- struct{}) (*standIn, error) {
 		return nil, fmt.Errorf("stand-in %d: %w", id, err)
 	}
 	s := &standIn{id: id, ln: ln, conns: map[net.Conn]bool{}, firstUM: map[int32]umArrival{}, fullUM: map[int32]umArrival{}, notify: notify,
-		leaders: map[partKey]int32{}, victim: -1}
+		leaders: map[string][]int32{}, victim: -1}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -155,19 +153,25 @@ func (s *standIn) recordUM(r *kmsg.UpdateMetadataRequest, at time.Time) {
 	}
 	s.mu.Lock()
 	if s.leaders == nil {
-		s.leaders = map[partKey]int32{}
+		s.leaders = map[string][]int32{}
 	}
 	for _, t := range r.TopicStates {
+		ls := s.leaders[t.Topic]
+		pend := s.pending[t.Topic]
 		for _, p := range t.PartitionStates {
-			k := partKey{t.Topic, p.Partition}
-			s.leaders[k] = p.Leader
-			if s.pending[k] && p.Leader >= 0 && p.Leader != s.victim {
-				delete(s.pending, k)
-				if len(s.pending) == 0 {
+			if int(p.Partition) >= len(ls) {
+				ls = append(ls, make([]int32, int(p.Partition)+1-len(ls))...)
+			}
+			ls[p.Partition] = p.Leader
+			if int(p.Partition) < len(pend) && pend[p.Partition] && p.Leader >= 0 && p.Leader != s.victim {
+				pend[p.Partition] = false
+				s.pendingN--
+				if s.pendingN == 0 {
 					s.moved = umArrival{at: at, partitions: n}
 				}
 			}
 		}
+		s.leaders[t.Topic] = ls
 	}
 	if _, seen := s.firstUM[r.ControllerEpoch]; !seen {
 		s.firstUM[r.ControllerEpoch] = umArrival{at: at, partitions: n}
@@ -228,13 +232,19 @@ func waitUM(ctx context.Context, notify <-chan struct{}, standIns []*standIn, ep
 func (s *standIn) watchCrash(victim int32) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.victim, s.pending, s.moved = victim, map[partKey]bool{}, umArrival{}
-	for k, l := range s.leaders {
-		if l == victim {
-			s.pending[k] = true
+	s.victim, s.pending, s.pendingN, s.moved = victim, map[string][]bool{}, 0, umArrival{}
+	for t, ls := range s.leaders {
+		for p, l := range ls {
+			if l == victim {
+				if s.pending[t] == nil {
+					s.pending[t] = make([]bool, len(ls))
+				}
+				s.pending[t][p] = true
+				s.pendingN++
+			}
 		}
 	}
-	return len(s.pending)
+	return s.pendingN
 }
 
 // crashHandled reports when every partition the victim led was shown with

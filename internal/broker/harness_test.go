@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -43,7 +45,18 @@ func startBroker(t testing.TB, dir string, props map[string]string) *Broker {
 	if len(warnings) > 0 {
 		t.Fatalf("config warnings: %v", warnings)
 	}
-	logger := slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var h slog.Handler = slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})
+	if _, bench := t.(*testing.B); bench {
+		// A benchmark pays for the log samsa server writes by default:
+		// Info and above, to a file (as a server's stderr redirected).
+		f, err := os.Create(filepath.Join(t.TempDir(), "broker.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		h = slog.NewMultiHandler(h, slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	logger := slog.New(h)
 	b, err := Start(cfg, Options{Logger: logger})
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +160,18 @@ func startClusterRacks(t testing.TB, racks []string) []*Broker {
 
 func startClusterWith(t testing.TB, n int, props map[string]string, racks []string) []*Broker {
 	t.Helper()
-	logger := slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var h slog.Handler = slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})
+	if _, bench := t.(*testing.B); bench {
+		// A benchmark pays for the log samsa server writes by default:
+		// Info and above, to a file (as a server's stderr redirected).
+		f, err := os.Create(filepath.Join(t.TempDir(), "broker.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		h = slog.NewMultiHandler(h, slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	logger := slog.New(h)
 	srv, err := embedetcd.StartLocal(t.TempDir(), logger)
 	if err != nil {
 		t.Fatal(err)
