@@ -38,6 +38,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -97,6 +98,7 @@ func (c *Controller) onAlterPartition(ctx context.Context, e AlterPartition) err
 	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
 	var updates []stateUpdate
 	var pending []apAnswer // parallel to updates
+	var out outcomes       // refusals at info: a shutting-down broker's followers are refused in bulk
 	seen := map[TP]bool{}
 	for i := range req.Topics {
 		rt := &req.Topics[i]
@@ -126,8 +128,11 @@ func (c *Controller) onAlterPartition(ctx context.Context, e AlterPartition) err
 			switch {
 			case code != 0:
 				a.out.ErrorCode = code
-				c.stateChange("AlterPartition refused", "partition", a.tp, "broker", req.BrokerID,
-					"leader_epoch", rp.LeaderEpoch, "partition_epoch", rp.PartitionEpoch, "err", kerr.ErrorForCode(code))
+				if c.logsStateChanges(slog.LevelDebug) {
+					c.stateTrace("AlterPartition refused", "partition", a.tp, "broker", req.BrokerID,
+						"leader_epoch", rp.LeaderEpoch, "partition_epoch", rp.PartitionEpoch, "err", kerr.ErrorForCode(code))
+				}
+				out.skip("AlterPartition refused: "+errorName(code), a.tp)
 			case !write:
 				a.set(c.ctx.states.at(a.tp))
 			default:
@@ -159,9 +164,8 @@ func (c *Controller) onAlterPartition(ctx context.Context, e AlterPartition) err
 		a.set(u.State)
 		changed = append(changed, u.TP)
 	}
-	if len(changed) > 0 {
-		c.stateChange("ISRs changed", "partitions", len(changed), "requested_by", req.BrokerID)
-	}
+	out.done = len(changed)
+	c.logOutcomes("ISRs changed", &out, "requested_by", req.BrokerID)
 	if err != nil {
 		code := kerr.UnknownServerError.Code
 		if errors.Is(err, metadata.ErrControllerMoved) {
@@ -244,4 +248,12 @@ func hasDuplicates(ids []int32) bool {
 	s := slices.Clone(ids)
 	slices.Sort(s)
 	return len(slices.Compact(s)) != len(ids)
+}
+
+// errorName is a Kafka error code's name (INELIGIBLE_REPLICA).
+func errorName(code int16) string {
+	if e, ok := kerr.ErrorForCode(code).(*kerr.Error); ok {
+		return e.Message
+	}
+	return "error code " + strconv.Itoa(int(code))
 }

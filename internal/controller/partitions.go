@@ -123,7 +123,7 @@ func (c *Controller) setPartitionState(tp TP, s PartitionState) {
 
 // initializeLeaders writes the first leader and ISR of new partitions.
 func (c *Controller) initializeLeaders(ctx context.Context, b *requestBatch, tps []TP) error {
-	var out outcomes
+	out := outcomes{skipLevel: slog.LevelWarn}
 	err := c.settleStates(ctx, tps, func(tp TP) (metadata.LeaderAndIsr, bool) {
 		if _, exists := c.ctx.states.get(tp); exists { // found by a re-read after a conflict
 			c.skipped(&out, "partition state already exists; not initialized", tp)
@@ -169,7 +169,7 @@ func (c *Controller) rereadConflicts(ctx context.Context, updates []stateUpdate,
 // electLeaders elects with strategy, retrying version conflicts with fresh
 // reads until every partition is decided.
 func (c *Controller) electLeaders(ctx context.Context, b *requestBatch, tps []TP, strategy Strategy) error {
-	var out outcomes
+	out := outcomes{skipLevel: slog.LevelWarn}
 	err := c.settleStates(ctx, tps, func(tp TP) (metadata.LeaderAndIsr, bool) {
 		st, ok, err := c.nextLeader(tp, strategy)
 		switch {

@@ -19,8 +19,9 @@ const outcomeSample = 10
 
 // outcomes counts what one state-machine call did.
 type outcomes struct {
-	done  int
-	skips []skip // by reason, in order of first occurrence
+	done      int
+	skips     []skip     // by reason, in order of first occurrence
+	skipLevel slog.Level // of the lines for skips
 }
 
 type skip struct {
@@ -29,11 +30,17 @@ type skip struct {
 	first  []TP
 }
 
-// skipped records that tp was left as it was, for reason.
+// skipped records that tp was left as it was, for reason, with a debug
+// line of its own.
 func (c *Controller) skipped(o *outcomes, reason string, tp TP) {
 	if c.logsStateChanges(slog.LevelDebug) {
 		c.stateTrace(reason, "partition", tp)
 	}
+	o.skip(reason, tp)
+}
+
+// skip records that tp was left as it was, for reason.
+func (o *outcomes) skip(reason string, tp TP) {
 	for i := range o.skips {
 		if s := &o.skips[i]; s.reason == reason {
 			s.n++
@@ -57,6 +64,6 @@ func (c *Controller) logOutcomes(msg string, o *outcomes, args ...any) {
 		for i, tp := range s.first {
 			names[i] = tp.Topic + "-" + strconv.Itoa(int(tp.Partition))
 		}
-		c.stateChangeAt(slog.LevelWarn, s.reason, append(args[:len(args):len(args)], "partitions", s.n, "first", names)...)
+		c.stateChangeAt(o.skipLevel, s.reason, append(args[:len(args):len(args)], "partitions", s.n, "first", names)...)
 	}
 }
