@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -98,7 +99,10 @@ func windowProfile(b *testing.B) func() {
 			}
 		}
 		writeAllocs(mp + ".base")
-		return func() { writeAllocs(mp) }
+		return func() {
+			runtime.GC() // the profile is as of the last completed collection
+			writeAllocs(mp)
+		}
 	}
 	path := os.Getenv("SAMSA_BENCH_CPUPROFILE")
 	if path == "" {
