@@ -91,7 +91,7 @@ func main() {
 	o.etcdLog = slog.New(slog.DiscardHandler) // its shutdown is noisy
 	// The state-change log costs what it costs samsa server, which writes
 	// it at Info to stderr: it is part of the figure.
-	o.stateChange = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: min(level, slog.LevelInfo)})).With("component", "state-change")
+	o.stateChange = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("component", "state-change")
 	if *verbose {
 		o.etcdLog = log
 	}

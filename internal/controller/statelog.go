@@ -6,15 +6,16 @@ package controller
 // (a broker failure's elections took 21 µs a partition logged, 3 µs not)
 // and a flood on the server's stderr. So the per-partition lines are Debug
 // (SAMSA_LOG_LEVEL=debug shows them), and a call writes one Info line with
-// how many partitions it changed and one Warn line per reason some were
-// left as they were, naming the first few.
+// how many partitions it changed and one line per reason some were left as
+// they were, naming the first few (Warn for elections, Info for refused
+// AlterPartition items, which a broker's controlled shutdown makes in bulk).
 
 import (
 	"log/slog"
 	"strconv"
 )
 
-// outcomeSample is how many partitions a Warn line names.
+// outcomeSample is how many partitions a line for skips names.
 const outcomeSample = 10
 
 // outcomes counts what one state-machine call did.
