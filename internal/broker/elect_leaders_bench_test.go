@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -23,6 +24,16 @@ func benchElectPartitions() int {
 // allBrokersSee waits until every broker's metadata cache satisfies ok for
 // every partition of the topics, and returns how long that took from start.
 func allBrokersSee(b testing.TB, brokers []*Broker, start time.Time, what string, ok func(leader int32, replicas, isr []int32) bool) time.Duration {
+	took, err := waitAllBrokersSee(brokers, start, what, ok)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return took
+}
+
+// waitAllBrokersSee is allBrokersSee for any goroutine: an error when ok
+// does not hold after 10 minutes.
+func waitAllBrokersSee(brokers []*Broker, start time.Time, what string, ok func(leader int32, replicas, isr []int32) bool) (time.Duration, error) {
 	deadline := time.Now().Add(10 * time.Minute)
 	for _, br := range brokers {
 		for {
@@ -43,7 +54,7 @@ func allBrokersSee(b testing.TB, brokers []*Broker, start time.Time, what string
 				break
 			}
 			if time.Now().After(deadline) {
-				b.Fatalf("broker %d: %s never happened", br.NodeID(), what)
+				return 0, fmt.Errorf("broker %d: %s never happened", br.NodeID(), what)
 			}
 			select {
 			case <-changed:
@@ -51,7 +62,7 @@ func allBrokersSee(b testing.TB, brokers []*Broker, start time.Time, what string
 			}
 		}
 	}
-	return time.Since(start)
+	return time.Since(start), nil
 }
 
 // BenchmarkPreferredElection: 3 brokers in this process, 30 topics × 1000

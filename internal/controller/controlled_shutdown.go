@@ -24,10 +24,11 @@ package controller
 //     other replicas).
 //
 // Elections and ISR removals are staged and their state chunks written
-// once, conditionally (a conflict re-reads and decides again), and every
-// request goes out in one batch: LeaderAndIsr to
-// the replicas of the changed partitions, UpdateMetadata to every live
-// broker, StopReplica to the shutting-down broker. The answer lists the
+// once, conditionally (a conflict re-reads and decides again); then the
+// elections' batch goes out (LeaderAndIsr to the replicas of the new
+// leaders' partitions, UpdateMetadata to every live broker), then the ISR
+// removals' (the same for the partitions it followed, and StopReplica to
+// the shutting-down broker). The answer lists the
 // partitions the broker still leads (RemainingPartitions, RF 1 ones
 // included, as Kafka): the broker retries while some remain. A retry is
 // handled the same way, so it is idempotent.
@@ -97,15 +98,21 @@ func (c *Controller) onControlledShutdown(ctx context.Context, e ControlledShutd
 	var led []TP
 	var followed []replicaKey
 	// The elections and the ISR removals rewrite the same state chunks:
-	// they are staged and written once (staged.go).
+	// they are staged and written once (staged.go). Their requests go out
+	// in two batches, the new leaders' first, as Kafka's
+	// doControlledShutdown sends the partition state machine's batch
+	// before the replicas': in one batch, every other broker got one
+	// LeaderAndIsr of all its partitions before any UpdateMetadata (at
+	// 100k partitions the caches showed the new leaders ~1 s after the
+	// request instead of ~0.2 s).
 	err := c.runStaged(ctx, func() ([]*requestBatch, error) {
 		led, followed = c.partitionsToMove(id)
-		b := newBatch()
-		err := c.changePartitions(ctx, b, led, OnlinePartition, ControlledShutdownElection)
+		leaders, isrs := newBatch(), newBatch()
+		err := c.changePartitions(ctx, leaders, led, OnlinePartition, ControlledShutdownElection)
 		if err == nil {
-			err = c.changeReplicas(ctx, b, followed, OfflineReplica)
+			err = c.changeReplicas(ctx, isrs, followed, OfflineReplica)
 		}
-		return []*requestBatch{b}, err
+		return []*requestBatch{leaders, isrs}, err
 	})
 	if errors.Is(err, metadata.ErrControllerMoved) {
 		e.Reply(controlledShutdownError(req, kerr.NotController.Code))
