@@ -25,6 +25,7 @@ type fakeBroker struct {
 	conns     int
 	busy      int // requests being handled now
 	maxBusy   int
+	queued    int // requests that had the next one already sent when read
 }
 
 func startFakeBroker(t *testing.T, dropFirst int) *fakeBroker {
@@ -64,6 +65,9 @@ func (f *fakeBroker) serve(c net.Conn) {
 		}
 		um := req.(*kmsg.UpdateMetadataRequest)
 		f.mu.Lock()
+		if r.Buffered() > 0 {
+			f.queued++
+		}
 		drop := f.dropFirst > 0
 		if drop {
 			f.dropFirst--
@@ -100,9 +104,10 @@ func umWithEpoch(e int32) *kmsg.UpdateMetadataRequest {
 	return req
 }
 
-// A broker's requests are sent one at a time, in order, each answered to
-// its own callback, and a request whose connection broke is sent again on a
-// new one (Kafka's RequestSendThread).
+// A broker's requests are sent in order without waiting for earlier
+// answers (the broker still handles them one at a time), each answer goes
+// to its own callback, and the requests unanswered when their connection
+// broke are sent again, in order, on a new one.
 func TestChannelManagerOrderAndRetry(t *testing.T) {
 	f := startFakeBroker(t, 2)
 	m := NewChannelManager(nil, 10*time.Second)
@@ -139,7 +144,10 @@ func TestChannelManagerOrderAndRetry(t *testing.T) {
 		t.Fatalf("%d connections, want 3 (two dropped mid-request)", f.conns)
 	}
 	if f.maxBusy != 1 {
-		t.Fatalf("%d requests in flight at once, want 1", f.maxBusy)
+		t.Fatalf("the broker handled %d requests at once, want 1", f.maxBusy)
+	}
+	if f.queued == 0 {
+		t.Fatal("no request was sent before the one ahead of it was answered")
 	}
 }
 

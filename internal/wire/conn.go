@@ -22,13 +22,17 @@ import (
 // response (records, unknown tags) therefore alias the read buffer and are
 // valid until the next request; strings are copied. Requests go out at
 // the version they carry: the broker-to-broker versions are pinned by the
-// caller, so no ApiVersions exchange precedes them. A Conn is not safe for
-// concurrent use; after any error it must be closed.
+// caller, so no ApiVersions exchange precedes them. Requests may also be
+// pipelined: Send writes one, Receive reads the answer to the oldest not yet
+// read (the broker answers a connection's requests in order); Send and
+// Receive may run on two goroutines, one each. Otherwise a Conn is not safe
+// for concurrent use; after any error it must be closed.
 type Conn struct {
 	nc      net.Conn
 	br      *bufio.Reader
 	format  *kmsg.RequestFormatter
-	corr    int32
+	corr    int32 // of the last request sent (Send's)
+	read    int32 // of the last response read (Receive's)
 	wbuf    []byte
 	rbuf    []byte
 	unwatch func() bool // stops closing nc when the context ends
@@ -65,17 +69,34 @@ func (c *Conn) Close() {
 }
 
 // RoundTrip sends req and decodes its answer into resp (of the same key;
-// its version is set to req's), both within timeout.
+// its version is set to req's), both within timeout. No other request may
+// be awaiting its answer.
 func (c *Conn) RoundTrip(req kmsg.Request, resp kmsg.Response, timeout time.Duration) error {
+	if err := c.Send(req, timeout); err != nil {
+		return err
+	}
+	return c.Receive(req, resp, timeout)
+}
+
+// Send writes req within timeout; its answer is read by a later Receive.
+func (c *Conn) Send(req kmsg.Request, timeout time.Duration) error {
 	c.corr++
 	c.wbuf = c.format.AppendRequest(c.wbuf[:0], req, c.corr)
 	if cap(c.wbuf) > keptBufferBytes {
 		defer func() { c.wbuf = nil }()
 	}
-	if err := c.nc.SetDeadline(time.Now().Add(timeout)); err != nil {
+	if err := c.nc.SetWriteDeadline(time.Now().Add(timeout)); err != nil {
 		return err
 	}
-	if _, err := c.nc.Write(c.wbuf); err != nil {
+	_, err := c.nc.Write(c.wbuf)
+	return err
+}
+
+// Receive reads, within timeout, the answer to the oldest request sent and
+// not yet answered, req, and decodes it into resp (of the same key; its
+// version is set to req's).
+func (c *Conn) Receive(req kmsg.Request, resp kmsg.Response, timeout time.Duration) error {
+	if err := c.nc.SetReadDeadline(time.Now().Add(timeout)); err != nil {
 		return err
 	}
 	var sizeBuf [4]byte
@@ -93,8 +114,9 @@ func (c *Conn) RoundTrip(req kmsg.Request, resp kmsg.Response, timeout time.Dura
 	if _, err := io.ReadFull(c.br, buf); err != nil {
 		return err
 	}
-	if corr := int32(binary.BigEndian.Uint32(buf)); corr != c.corr {
-		return fmt.Errorf("wire: %s response with correlation id %d, expected %d", kmsg.NameForKey(req.Key()), corr, c.corr)
+	c.read++
+	if corr := int32(binary.BigEndian.Uint32(buf)); corr != c.read {
+		return fmt.Errorf("wire: %s response with correlation id %d, expected %d", kmsg.NameForKey(req.Key()), corr, c.read)
 	}
 	body := buf[4:]
 	resp.SetVersion(req.GetVersion())

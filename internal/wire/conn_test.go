@@ -143,6 +143,45 @@ func TestConnRoundTrips(t *testing.T) {
 	}
 }
 
+// Pipelined: requests sent before any answer is read are answered in
+// order, each Receive decoding the oldest unanswered one's answer.
+func TestConnPipelines(t *testing.T) {
+	p := startPeer(t, func(hdr RequestHeader, req kmsg.Request) (kmsg.Response, []byte) {
+		resp := kmsg.NewPtrUpdateMetadataResponse()
+		resp.ErrorCode = int16(req.(*kmsg.UpdateMetadataRequest).ControllerEpoch)
+		return resp, nil
+	})
+	c := dialPeer(t, context.Background(), p)
+	var reqs []*kmsg.UpdateMetadataRequest
+	for e := range int32(5) {
+		req := kmsg.NewPtrUpdateMetadataRequest()
+		req.Version, req.ControllerEpoch = 7, 10+e
+		if err := c.Send(req, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, req)
+	}
+	for i := range 5 {
+		select {
+		case hdr := <-p.seen:
+			if hdr.CorrelationID != int32(i+1) {
+				t.Fatalf("request %d went out with correlation id %d", i, hdr.CorrelationID)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("request %d never reached the peer", i)
+		}
+	}
+	for _, req := range reqs {
+		resp := kmsg.NewPtrUpdateMetadataResponse()
+		if err := c.Receive(req, resp, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if resp.ErrorCode != int16(req.ControllerEpoch) {
+			t.Fatalf("answer %d read for the request of epoch %d", resp.ErrorCode, req.ControllerEpoch)
+		}
+	}
+}
+
 func TestConnRefusesBadResponses(t *testing.T) {
 	for _, tc := range []struct {
 		name string
