@@ -2,9 +2,7 @@ package broker
 
 import (
 	"fmt"
-	"os"
 	"runtime"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -43,22 +41,12 @@ func crash(tb testing.TB, br *Broker) time.Time {
 //
 //	SAMSA_CRASH_PARTITIONS=100000 go test ./internal/broker -run '^$' -bench BrokerCrash -benchtime 1x
 func BenchmarkBrokerCrash(b *testing.B) {
-	total := 30_000
-	if s := os.Getenv("SAMSA_CRASH_PARTITIONS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1000 {
-			b.Fatalf("SAMSA_CRASH_PARTITIONS=%q: a number of at least 1000", s)
-		}
-		total = n
-	}
-	const perTopic = 1000
-	topics := total / perTopic
-	total = topics * perTopic
+	total, topics := benchPartitions(b, "SAMSA_CRASH_PARTITIONS")
 	for range b.N {
 		b.StopTimer()
 		brokers := startCluster(b, 3, nil)
 		ctrl := controllerOf(b, brokers)
-		createTopicsConcurrently(b, adminClients(b, ctrl, 4), "crash", topics, perTopic, 25)
+		createTopicsConcurrently(b, adminClients(b, ctrl, 4), "crash", topics, benchPerTopic, 25)
 		allBrokersSee(b, brokers, time.Now(), "every partition with its whole ISR", func(l int32, _, isr []int32) bool { return l >= 0 && len(isr) == 3 })
 		var victim *Broker
 		var others []*Broker

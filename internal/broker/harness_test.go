@@ -28,6 +28,22 @@ type tWriter struct{ t testing.TB }
 
 func (w tWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
 
+// testLogger writes warnings and errors to t.Log. A benchmark also pays
+// for the log samsa server writes by default: Info and above, to a file
+// (as a server's stderr redirected).
+func testLogger(t testing.TB) *slog.Logger {
+	var h slog.Handler = slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})
+	if _, bench := t.(*testing.B); bench {
+		f, err := os.Create(filepath.Join(t.TempDir(), "broker.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		h = slog.NewMultiHandler(h, slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	return slog.New(h)
+}
+
 func startBroker(t testing.TB, dir string, props map[string]string) *Broker {
 	t.Helper()
 	base := map[string]string{
@@ -45,18 +61,7 @@ func startBroker(t testing.TB, dir string, props map[string]string) *Broker {
 	if len(warnings) > 0 {
 		t.Fatalf("config warnings: %v", warnings)
 	}
-	var h slog.Handler = slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})
-	if _, bench := t.(*testing.B); bench {
-		// A benchmark pays for the log samsa server writes by default:
-		// Info and above, to a file (as a server's stderr redirected).
-		f, err := os.Create(filepath.Join(t.TempDir(), "broker.log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { f.Close() })
-		h = slog.NewMultiHandler(h, slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	}
-	logger := slog.New(h)
+	logger := testLogger(t)
 	b, err := Start(cfg, Options{Logger: logger})
 	if err != nil {
 		t.Fatal(err)
@@ -160,18 +165,7 @@ func startClusterRacks(t testing.TB, racks []string) []*Broker {
 
 func startClusterWith(t testing.TB, n int, props map[string]string, racks []string) []*Broker {
 	t.Helper()
-	var h slog.Handler = slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})
-	if _, bench := t.(*testing.B); bench {
-		// A benchmark pays for the log samsa server writes by default:
-		// Info and above, to a file (as a server's stderr redirected).
-		f, err := os.Create(filepath.Join(t.TempDir(), "broker.log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { f.Close() })
-		h = slog.NewMultiHandler(h, slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	}
-	logger := slog.New(h)
+	logger := testLogger(t)
 	srv, err := embedetcd.StartLocal(t.TempDir(), logger)
 	if err != nil {
 		t.Fatal(err)

@@ -30,23 +30,13 @@ import (
 const csSettle = 3 * time.Second
 
 func BenchmarkControlledShutdown(b *testing.B) {
-	total := 30_000
-	if s := os.Getenv("SAMSA_CS_PARTITIONS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1000 {
-			b.Fatalf("SAMSA_CS_PARTITIONS=%q: a number of at least 1000", s)
-		}
-		total = n
-	}
-	const perTopic = 1000
-	topics := total / perTopic
-	total = topics * perTopic
+	total, topics := benchPartitions(b, "SAMSA_CS_PARTITIONS")
 	for range b.N {
 		b.StopTimer()
 		brokers := startCluster(b, 3, nil)
 		ctrl := controllerOf(b, brokers)
 		start := time.Now()
-		createTopicsConcurrently(b, adminClients(b, ctrl, 4), "cs", topics, perTopic, 5)
+		createTopicsConcurrently(b, adminClients(b, ctrl, 4), "cs", topics, benchPerTopic, 5)
 		created := time.Since(start)
 		var victim *Broker
 		for _, br := range brokers {
@@ -122,4 +112,23 @@ func leadersOn(br *Broker, id int32) int {
 		}
 	}
 	return n
+}
+
+// benchPerTopic is the topic size of the benchmarks sized by benchPartitions.
+const benchPerTopic = 1000
+
+// benchPartitions is a benchmark's partition count: environment variable
+// name's (at least 1000), else 30000, rounded down to whole topics of
+// benchPerTopic; and those topics.
+func benchPartitions(b *testing.B, name string) (total, topics int) {
+	total = 30_000
+	if s := os.Getenv(name); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < benchPerTopic {
+			b.Fatalf("%s=%q: a number of at least %d", name, s, benchPerTopic)
+		}
+		total = n
+	}
+	topics = total / benchPerTopic
+	return topics * benchPerTopic, topics
 }
