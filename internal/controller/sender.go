@@ -127,10 +127,15 @@ const maxInFlight = 2
 func (m *ChannelManager) run(ctx context.Context, ch *brokerChannel) {
 	defer close(ch.done)
 	var unanswered []pending // sent on a connection that broke: sent first on the next
-	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, 2*time.Second) {
+	const firstBackoff = 50 * time.Millisecond
+	for backoff := firstBackoff; ; backoff = min(2*backoff, 2*time.Second) {
+		var answered bool
 		var err error
-		if unanswered, err = m.serve(ctx, ch, unanswered); ctx.Err() != nil {
+		if unanswered, answered, err = m.serve(ctx, ch, unanswered); ctx.Err() != nil {
 			return
+		}
+		if answered { // the connection worked: a new failure backs off from the start
+			backoff = firstBackoff
 		}
 		m.log.Debug("controller requests to broker failed; retrying", "broker", ch.id, "unanswered", len(unanswered), "err", err)
 		select {
@@ -144,11 +149,12 @@ func (m *ChannelManager) run(ctx context.Context, ch *brokerChannel) {
 // serve dials ch's broker and sends, in order, first resend and then what
 // is queued, while a second goroutine reads the answers and calls the
 // callbacks. It returns when the connection fails or ctx ends, with the
-// requests sent and not answered, oldest first.
-func (m *ChannelManager) serve(ctx context.Context, ch *brokerChannel, resend []pending) ([]pending, error) {
+// requests sent and not answered, oldest first, and whether any request was
+// answered.
+func (m *ChannelManager) serve(ctx context.Context, ch *brokerChannel, resend []pending) (left []pending, answered bool, err error) {
 	conn, err := wire.Dial(ctx, ch.addr, "samsa-controller", m.timeout)
 	if err != nil {
-		return resend, err
+		return resend, false, err
 	}
 	defer conn.Close()
 	var (
@@ -157,6 +163,7 @@ func (m *ChannelManager) serve(ctx context.Context, ch *brokerChannel, resend []
 		space    = make(chan struct{}, 1)
 		broken   = make(chan struct{})
 		readErr  error
+		answers  int
 		reader   sync.WaitGroup
 		sent     = make(chan struct{}, 1) // a request joined inFlight
 		stopRead = make(chan struct{})
@@ -186,6 +193,7 @@ func (m *ChannelManager) serve(ctx context.Context, ch *brokerChannel, resend []
 			}
 			mu.Lock()
 			inFlight = inFlight[1:]
+			answers++
 			mu.Unlock()
 			select {
 			case space <- struct{}{}:
@@ -196,14 +204,14 @@ func (m *ChannelManager) serve(ctx context.Context, ch *brokerChannel, resend []
 	}()
 	// finish stops the reader and returns what is left unanswered: the
 	// connection is closed first, so a read in progress fails at once.
-	finish := func(err error) ([]pending, error) {
+	finish := func(err error) ([]pending, bool, error) {
 		conn.Close()
 		close(stopRead)
 		reader.Wait()
 		if readErr != nil {
 			err = readErr
 		}
-		return inFlight, err
+		return inFlight, answers > 0, err
 	}
 	// send writes p once fewer than maxInFlight await their answers. p
 	// joins inFlight first, so that the reader, which reads answers in
@@ -239,9 +247,9 @@ func (m *ChannelManager) serve(ctx context.Context, ch *brokerChannel, resend []
 		return conn.Send(p.req, m.timeout)
 	}
 	for i, p := range resend {
-		if err := send(p); err != nil {
-			left, err := finish(err)
-			return append(left, resend[i+1:]...), err
+		if err = send(p); err != nil {
+			left, answered, err = finish(err)
+			return append(left, resend[i+1:]...), answered, err
 		}
 	}
 	for {
