@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 )
@@ -71,14 +72,8 @@ func BenchmarkBrokerCrash(b *testing.B) {
 			func(l int32, _, _ []int32) bool { return l >= 0 && l != id })
 		b.StopTimer()
 		stopProfile()
-		shrunk := allBrokersSee(b, others, ended, "no ISR holding the crashed broker", func(_ int32, _, isr []int32) bool {
-			for _, r := range isr {
-				if r == id {
-					return false
-				}
-			}
-			return true
-		})
+		shrunk := allBrokersSee(b, others, ended, "no ISR holding the crashed broker",
+			func(_ int32, _, isr []int32) bool { return !slices.Contains(isr, id) })
 		perPartition := float64(moved.Microseconds()) / float64(led)
 		b.ReportMetric(float64(total), "partitions")
 		b.ReportMetric(float64(led), "leaders-moved")
