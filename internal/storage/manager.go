@@ -32,7 +32,12 @@ type ManagerConfig struct {
 	// Run writes the replication-offset-checkpoint of dirs whose high
 	// watermarks changed.
 	HighWatermarkCheckpointInterval time.Duration
-	Logger                          *slog.Logger
+	// producer.id.expiration.ms, default 86400000: an idempotent producer
+	// idle that long is forgotten by every partition
+	// (producer.id.expiration.check.interval.ms, default 600000, apart).
+	ProducerIDExpiration              time.Duration
+	ProducerIDExpirationCheckInterval time.Duration
+	Logger                            *slog.Logger
 	Now                             func() time.Time
 }
 
@@ -95,6 +100,12 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	}
 	if cfg.HighWatermarkCheckpointInterval <= 0 {
 		cfg.HighWatermarkCheckpointInterval = 5 * time.Second
+	}
+	if cfg.ProducerIDExpiration <= 0 {
+		cfg.ProducerIDExpiration = 24 * time.Hour
+	}
+	if cfg.ProducerIDExpirationCheckInterval <= 0 {
+		cfg.ProducerIDExpirationCheckInterval = 10 * time.Minute
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -301,11 +312,14 @@ func (m *Manager) RunOnce(now time.Time) {
 }
 
 // Run calls RunOnce every RetentionCheckInterval, the time-based flush
-// every FlushCheckInterval if set, and writes changed high watermark
-// checkpoints every HighWatermarkCheckpointInterval, until ctx is done.
+// every FlushCheckInterval if set, writes changed high watermark
+// checkpoints every HighWatermarkCheckpointInterval and expires idle
+// producers every ProducerIDExpirationCheckInterval, until ctx is done.
 func (m *Manager) Run(ctx context.Context) {
 	ret := time.NewTicker(m.cfg.RetentionCheckInterval)
 	defer ret.Stop()
+	pidt := time.NewTicker(m.cfg.ProducerIDExpirationCheckInterval)
+	defer pidt.Stop()
 	hwt := time.NewTicker(m.cfg.HighWatermarkCheckpointInterval)
 	defer hwt.Stop()
 	var flushC <-chan time.Time
@@ -324,7 +338,22 @@ func (m *Manager) Run(ctx context.Context) {
 			m.flushDue(m.now())
 		case <-hwt.C:
 			m.checkpointHWs()
+		case <-pidt.C:
+			m.ExpireProducers(m.now())
 		}
+	}
+}
+
+// ExpireProducers removes, from every loaded log, the idempotent producers
+// idle for ProducerIDExpiration at now (Kafka's removeExpiredProducers).
+// Logs not loaded keep theirs until they load and the next pass.
+func (m *Manager) ExpireProducers(now time.Time) {
+	n := 0
+	for _, l := range m.snapshot() {
+		n += l.ExpireProducers(now.UnixMilli(), m.cfg.ProducerIDExpiration.Milliseconds())
+	}
+	if n > 0 {
+		m.log.Info("storage: expired idle producers", "count", n)
 	}
 }
 
