@@ -82,6 +82,13 @@ type Partitions interface {
 	Get(tp storage.TopicPartition) *replica.Partition
 }
 
+// ProducerIDs tells which producer ids this cluster issued (InitProducerId,
+// package producerid). Produce answers UNKNOWN_PRODUCER_ID for an
+// idempotent batch of an id never issued.
+type ProducerIDs interface {
+	Issued(id int64) bool
+}
+
 // Config is everything a Handler needs.
 type Config struct {
 	NodeID     int32
@@ -92,7 +99,10 @@ type Config struct {
 	Reassign   Reassignments // nil: KIP-455 requests answer NOT_CONTROLLER
 	Elections  Elections     // nil: ElectLeaders answers NOT_CONTROLLER
 	Partitions Partitions
-	Logger     *slog.Logger
+	// ProducerIDs, if set, refuses idempotent batches of producer ids
+	// never issued; nil accepts any id.
+	ProducerIDs ProducerIDs
+	Logger      *slog.Logger
 	Now        func() time.Time
 }
 
@@ -156,6 +166,8 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.controlledShutdown(ctx, r), nil
 	case *kmsg.CreatePartitionsRequest:
 		return h.createPartitions(ctx, r), nil
+	case *kmsg.DescribeProducersRequest:
+		return h.describeProducers(r), nil
 	}
 	return nil, fmt.Errorf("api: no handler for key %d", req.Key())
 }

@@ -20,6 +20,8 @@ var Supported = map[int16]VersionRange{
 	int16(kmsg.DescribeConfigs):  {0, 4},
 	int16(kmsg.DescribeCluster):  {0, 1},
 	int16(kmsg.CreatePartitions): {0, 3},
+	// The idempotent producers of partitions this broker leads (KIP-664).
+	int16(kmsg.DescribeProducers): {0, 0},
 	// Admin, served by the controller (KIP-455).
 	int16(kmsg.AlterPartitionAssignments):  {0, 0},
 	int16(kmsg.ListPartitionReassignments): {0, 0},
