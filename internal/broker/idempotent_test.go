@@ -1,0 +1,103 @@
+package broker
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/record/recordtest"
+)
+
+// idemProduce is an acks=-1 Produce v9 of one batch of producer 1000,
+// epoch 0, base sequence 0, to partition 0 of topic.
+func idemProduce(topic string, batch []byte) *kmsg.ProduceRequest {
+	req := kmsg.NewPtrProduceRequest()
+	req.Version, req.Acks, req.TimeoutMillis = 9, -1, 5000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = batch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return req
+}
+
+// roundTrip writes req on c with correlation id corr and reads its answer.
+func roundTrip(t *testing.T, c net.Conn, corr int32, req *kmsg.ProduceRequest) kmsg.ProduceResponseTopicPartition {
+	t.Helper()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write(kmsg.NewRequestFormatter().AppendRequest(nil, req, corr)); err != nil {
+		t.Fatal(err)
+	}
+	var size [4]byte
+	if _, err := io.ReadFull(c, size[:]); err != nil {
+		t.Fatal(err)
+	}
+	body := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(c, body); err != nil {
+		t.Fatal(err)
+	}
+	if got := int32(binary.BigEndian.Uint32(body)); got != corr {
+		t.Fatalf("correlation id %d, want %d", got, corr)
+	}
+	resp := kmsg.NewPtrProduceResponse()
+	resp.SetVersion(req.Version)
+	if err := resp.ReadFrom(body[5:]); err != nil { // correlation id, tagged fields
+		t.Fatal(err)
+	}
+	return resp.Topics[0].Partitions[0]
+}
+
+// TestIdempotentRetryOnOneConnection sends the same idempotent batch twice
+// on one connection: both answers carry the first base offset and the log
+// holds one copy; after a clean restart a third copy gets the same answer.
+func TestIdempotentRetryOnOneConnection(t *testing.T) {
+	dir := t.TempDir()
+	b := startBroker(t, dir, nil)
+	cl := newClient(t, b)
+	createTopic(t, cl, "idem", 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "idem", Value: []byte("before")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	batch := recordtest.Idempotent(recordtest.Values(time.Now().UnixMilli(), "a", "b", "c"), 1000, 0, 0)
+	c, err := net.Dial("tcp", b.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	first := roundTrip(t, c, 1, idemProduce("idem", append([]byte(nil), batch...)))
+	again := roundTrip(t, c, 2, idemProduce("idem", append([]byte(nil), batch...)))
+	if first.ErrorCode != 0 || first.BaseOffset != 1 || again.ErrorCode != 0 || again.BaseOffset != 1 {
+		t.Fatalf("first %v at %d, retry %v at %d: want both at 1", kerr.ErrorForCode(first.ErrorCode), first.BaseOffset,
+			kerr.ErrorForCode(again.ErrorCode), again.BaseOffset)
+	}
+	if end, err := kadmEnd(ctx, cl, "idem"); err != nil || end != 4 {
+		t.Fatalf("end offset %d (%v), want 4: one copy of the batch", end, err)
+	}
+	c.Close()
+	b.Close()
+
+	b = startBroker(t, dir, nil)
+	var after kmsg.ProduceResponseTopicPartition
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		after = rawRequest(t, b.Addr().String(), idemProduce("idem", append([]byte(nil), batch...))).(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+		if (after.ErrorCode != kerr.NotLeaderForPartition.Code && after.ErrorCode != kerr.UnknownTopicOrPartition.Code) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if after.ErrorCode != 0 || after.BaseOffset != 1 {
+		t.Fatalf("retry after a restart: %v at %d, want the original at 1", kerr.ErrorForCode(after.ErrorCode), after.BaseOffset)
+	}
+	if end, err := kadmEnd(ctx, newClient(t, b), "idem"); err != nil || end != 4 {
+		t.Fatalf("end offset after restart %d (%v), want 4", end, err)
+	}
+}
