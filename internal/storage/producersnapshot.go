@@ -121,23 +121,28 @@ func decodeSnapshot(b []byte) (*producerStates, error) {
 	if rows < 0 || rows*snapshotRow != int64(len(b)-snapshotHeader) {
 		return nil, fmt.Errorf("%w: %d rows in %d bytes", ErrCorruptSnapshot, rows, len(b))
 	}
-	s := newProducerStates()
+	// Sized for producers with all their batches, the common case.
+	s := &producerStates{producers: make(map[int64]*producerEntry, rows/producerBatches+1)}
+	var e *producerEntry
+	lastID := int64(-1)
 	for p := snapshotHeader; p < len(b); p += snapshotRow {
-		decodeRow(s, b[p:p+snapshotRow])
+		r := b[p : p+snapshotRow]
+		if id := int64(be.Uint64(r)); e == nil || id != lastID { // rows come grouped by producer
+			e, lastID = s.producers[id], id
+			if e == nil {
+				e = newProducerEntry(int16(be.Uint16(r[8:])))
+				s.producers[id] = e
+			}
+		}
+		decodeRow(e, r)
 	}
 	return s, nil
 }
 
-// decodeRow adds one row to s: a producer's batch, oldest first.
-func decodeRow(s *producerStates, r []byte) {
+// decodeRow adds one row to its producer's entry e: a batch, oldest first.
+func decodeRow(e *producerEntry, r []byte) {
 	be := binary.BigEndian
-	id, epoch := int64(be.Uint64(r)), int16(be.Uint16(r[8:]))
-	e := s.producers[id]
-	if e == nil {
-		e = newProducerEntry(epoch)
-		s.producers[id] = e
-	}
-	e.setEpoch(epoch)
+	e.setEpoch(int16(be.Uint16(r[8:])))
 	e.coordinatorEpoch = int32(be.Uint32(r[34:]))
 	e.txnFirstOffset = int64(be.Uint64(r[38:]))
 	m := batchMeta{lastSeq: int32(be.Uint32(r[10:])), lastOffset: int64(be.Uint64(r[14:])),
