@@ -103,7 +103,7 @@ type Config struct {
 	// never issued; nil accepts any id.
 	ProducerIDs ProducerIDs
 	Logger      *slog.Logger
-	Now        func() time.Time
+	Now         func() time.Time
 }
 
 // Handler serves every API key in wire.Supported.

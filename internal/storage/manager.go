@@ -38,7 +38,7 @@ type ManagerConfig struct {
 	ProducerIDExpiration              time.Duration
 	ProducerIDExpirationCheckInterval time.Duration
 	Logger                            *slog.Logger
-	Now                             func() time.Time
+	Now                               func() time.Time
 }
 
 // logDir is one of the configured log directories.
