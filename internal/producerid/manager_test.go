@@ -250,8 +250,8 @@ func TestIssuedReadsOnlyAboveKnown(t *testing.T) {
 		want  bool
 		reads int32
 	}{
-		{id, true, 1},                              // read: unknown so far
-		{id + 1, true, 1},                          // below the block end just read
+		{id, true, 1},     // read: unknown so far
+		{id + 1, true, 1}, // below the block end just read
 		{metadata.ProducerIDBlockSize - 1, true, 1},
 		{metadata.ProducerIDBlockSize, false, 2}, // above: read again
 		{-1, false, 2},
