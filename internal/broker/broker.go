@@ -118,8 +118,9 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	})
 	b.loop = controller.NewLoop(b.ctrl)
 	b.startReplication()
+	pids := b.newProducerIDs()
 	h := api.New(api.Config{
-		NodeID: b.nodeID, Broker: cfg, Meta: b.cache, Partitions: b.replicas,
+		NodeID: b.nodeID, Broker: cfg, Meta: b.cache, Partitions: b.replicas, ProducerIDs: pids,
 		Admin: &clusterAdmin{md: b.md, ctrl: b.ctrl, cache: b.cache},
 		Control: &controlPlane{cache: b.cache, replicas: b.replicas, fetchers: b.fetchers, nodeID: b.nodeID,
 			log: b.log.With("component", "replica"), topicConfig: b.topicConfig, partitionConfig: b.partitionConfig,
@@ -142,6 +143,7 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
 	b.goRun(func() { b.logs.Run(ctx) })
+	b.goRun(func() { pids.Run(ctx) })
 	b.goRun(func() {
 		if err := b.srv.Serve(); err != nil {
 			b.log.Error("listener stopped", "err", err)
