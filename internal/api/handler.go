@@ -9,9 +9,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/config"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/server"
-	"github.com/samsa-kafka/samsa/internal/storage"
 	"github.com/samsa-kafka/samsa/internal/wire"
 )
 
@@ -79,7 +79,7 @@ type Admin interface {
 
 // Partitions finds partitions hosted on this broker.
 type Partitions interface {
-	Get(tp storage.TopicPartition) *replica.Partition
+	Get(tp kafka.TopicPartition) *replica.Partition
 }
 
 // ProducerIDs issues producer ids (InitProducerId) and tells ids that

@@ -20,6 +20,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/config"
 	"github.com/samsa-kafka/samsa/internal/controller"
 	"github.com/samsa-kafka/samsa/internal/fetcher"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metacache"
 	"github.com/samsa-kafka/samsa/internal/metadata"
 	"github.com/samsa-kafka/samsa/internal/metastore"
@@ -327,7 +328,7 @@ func (b *Broker) applyTopicConfig(key string, value []byte) {
 	}
 	if t, ok := b.cache.Topic(topic); ok {
 		for _, p := range t.Partitions {
-			if part := b.replicas.Get(storage.TopicPartition{Topic: topic, Partition: p.ID}); part != nil {
+			if part := b.replicas.Get(kafka.TopicPartition{Topic: topic, Partition: p.ID}); part != nil {
 				part.SetConfig(pc)
 			}
 		}

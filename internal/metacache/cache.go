@@ -9,11 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/api"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
-
-// LeaderDuringDelete is the leader of a partition whose topic is being
-// deleted (Kafka's LeaderAndIsr.LeaderDuringDelete).
-const LeaderDuringDelete = -2
 
 // unknownBrokerEpoch in a request skips the broker epoch check (a controller
 // predating KIP-380).
@@ -169,7 +166,7 @@ func (c *Cache) applyPartition(t *topic, known bool, name string, id [16]byte, p
 	if !known {
 		t = c.topics[name]
 	}
-	if ps.Leader == LeaderDuringDelete {
+	if ps.Leader == kafka.LeaderDuringDelete {
 		if t != nil {
 			t.remove(ps.Partition)
 			if t.n == 0 {
