@@ -30,8 +30,9 @@ package api
 // has no transaction coordinator yet, UNSUPPORTED_VERSION: not retriable,
 // so a client fails at once instead of looping on COORDINATOR_NOT_AVAILABLE
 // or NOT_COORDINATOR, and it is the code Kafka answers for a feature its
-// broker does not enable (the new group protocol when disabled, and
-// transactions under an inter.broker.protocol.version before 0.11).
+// broker does not enable (ConsumerGroupHeartbeat with the consumer group
+// protocol disabled; EndTxn and AddPartitionsToTxn under an
+// inter.broker.protocol.version before 0.11).
 
 import (
 	"context"
