@@ -134,9 +134,13 @@ func TestBrokersIssueDistinctIDs(t *testing.T) {
 		}
 
 		stops[0]()
-		restarted, _ := startManager(t, newClient(), 0)
+		restarted, stopRestarted := startManager(t, newClient(), 0)
 		if id := next(t, restarted); id <= highest {
 			t.Fatalf("restarted broker issued %d, at or below the highest id issued before (%d)", id, highest)
+		}
+		// No claim may land after the latest block is read below.
+		for _, stop := range append(stops, stopRestarted) {
+			stop()
 		}
 
 		fresh := New(Config{Broker: 9, Meta: metadata.New(newClient())}) // never claimed, never ran
@@ -155,17 +159,18 @@ func TestBrokersIssueDistinctIDs(t *testing.T) {
 	})
 }
 
-// gatedStore blocks writes while closed.
+// gatedStore blocks writes while closed; entered gets a value for each
+// write that blocks.
 type gatedStore struct {
 	metastore.Store
-	closed atomic.Bool
-	open   chan struct{}
-	waits  atomic.Int32
+	closed  atomic.Bool
+	open    chan struct{}
+	entered chan struct{}
 }
 
 func (g *gatedStore) Txn(ctx context.Context, cmps []metastore.Cmp, ops []metastore.Op) (metastore.TxnResult, error) {
 	if g.closed.Load() {
-		g.waits.Add(1)
+		g.entered <- struct{}{}
 		select {
 		case <-g.open:
 		case <-ctx.Done():
@@ -181,7 +186,7 @@ func (g *gatedStore) Txn(ctx context.Context, cmps []metastore.Cmp, ops []metast
 func TestNextWaitsOnlyWithoutBlock(t *testing.T) {
 	mem := memstore.New()
 	defer mem.Close()
-	g := &gatedStore{Store: mem, open: make(chan struct{})}
+	g := &gatedStore{Store: mem, open: make(chan struct{}), entered: make(chan struct{}, 10)}
 	m, _ := startManager(t, g, 1)
 	if id := next(t, m); id != 0 {
 		t.Fatalf("first id %d", id)
@@ -192,13 +197,19 @@ func TestNextWaitsOnlyWithoutBlock(t *testing.T) {
 			t.Fatalf("id %d, want %d", id, want)
 		}
 	}
+	// The prefetch, asked for at the 900th id, is the one claim hanging.
+	select {
+	case <-g.entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no claim of the next block reached the store")
+	}
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := m.Next(cancelled); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Next with the block used up and the claim hanging: %v", err)
 	}
-	if g.waits.Load() != 1 {
-		t.Fatalf("%d claims hung in the store, want 1 (the prefetch)", g.waits.Load())
+	if n := len(g.entered); n != 0 {
+		t.Fatalf("%d more claims hung in the store, want only the prefetch", n)
 	}
 	close(g.open)
 	if id := next(t, m); id != metadata.ProducerIDBlockSize {
