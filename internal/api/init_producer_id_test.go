@@ -79,7 +79,7 @@ func TestInitProducerID(t *testing.T) {
 		{name: "idempotent ignores timeout", req: initPID(1, nil, -5, -1, -1), want: want{100, 0, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := New(Config{NodeID: self, Broker: cfg, ProducerIDs: &fakeProducerIDs{next: 100, err: tc.err}})
+			h := New(Config{NodeID: self, Broker: cfg, Meta: &fakeMeta{}, ProducerIDs: &fakeProducerIDs{next: 100, err: tc.err}})
 			resp, err := h.Handle(context.Background(), nil, wire.RequestHeader{Key: 22, Version: tc.req.Version}, tc.req)
 			if err != nil {
 				t.Fatal(err)
@@ -100,7 +100,7 @@ func TestInitProducerIDDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	txn := "tx"
-	h := New(Config{NodeID: self, Broker: cfg})
+	h := New(Config{NodeID: self, Broker: cfg, Meta: &fakeMeta{}})
 	for _, tc := range []struct {
 		req  *kmsg.InitProducerIDRequest
 		code int16
