@@ -30,16 +30,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 // Item is one proposed ISR change: the leader's view of the partition
 // (leader epoch, partition epoch) and the ISR it wants.
 type Item struct {
-	TP             storage.TopicPartition
+	TP             kafka.TopicPartition
 	TopicID        [16]byte // zero: unknown (version 1, by name)
 	LeaderEpoch    int32
 	PartitionEpoch int32
@@ -76,7 +75,7 @@ type Manager struct {
 	signal chan struct{}
 
 	mu          sync.Mutex
-	outstanding map[storage.TopicPartition]*entry // queued or in flight
+	outstanding map[kafka.TopicPartition]*entry // queued or in flight
 	closed      bool
 
 	// Owned by the sender goroutine.
@@ -105,7 +104,7 @@ func New(cfg Config) *Manager {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{cfg: cfg, cancel: cancel, done: make(chan struct{}), signal: make(chan struct{}, 1),
-		outstanding: map[storage.TopicPartition]*entry{}}
+		outstanding: map[kafka.TopicPartition]*entry{}}
 	go m.run(ctx)
 	return m
 }
@@ -145,7 +144,7 @@ func (m *Manager) Close() {
 	}
 	m.mu.Lock()
 	left := m.outstanding
-	m.outstanding = map[storage.TopicPartition]*entry{}
+	m.outstanding = map[kafka.TopicPartition]*entry{}
 	m.mu.Unlock()
 	for _, e := range sortedEntries(left) {
 		e.done(Result{ErrorCode: kerr.OperationNotAttempted.Code})
@@ -184,7 +183,7 @@ func (m *Manager) run(ctx context.Context) {
 	}
 }
 
-func sortedEntries(m map[storage.TopicPartition]*entry) []*entry {
+func sortedEntries(m map[kafka.TopicPartition]*entry) []*entry {
 	out := make([]*entry, 0, len(m))
 	for _, e := range m {
 		out = append(out, e)

@@ -12,8 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/server"
-	"github.com/samsa-kafka/samsa/internal/storage"
 	"github.com/samsa-kafka/samsa/internal/wire"
 )
 
@@ -111,22 +111,22 @@ func newManager(t *testing.T, tg *target) *Manager {
 
 // results collects done calls.
 type results chan struct {
-	tp storage.TopicPartition
+	tp kafka.TopicPartition
 	r  Result
 }
 
-func (rs results) done(tp storage.TopicPartition) func(Result) {
+func (rs results) done(tp kafka.TopicPartition) func(Result) {
 	return func(r Result) {
 		rs <- struct {
-			tp storage.TopicPartition
+			tp kafka.TopicPartition
 			r  Result
 		}{tp, r}
 	}
 }
 
-func (rs results) wait(t *testing.T, n int) map[storage.TopicPartition]Result {
+func (rs results) wait(t *testing.T, n int) map[kafka.TopicPartition]Result {
 	t.Helper()
-	out := map[storage.TopicPartition]Result{}
+	out := map[kafka.TopicPartition]Result{}
 	for range n {
 		select {
 		case got := <-rs:
@@ -141,8 +141,8 @@ func (rs results) wait(t *testing.T, n int) map[storage.TopicPartition]Result {
 	return out
 }
 
-func tp(topic string, p int32) storage.TopicPartition {
-	return storage.TopicPartition{Topic: topic, Partition: p}
+func tp(topic string, p int32) kafka.TopicPartition {
+	return kafka.TopicPartition{Topic: topic, Partition: p}
 }
 
 func id(b byte) [16]byte { return [16]byte{b} }

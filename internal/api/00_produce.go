@@ -30,9 +30,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/record"
 	"github.com/samsa-kafka/samsa/internal/replica"
-	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 func (h *Handler) produce(ctx context.Context, req *kmsg.ProduceRequest) (kmsg.Response, error) {
@@ -56,7 +56,7 @@ func (h *Handler) produce(ctx context.Context, req *kmsg.ProduceRequest) (kmsg.R
 				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
 				continue
 			}
-			tp := storage.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
+			tp := kafka.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
 			if p, required := h.produceOne(tp, rp, sp, now, req.Acks); p != nil && req.Acks == -1 {
 				pending = append(pending, pendingAck{tp: tp, p: p, required: required, sp: sp})
 			}
@@ -73,7 +73,7 @@ func (h *Handler) produce(ctx context.Context, req *kmsg.ProduceRequest) (kmsg.R
 
 // produceOne appends one partition's batch. On success it returns the
 // partition and the offset the high watermark must reach for acks=-1.
-func (h *Handler) produceOne(tp storage.TopicPartition, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, now time.Time, acks int16) (*replica.Partition, int64) {
+func (h *Handler) produceOne(tp kafka.TopicPartition, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, now time.Time, acks int16) (*replica.Partition, int64) {
 	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
 	p := h.Partitions.Get(tp)
 	if p == nil {

@@ -33,9 +33,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/server"
-	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 // fetchCtx is one fetch request resolved against its session.
@@ -75,7 +75,7 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 		w := replica.NewWaiter()
 		var waitingOn []*replica.Partition
 		for _, sp := range fc.parts {
-			if p := h.Partitions.Get(storage.TopicPartition{Topic: sp.key.topic, Partition: sp.key.partition}); p != nil {
+			if p := h.Partitions.Get(kafka.TopicPartition{Topic: sp.key.topic, Partition: sp.key.partition}); p != nil {
 				p.AddWaiter(w)
 				waitingOn = append(waitingOn, p)
 			}

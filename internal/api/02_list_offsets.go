@@ -22,8 +22,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/replica"
-	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 func (h *Handler) listOffsets(req *kmsg.ListOffsetsRequest) kmsg.Response {
@@ -44,7 +44,7 @@ func (h *Handler) listOffsets(req *kmsg.ListOffsetsRequest) kmsg.Response {
 
 func (h *Handler) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition, consumer bool, sp *kmsg.ListOffsetsResponseTopicPartition) {
 	sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
-	p := h.Partitions.Get(storage.TopicPartition{Topic: topic, Partition: rp.Partition})
+	p := h.Partitions.Get(kafka.TopicPartition{Topic: topic, Partition: rp.Partition})
 	if p == nil {
 		sp.ErrorCode = h.missingPartitionCode(topic, rp.Partition)
 		return

@@ -16,10 +16,9 @@ package api
 // knows nothing about gives leader epoch -1 and end offset -1 with no error.
 
 import (
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 // debuggingReplicaID may query followers (Kafka's DEBUGGING_REPLICA_ID).
@@ -44,7 +43,7 @@ func (h *Handler) offsetForLeaderEpoch(req *kmsg.OffsetForLeaderEpochRequest) km
 
 func (h *Handler) epochEndOffset(topic string, rp kmsg.OffsetForLeaderEpochRequestTopicPartition, requireLeader bool, sp *kmsg.OffsetForLeaderEpochResponseTopicPartition) {
 	sp.LeaderEpoch, sp.EndOffset = -1, -1
-	p := h.Partitions.Get(storage.TopicPartition{Topic: topic, Partition: rp.Partition})
+	p := h.Partitions.Get(kafka.TopicPartition{Topic: topic, Partition: rp.Partition})
 	if p == nil {
 		sp.ErrorCode = h.missingPartitionCode(topic, rp.Partition)
 		return

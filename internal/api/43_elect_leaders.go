@@ -21,23 +21,22 @@ import (
 	"slices"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 // Elections runs leader elections on the controller.
 type Elections interface {
 	// ElectLeaders elects leaders of partitions with election type typ
 	// (0 preferred, 1 unclean) and answers each partition once.
-	ElectLeaders(ctx context.Context, typ int8, partitions []storage.TopicPartition) []ElectionResult
+	ElectLeaders(ctx context.Context, typ int8, partitions []kafka.TopicPartition) []ElectionResult
 }
 
 // ElectionResult is one partition's outcome (Code 0: elected and shown in
 // this broker's metadata). A nil Message is sent as null.
 type ElectionResult struct {
-	Partition storage.TopicPartition
+	Partition kafka.TopicPartition
 	Code      int16
 	Message   *string
 }
@@ -84,20 +83,20 @@ func (h *Handler) electLeaders(ctx context.Context, req *kmsg.ElectLeadersReques
 
 // electionPartitions is the request's distinct partitions; a null topic
 // list means every partition in this broker's metadata.
-func (h *Handler) electionPartitions(req *kmsg.ElectLeadersRequest) []storage.TopicPartition {
-	var tps []storage.TopicPartition
+func (h *Handler) electionPartitions(req *kmsg.ElectLeadersRequest) []kafka.TopicPartition {
+	var tps []kafka.TopicPartition
 	if req.Topics == nil {
 		for _, t := range h.Meta.Topics() {
 			for _, p := range t.Partitions {
-				tps = append(tps, storage.TopicPartition{Topic: t.Name, Partition: p.ID})
+				tps = append(tps, kafka.TopicPartition{Topic: t.Name, Partition: p.ID})
 			}
 		}
 		return tps
 	}
-	seen := map[storage.TopicPartition]bool{}
+	seen := map[kafka.TopicPartition]bool{}
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			tp := storage.TopicPartition{Topic: t.Topic, Partition: p}
+			tp := kafka.TopicPartition{Topic: t.Topic, Partition: p}
 			if !seen[tp] {
 				seen[tp] = true
 				tps = append(tps, tp)
@@ -107,7 +106,7 @@ func (h *Handler) electionPartitions(req *kmsg.ElectLeadersRequest) []storage.To
 	return tps
 }
 
-func electionErrors(tps []storage.TopicPartition, code int16) []ElectionResult {
+func electionErrors(tps []kafka.TopicPartition, code int16) []ElectionResult {
 	out := make([]ElectionResult, len(tps))
 	for i, tp := range tps {
 		out[i] = ElectionResult{Partition: tp, Code: code}

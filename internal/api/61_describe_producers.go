@@ -10,7 +10,7 @@ package api
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-kafka/samsa/internal/storage"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 func (h *Handler) describeProducers(req *kmsg.DescribeProducersRequest) *kmsg.DescribeProducersResponse {
@@ -22,13 +22,13 @@ func (h *Handler) describeProducers(req *kmsg.DescribeProducersRequest) *kmsg.De
 		st.Topic = rt.Topic
 		st.Partitions = make([]kmsg.DescribeProducersResponseTopicPartition, len(rt.Partitions))
 		for j, part := range rt.Partitions {
-			st.Partitions[j] = h.describePartitionProducers(storage.TopicPartition{Topic: rt.Topic, Partition: part})
+			st.Partitions[j] = h.describePartitionProducers(kafka.TopicPartition{Topic: rt.Topic, Partition: part})
 		}
 	}
 	return resp
 }
 
-func (h *Handler) describePartitionProducers(tp storage.TopicPartition) kmsg.DescribeProducersResponseTopicPartition {
+func (h *Handler) describePartitionProducers(tp kafka.TopicPartition) kmsg.DescribeProducersResponseTopicPartition {
 	sp := kmsg.NewDescribeProducersResponseTopicPartition()
 	sp.Partition = tp.Partition
 	p := h.Partitions.Get(tp)

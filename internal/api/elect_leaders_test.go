@@ -10,19 +10,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-kafka/samsa/internal/storage"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/wire"
 )
 
 // fakeElections answers from a table and records what it was asked.
 type fakeElections struct {
-	codes    map[storage.TopicPartition]int16
+	codes    map[kafka.TopicPartition]int16
 	typ      int8
-	asked    []storage.TopicPartition
+	asked    []kafka.TopicPartition
 	deadline time.Duration
 }
 
-func (f *fakeElections) ElectLeaders(ctx context.Context, typ int8, tps []storage.TopicPartition) []ElectionResult {
+func (f *fakeElections) ElectLeaders(ctx context.Context, typ int8, tps []kafka.TopicPartition) []ElectionResult {
 	f.typ, f.asked = typ, tps
 	if d, ok := ctx.Deadline(); ok {
 		f.deadline = time.Until(d)
@@ -75,14 +75,14 @@ func codeText(code int16) string {
 }
 
 func TestElectLeaders(t *testing.T) {
-	tp := func(topic string, p int32) storage.TopicPartition {
-		return storage.TopicPartition{Topic: topic, Partition: p}
+	tp := func(topic string, p int32) kafka.TopicPartition {
+		return kafka.TopicPartition{Topic: topic, Partition: p}
 	}
 	meta := &fakeMeta{topics: map[string]TopicInfo{
 		"a": {Name: "a", Partitions: []PartitionInfo{{ID: 0}, {ID: 1}}},
 		"b": {Name: "b", Partitions: []PartitionInfo{{ID: 0}}},
 	}}
-	el := &fakeElections{codes: map[storage.TopicPartition]int16{
+	el := &fakeElections{codes: map[kafka.TopicPartition]int16{
 		tp("a", 0): 0, tp("a", 1): kerr.ElectionNotNeeded.Code, tp("b", 0): kerr.PreferredLeaderNotAvailable.Code,
 	}}
 	h := New(Config{NodeID: self, Meta: meta, Elections: el})

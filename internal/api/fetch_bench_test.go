@@ -13,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
@@ -33,7 +34,7 @@ func benchLeader(b *testing.B, topics, parts int) *Handler {
 		info := TopicInfo{Name: name, ID: id}
 		for p := range int32(parts) {
 			st := replica.State{Role: replica.Leader, Leader: self, LeaderEpoch: 0, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 2, 3}}
-			if _, err := rm.Become(storage.TopicPartition{Topic: name, Partition: p}, id, cfg, st); err != nil {
+			if _, err := rm.Become(kafka.TopicPartition{Topic: name, Partition: p}, id, cfg, st); err != nil {
 				b.Fatal(err)
 			}
 			info.Partitions = append(info.Partitions, PartitionInfo{ID: p, Leader: self, Replicas: st.Replicas, ISR: st.ISR})

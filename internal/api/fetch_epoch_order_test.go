@@ -7,8 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/replica"
-	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 // fetchAtEpoch is a sessionless v12 fetch of partition 0 of topic by
@@ -70,7 +70,7 @@ func TestFollowerSessionReadsReplacedPartition(t *testing.T) {
 	if open.ErrorCode != 0 || open.SessionID == 0 || listed(open)["a"] == 0 {
 		t.Fatalf("opening fetch: err %d session %d %v", open.ErrorCode, open.SessionID, listed(open))
 	}
-	if err := x.rm.Remove(storage.TopicPartition{Topic: "a", Partition: 0}, false); err != nil {
+	if err := x.rm.Remove(kafka.TopicPartition{Topic: "a", Partition: 0}, false); err != nil {
 		t.Fatal(err)
 	}
 	x.lead("a", 2, []int32{1, 2}, []int32{1, 2}, 1)

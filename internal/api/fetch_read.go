@@ -15,6 +15,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
@@ -120,7 +121,7 @@ func (h *Handler) partitionFor(sp *sessPart) *replica.Partition {
 	if sp.sess != nil && sp.p != nil && !sp.p.Detached() {
 		return sp.p
 	}
-	p := h.Partitions.Get(storage.TopicPartition{Topic: sp.key.topic, Partition: sp.key.partition})
+	p := h.Partitions.Get(kafka.TopicPartition{Topic: sp.key.topic, Partition: sp.key.partition})
 	if sp.sess != nil && p != sp.p {
 		sp.sess.release(sp)
 		if p != nil {

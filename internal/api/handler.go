@@ -9,9 +9,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/config"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/server"
-	"github.com/samsa-kafka/samsa/internal/storage"
 	"github.com/samsa-kafka/samsa/internal/wire"
 )
 
@@ -53,6 +53,9 @@ type Metadata interface {
 	// Deleting reports a topic whose deletion is under way (auto-creation
 	// must not resurrect it).
 	Deleting(name string) bool
+	// Ready returns a channel closed once the broker may serve clients
+	// (ready.go).
+	Ready() <-chan struct{}
 }
 
 // CreateTopic is one topic of a CreateTopics request after defaults and
@@ -75,17 +78,25 @@ type Admin interface {
 	AutoCreateTopic(ctx context.Context, t CreateTopic) error
 	// DeleteTopic queues a deletion and waits for it (or ctx's end).
 	DeleteTopic(ctx context.Context, name string) error
+	// TopicConfig reads a topic's overrides from the store, as Kafka's
+	// DescribeConfigs reads them from ZooKeeper: what an AlterConfigs or a
+	// CreateTopics just wrote, before the broker's watch has applied it.
+	TopicConfig(ctx context.Context, name string) (map[string]string, error)
 }
 
 // Partitions finds partitions hosted on this broker.
 type Partitions interface {
-	Get(tp storage.TopicPartition) *replica.Partition
+	Get(tp kafka.TopicPartition) *replica.Partition
 }
 
-// ProducerIDs tells which producer ids this cluster issued (InitProducerId,
-// package producerid). Produce answers UNKNOWN_PRODUCER_ID for an
-// idempotent batch of an id never issued.
+// ProducerIDs issues producer ids (InitProducerId) and tells ids that
+// were issued from made-up ones (InitProducerId, Produce):
+// *producerid.Manager.
 type ProducerIDs interface {
+	// Next hands out a new producer id, waiting (within ctx) only when
+	// the broker has no block of ids; an error means no id now.
+	Next(ctx context.Context) (int64, error)
+	// Issued reports whether some broker ever handed out id.
 	Issued(id int64) bool
 }
 
@@ -99,8 +110,9 @@ type Config struct {
 	Reassign   Reassignments // nil: KIP-455 requests answer NOT_CONTROLLER
 	Elections  Elections     // nil: ElectLeaders answers NOT_CONTROLLER
 	Partitions Partitions
-	// ProducerIDs, if set, refuses idempotent batches of producer ids
-	// never issued; nil accepts any id.
+	// ProducerIDs: nil answers InitProducerId COORDINATOR_NOT_AVAILABLE
+	// and lets Produce accept any producer id; set, Produce refuses an
+	// idempotent batch of an id never issued (UNKNOWN_PRODUCER_ID).
 	ProducerIDs ProducerIDs
 	Logger      *slog.Logger
 	Now         func() time.Time
@@ -125,8 +137,14 @@ func New(cfg Config) *Handler {
 
 var _ server.Handler = (*Handler)(nil)
 
-// Handle dispatches one request by its type.
+// Handle dispatches one request by its type, once the broker is ready for
+// it (ready.go).
 func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHeader, req kmsg.Request) (kmsg.Response, error) {
+	if gated, bound := needsReady(req); gated {
+		if err := h.awaitReady(ctx, req, bound); err != nil {
+			return nil, err
+		}
+	}
 	switch r := req.(type) {
 	case *kmsg.ProduceRequest:
 		return h.produce(ctx, r)
@@ -145,7 +163,7 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 	case *kmsg.OffsetForLeaderEpochRequest:
 		return h.offsetForLeaderEpoch(r), nil
 	case *kmsg.DescribeConfigsRequest:
-		return h.describeConfigs(r), nil
+		return h.describeConfigs(ctx, r), nil
 	case *kmsg.DescribeClusterRequest:
 		return h.describeCluster(r), nil
 	case *kmsg.LeaderAndISRRequest:
@@ -166,6 +184,8 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.controlledShutdown(ctx, r), nil
 	case *kmsg.CreatePartitionsRequest:
 		return h.createPartitions(ctx, r), nil
+	case *kmsg.InitProducerIDRequest:
+		return h.initProducerID(ctx, r), nil
 	case *kmsg.DescribeProducersRequest:
 		return h.describeProducers(r), nil
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/record/recordtest"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/storage"
@@ -25,6 +26,12 @@ func (m *fakeMeta) ClusterID() string     { return "test" }
 func (m *fakeMeta) ControllerID() int32   { return self }
 func (m *fakeMeta) Brokers() []BrokerInfo { return nil }
 func (m *fakeMeta) Deleting(string) bool  { return false }
+
+// Ready: the fake cluster is always caught up.
+func (m *fakeMeta) Ready() <-chan struct{} { return closedChan }
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
 func (m *fakeMeta) Topics() []TopicInfo {
 	var out []TopicInfo
 	for _, t := range m.topics {
@@ -68,7 +75,7 @@ func (x *harness) become(topic string, role replica.Role, leader, epoch int32, r
 	id := [16]byte{byte(len(topic)), topic[0]}
 	cfg := replica.Config{Log: storage.DefaultLogConfig(), MaxMessageBytes: 1 << 20, MinInsyncReplicas: minISR}
 	st := replica.State{Role: role, Leader: leader, LeaderEpoch: epoch, PartitionEpoch: epoch, Replicas: replicas, ISR: isr}
-	p, err := x.rm.Become(storage.TopicPartition{Topic: topic, Partition: 0}, id, cfg, st)
+	p, err := x.rm.Become(kafka.TopicPartition{Topic: topic, Partition: 0}, id, cfg, st)
 	if err != nil {
 		x.t.Fatal(err)
 	}

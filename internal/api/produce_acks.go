@@ -20,13 +20,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/replica"
-	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 // pendingAck is one appended partition of an acks=-1 produce.
 type pendingAck struct {
-	tp       storage.TopicPartition
+	tp       kafka.TopicPartition
 	p        *replica.Partition
 	required int64 // last appended offset + 1
 	sp       *kmsg.ProduceResponseTopicPartition

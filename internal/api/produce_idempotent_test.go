@@ -13,11 +13,6 @@ import (
 	"github.com/samsa-kafka/samsa/internal/replica"
 )
 
-// issuedBelow is a fake ProducerIDs: ids below it were issued.
-type issuedBelow int64
-
-func (n issuedBelow) Issued(id int64) bool { return id < int64(n) }
-
 // idemBatch is one batch of vals of producer pid at epoch and sequence seq.
 func idemBatch(pid int64, epoch int16, seq int32, vals ...string) []byte {
 	return recordtest.Idempotent(recordtest.Values(1000, vals...), pid, epoch, seq)
@@ -67,7 +62,7 @@ func TestProduceIdempotentRetryGetsOriginalOffset(t *testing.T) {
 // appended all the same.
 func TestProduceIdempotentErrors(t *testing.T) {
 	x := newHarness(t)
-	x.h.ProducerIDs = issuedBelow(100)
+	x.h.ProducerIDs = &fakeProducerIDs{next: 100} // ids 0..99 were issued
 	p := x.lead("t", 1, []int32{1}, []int32{1}, 1)
 	x.lead("u", 1, []int32{1}, []int32{1}, 1)
 	if sp := x.produceOne("t", 1, 1000, idemBatch(5, 3, 0, "a")); sp.ErrorCode != 0 {

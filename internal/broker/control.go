@@ -43,17 +43,15 @@ import (
 
 	"github.com/samsa-kafka/samsa/internal/api"
 	"github.com/samsa-kafka/samsa/internal/fetcher"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metacache"
 	"github.com/samsa-kafka/samsa/internal/replica"
-	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
-// Leader epochs of StopReplica that bypass the epoch check (Kafka's
-// LeaderAndIsr.EpochDuringDelete and NoEpoch).
-const (
-	epochDuringDelete = -2
-	noEpoch           = -1
-)
+// noEpoch is the StopReplica leader epoch that, like
+// kafka.EpochDuringDelete, bypasses the epoch check (Kafka's
+// LeaderAndIsr.NoEpoch).
+const noEpoch = -1
 
 var _ api.Control = (*controlPlane)(nil)
 
@@ -92,7 +90,7 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 	}
 	var leaders, followers, stale int
 	follow := make([]fetcher.Target, 0, followTargets(parts, c.nodeID)) // thousands: no regrowth
-	var unfollow []storage.TopicPartition
+	var unfollow []kafka.TopicPartition
 	if req.Version >= 5 {
 		resp.Topics = make([]kmsg.LeaderAndISRResponseTopic, 0, len(topics))
 	} else {
@@ -183,7 +181,7 @@ func followTargets(parts []lisrPart, self int32) int {
 	return n
 }
 
-func (c *controlPlane) removeFetchers(tps []storage.TopicPartition) {
+func (c *controlPlane) removeFetchers(tps []kafka.TopicPartition) {
 	if c.fetchers != nil && len(tps) > 0 {
 		c.fetchers.RemovePartitions(tps)
 	}
@@ -312,11 +310,11 @@ func (c *controlPlane) StopReplica(_ context.Context, req *kmsg.StopReplicaReque
 	// Fencing is checked per partition; the partitions that pass are
 	// stopped in two batches (delete or not), so that the logs of a whole
 	// deletion are renamed with one directory fsync.
-	batches := map[bool][]storage.TopicPartition{}
-	index := map[storage.TopicPartition]int{}
+	batches := map[bool][]kafka.TopicPartition{}
+	index := map[kafka.TopicPartition]int{}
 	for _, t := range req.Topics {
 		for _, ps := range stopReplicaStates(req, &t) {
-			tp := storage.TopicPartition{Topic: t.Topic, Partition: ps.Partition}
+			tp := kafka.TopicPartition{Topic: t.Topic, Partition: ps.Partition}
 			code := resp.ErrorCode
 			if code == 0 {
 				code = c.checkStop(tp, ps.LeaderEpoch, req.ControllerEpoch)
@@ -360,8 +358,8 @@ func stopReplicaStates(req *kmsg.StopReplicaRequest, t *kmsg.StopReplicaRequestT
 // stop removes one partition and returns its error code.
 // checkStop fences a StopReplica for one partition by leader epoch (-2,
 // deletion, and -1, unknown, always pass).
-func (c *controlPlane) checkStop(tp storage.TopicPartition, epoch int32, ctrlEpoch int32) int16 {
-	if p := c.replicas.Get(tp); p != nil && epoch != epochDuringDelete && epoch != noEpoch && epoch < p.LeaderEpoch() {
+func (c *controlPlane) checkStop(tp kafka.TopicPartition, epoch int32, ctrlEpoch int32) int16 {
+	if p := c.replicas.Get(tp); p != nil && epoch != kafka.EpochDuringDelete && epoch != noEpoch && epoch < p.LeaderEpoch() {
 		c.log.Warn("ignoring StopReplica: leader epoch is older than ours", "partition", tp.String(),
 			"controller_epoch", ctrlEpoch, "leader_epoch", epoch, "ours", p.LeaderEpoch())
 		return kerr.FencedLeaderEpoch.Code

@@ -6,8 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/replica"
-	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 // A LeaderAndIsr that only moves hosted partitions to a new leader epoch and
@@ -60,7 +60,7 @@ func TestLeaderAndIsrInPlace(t *testing.T) {
 	}
 	last := reqs[len(reqs)-1].TopicStates[0].PartitionStates
 	for _, p := range []int32{0, 1} {
-		st := f.replicas.Get(storage.TopicPartition{Topic: "a", Partition: p}).State()
+		st := f.replicas.Get(kafka.TopicPartition{Topic: "a", Partition: p}).State()
 		wantRole := replica.Follower
 		if p == 0 {
 			wantRole = replica.Leader

@@ -16,6 +16,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
@@ -34,8 +35,8 @@ type lisrPart struct {
 	mine   bool               // this broker is among the replicas
 }
 
-func (lp *lisrPart) tp() storage.TopicPartition {
-	return storage.TopicPartition{Topic: lp.ts.Topic, Partition: lp.ps.Partition}
+func (lp *lisrPart) tp() kafka.TopicPartition {
+	return kafka.TopicPartition{Topic: lp.ts.Topic, Partition: lp.ps.Partition}
 }
 
 func (lp *lisrPart) topic() string { return lp.ts.Topic }
@@ -48,7 +49,7 @@ func (c *controlPlane) lisrParts(topics []kmsg.LeaderAndISRRequestTopicState) []
 		n += len(ts.PartitionStates)
 	}
 	out := make([]lisrPart, 0, n)
-	c.replicas.Lookup(func(hosted func(storage.TopicPartition) *replica.Partition) {
+	c.replicas.Lookup(func(hosted func(kafka.TopicPartition) *replica.Partition) {
 		for ti := range topics {
 			ts := &topics[ti]
 			for i := range ts.PartitionStates {
@@ -116,8 +117,8 @@ func (c *controlPlane) needsLog(ctx context.Context, lp *lisrPart, cfgs *topicCf
 // newLeaders lists the partitions of the request that will make this broker
 // their leader: hosted here, led by us in the request, with a newer leader
 // epoch. Only a hosted partition can be fetched, so only those are listed.
-func (c *controlPlane) newLeaders(parts []lisrPart) []storage.TopicPartition {
-	var out []storage.TopicPartition
+func (c *controlPlane) newLeaders(parts []lisrPart) []kafka.TopicPartition {
+	var out []kafka.TopicPartition
 	for i := range parts {
 		lp := &parts[i]
 		p := lp.hosted
@@ -128,7 +129,7 @@ func (c *controlPlane) newLeaders(parts []lisrPart) []storage.TopicPartition {
 			continue // a stale request: Become refuses it, the fetcher stays
 		}
 		if out == nil { // thousands at a time: sized once, for the rest of parts
-			out = make([]storage.TopicPartition, 0, len(parts)-i)
+			out = make([]kafka.TopicPartition, 0, len(parts)-i)
 		}
 		out = append(out, lp.tp())
 	}

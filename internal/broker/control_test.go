@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/config"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metacache"
 	"github.com/samsa-kafka/samsa/internal/record"
 	"github.com/samsa-kafka/samsa/internal/record/recordtest"
@@ -125,7 +126,7 @@ func produceTo(p *replica.Partition) error {
 func TestControlLeaderThenFollower(t *testing.T) {
 	f := newControlFixture(t)
 	ctx := context.Background()
-	tp := storage.TopicPartition{Topic: "a", Partition: 0}
+	tp := kafka.TopicPartition{Topic: "a", Partition: 0}
 	steps := []struct {
 		name      string
 		req       *kmsg.LeaderAndISRRequest
@@ -210,7 +211,7 @@ func TestControlLeaderAndIsrNotAReplica(t *testing.T) {
 	if got, want := laiCodes(resp), []int16{0, kerr.UnknownTopicOrPartition.Code, 0}; !slices.Equal(got, want) {
 		t.Fatalf("codes %v, want %v", got, want)
 	}
-	if f.replicas.Get(storage.TopicPartition{Topic: "a", Partition: 0}) != nil {
+	if f.replicas.Get(kafka.TopicPartition{Topic: "a", Partition: 0}) != nil {
 		t.Fatal("partition hosted although this broker is not a replica")
 	}
 	if _, err := os.Stat(filepath.Join(f.dir, "a-0")); !os.IsNotExist(err) {
@@ -237,7 +238,7 @@ func partitionDirs(t *testing.T, dir string) (live bool, deleted int) {
 }
 
 func TestControlStopReplica(t *testing.T) {
-	tp := storage.TopicPartition{Topic: "a", Partition: 0}
+	tp := kafka.TopicPartition{Topic: "a", Partition: 0}
 	tests := []struct {
 		name        string
 		req         *kmsg.StopReplicaRequest
@@ -248,7 +249,7 @@ func TestControlStopReplica(t *testing.T) {
 		wantDeleted int
 	}{
 		{"delete renames the directory", stopReplica(1, testBrokerEpoch, "a", 0, 3, true), 0, 0, false, false, 1},
-		{"deletion sentinel ignores the epoch", stopReplica(1, testBrokerEpoch, "a", 0, epochDuringDelete, true), 0, 0, false, false, 1},
+		{"deletion sentinel ignores the epoch", stopReplica(1, testBrokerEpoch, "a", 0, kafka.EpochDuringDelete, true), 0, 0, false, false, 1},
 		{"newer epoch, no delete keeps the log", stopReplica(1, testBrokerEpoch, "a", 0, 4, false), 0, 0, false, true, 0},
 		{"older leader epoch is fenced", stopReplica(1, testBrokerEpoch, "a", 0, 2, true), 0, kerr.FencedLeaderEpoch.Code, true, true, 0},
 		{"stale controller epoch: nothing applied", stopReplica(0, testBrokerEpoch, "a", 0, 3, true),
@@ -285,12 +286,12 @@ func TestControlStopReplicaDeletesUnhostedLog(t *testing.T) {
 	f := newControlFixture(t)
 	ctx := context.Background()
 	f.LeaderAndIsr(ctx, leaderAndIsr(1, testBrokerEpoch, lai{"a", topicA, 0, testNode, 0, []int32{1}}))
-	writeOne(t, f, storage.TopicPartition{Topic: "a", Partition: 0})
+	writeOne(t, f, kafka.TopicPartition{Topic: "a", Partition: 0})
 	f.StopReplica(ctx, stopReplica(1, testBrokerEpoch, "a", 0, 0, false))
 	if live, _ := partitionDirs(t, f.dir); !live {
 		t.Fatal("log gone after StopReplica without delete")
 	}
-	resp := f.StopReplica(ctx, stopReplica(1, testBrokerEpoch, "a", 0, epochDuringDelete, true))
+	resp := f.StopReplica(ctx, stopReplica(1, testBrokerEpoch, "a", 0, kafka.EpochDuringDelete, true))
 	if resp.Partitions[0].ErrorCode != 0 {
 		t.Fatalf("code %d", resp.Partitions[0].ErrorCode)
 	}
@@ -354,7 +355,7 @@ func TestControlOlderVersions(t *testing.T) {
 	if len(resp.Topics) != 0 || len(resp.Partitions) != 1 || resp.Partitions[0].Topic != "a" || resp.Partitions[0].ErrorCode != 0 {
 		t.Fatalf("v4 response %+v", resp)
 	}
-	writeOne(t, f, storage.TopicPartition{Topic: "a", Partition: 0})
+	writeOne(t, f, kafka.TopicPartition{Topic: "a", Partition: 0})
 	sr := kmsg.NewPtrStopReplicaRequest()
 	sr.Version, sr.ControllerEpoch, sr.BrokerEpoch, sr.DeletePartitions = 1, 1, testBrokerEpoch, true
 	st := kmsg.NewStopReplicaRequestTopic()
@@ -386,7 +387,7 @@ func TestControlBadInput(t *testing.T) {
 // writeOne appends one record to a hosted leader partition, so that its log
 // exists on disk (an empty partition has no directory until its first
 // write).
-func writeOne(t *testing.T, f *controlFixture, tp storage.TopicPartition) {
+func writeOne(t *testing.T, f *controlFixture, tp kafka.TopicPartition) {
 	t.Helper()
 	p := f.replicas.Get(tp)
 	if p == nil {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/samsa-kafka/samsa/internal/api"
 	"github.com/samsa-kafka/samsa/internal/controller"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metacache"
-	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 type leaderElections struct {
@@ -23,7 +23,7 @@ type leaderElections struct {
 	cache *metacache.Cache
 }
 
-func (e *leaderElections) ElectLeaders(ctx context.Context, typ int8, parts []storage.TopicPartition) []api.ElectionResult {
+func (e *leaderElections) ElectLeaders(ctx context.Context, typ int8, parts []kafka.TopicPartition) []api.ElectionResult {
 	tps := make([]controller.TP, len(parts))
 	for i, p := range parts {
 		tps[i] = controller.TP{Topic: p.Topic, Partition: p.Partition}
@@ -38,7 +38,7 @@ func (e *leaderElections) ElectLeaders(ctx context.Context, typ int8, parts []st
 	e.waitLeaders(ctx, waiting)
 	out := make([]api.ElectionResult, len(results))
 	for i, r := range results {
-		out[i] = api.ElectionResult{Partition: storage.TopicPartition{Topic: r.TP.Topic, Partition: r.TP.Partition}, Code: r.Code}
+		out[i] = api.ElectionResult{Partition: kafka.TopicPartition{Topic: r.TP.Topic, Partition: r.TP.Partition}, Code: r.Code}
 		if _, late := waiting[r.TP]; late {
 			out[i].Code = kerr.RequestTimedOut.Code
 		}

@@ -5,10 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-
-	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 // ElectLeaders through a broker: a broker that stopped and came back gets
@@ -72,7 +71,7 @@ func TestElectLeadersAfterRestart(t *testing.T) {
 
 	// The same election sent to a broker that is not the controller.
 	raw := leaderElections{loop: restarted.loop, cache: restarted.cache}
-	for _, r := range raw.ElectLeaders(ctx, 0, []storage.TopicPartition{tpOf("t", 0)}) {
+	for _, r := range raw.ElectLeaders(ctx, 0, []kafka.TopicPartition{tpOf("t", 0)}) {
 		if r.Code != kerr.NotController.Code {
 			t.Fatalf("non-controller answered %+v", r)
 		}

@@ -17,10 +17,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/config"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metastore/embedetcd"
 	"github.com/samsa-kafka/samsa/internal/metastore/etcdstore"
 	"github.com/samsa-kafka/samsa/internal/record/recordtest"
-	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 // testLogger writes the broker's log lines to t.Log.
@@ -239,8 +239,8 @@ func controllerOf(t testing.TB, brokers []*Broker) *Broker {
 	return nil
 }
 
-func tpOf(topic string, p int32) storage.TopicPartition {
-	return storage.TopicPartition{Topic: topic, Partition: p}
+func tpOf(topic string, p int32) kafka.TopicPartition {
+	return kafka.TopicPartition{Topic: topic, Partition: p}
 }
 
 // recordBatch is one valid batch of string values.

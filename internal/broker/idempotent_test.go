@@ -15,8 +15,8 @@ import (
 	"github.com/samsa-kafka/samsa/internal/record/recordtest"
 )
 
-// idemProduce is an acks=-1 Produce v9 of one batch of producer 1000,
-// epoch 0, base sequence 0, to partition 0 of topic.
+// idemProduce is an acks=-1 Produce v9 of one batch to partition 0 of
+// topic.
 func idemProduce(topic string, batch []byte) *kmsg.ProduceRequest {
 	req := kmsg.NewPtrProduceRequest()
 	req.Version, req.Acks, req.TimeoutMillis = 9, -1, 5000
@@ -58,6 +58,8 @@ func roundTrip(t *testing.T, c net.Conn, corr int32, req *kmsg.ProduceRequest) k
 // TestIdempotentRetryOnOneConnection sends the same idempotent batch twice
 // on one connection: both answers carry the first base offset and the log
 // holds one copy; after a clean restart a third copy gets the same answer.
+// A batch of a producer id no broker issued is refused for its partition
+// alone.
 func TestIdempotentRetryOnOneConnection(t *testing.T) {
 	dir := t.TempDir()
 	b := startBroker(t, dir, nil)
@@ -68,7 +70,8 @@ func TestIdempotentRetryOnOneConnection(t *testing.T) {
 	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "idem", Value: []byte("before")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	batch := recordtest.Idempotent(recordtest.Values(time.Now().UnixMilli(), "a", "b", "c"), 1000, 0, 0)
+	pid := newProducerID(t, b, 4)
+	batch := recordtest.Idempotent(recordtest.Values(time.Now().UnixMilli(), "a", "b", "c"), pid, 0, 0)
 	c, err := net.Dial("tcp", b.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -82,6 +85,10 @@ func TestIdempotentRetryOnOneConnection(t *testing.T) {
 	}
 	if end, err := kadmEnd(ctx, cl, "idem"); err != nil || end != 4 {
 		t.Fatalf("end offset %d (%v), want 4: one copy of the batch", end, err)
+	}
+	forged := recordtest.Idempotent(recordtest.Values(time.Now().UnixMilli(), "x"), pid+1_000_000, 0, 0)
+	if sp := roundTrip(t, c, 3, idemProduce("idem", forged)); sp.ErrorCode != kerr.UnknownProducerID.Code {
+		t.Fatalf("never issued id: %v", kerr.ErrorForCode(sp.ErrorCode))
 	}
 	c.Close()
 	b.Close()

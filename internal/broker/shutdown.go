@@ -35,11 +35,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 var errNoController = errors.New("no controller known")
@@ -91,7 +90,7 @@ func (b *Broker) controlledShutdown() bool {
 
 // askControlledShutdown makes one attempt: the controller asked, and the
 // partitions this broker still leads, or why there is no answer.
-func (b *Broker) askControlledShutdown(ctx context.Context) (int32, []storage.TopicPartition, error) {
+func (b *Broker) askControlledShutdown(ctx context.Context) (int32, []kafka.TopicPartition, error) {
 	id, addr, ok := b.controllerAddr()
 	if !ok {
 		return id, nil, errNoController
@@ -113,16 +112,16 @@ func (b *Broker) askControlledShutdown(ctx context.Context) (int32, []storage.To
 	if resp.ErrorCode != 0 {
 		return id, nil, kerr.ErrorForCode(resp.ErrorCode)
 	}
-	remaining := make([]storage.TopicPartition, 0, len(resp.PartitionsRemaining))
+	remaining := make([]kafka.TopicPartition, 0, len(resp.PartitionsRemaining))
 	for _, p := range resp.PartitionsRemaining {
-		remaining = append(remaining, storage.TopicPartition{Topic: p.Topic, Partition: p.Partition})
+		remaining = append(remaining, kafka.TopicPartition{Topic: p.Topic, Partition: p.Partition})
 	}
 	return id, remaining, nil
 }
 
 // movable: some partition of tps has a replica on another live broker, as
 // the metadata cache knows them (a partition it does not know counts).
-func (b *Broker) movable(tps []storage.TopicPartition) bool {
+func (b *Broker) movable(tps []kafka.TopicPartition) bool {
 	live := map[int32]bool{}
 	for _, br := range b.cache.Brokers() {
 		live[br.ID] = br.ID != b.nodeID

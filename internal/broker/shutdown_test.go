@@ -13,10 +13,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/config"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metacache"
 	"github.com/samsa-kafka/samsa/internal/metadata"
 	"github.com/samsa-kafka/samsa/internal/metadata/metadatatest"
-	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 // Close on a broker of an RF=3 cluster moves leadership away and takes the
@@ -188,9 +188,9 @@ func TestMovable(t *testing.T) {
 		{[]int32{0, 1}, false}, // neither
 		{[]int32{0, 2}, true},  // 2 is live and hosts t-2
 	} {
-		var tps []storage.TopicPartition
+		var tps []kafka.TopicPartition
 		for _, p := range tt.parts {
-			tps = append(tps, storage.TopicPartition{Topic: "t", Partition: p})
+			tps = append(tps, kafka.TopicPartition{Topic: "t", Partition: p})
 		}
 		if got := b.movable(tps); got != tt.want {
 			t.Errorf("movable(%v) = %v, want %v", tt.parts, got, tt.want)

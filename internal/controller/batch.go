@@ -8,6 +8,7 @@ package controller
 import (
 	"slices"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -17,11 +18,6 @@ const (
 	updateMetadataVersion = 7
 	stopReplicaVersion    = 3
 )
-
-// leaderDuringDelete marks a deleted partition in UpdateMetadata (Kafka's
-// LeaderAndIsr.LeaderDuringDelete), and the leader epoch of a deleting
-// StopReplica (LeaderEpochDuringDelete).
-const leaderDuringDelete = -2
 
 // requestBatch: partitions are added as they come (a partition may come
 // more than once) and sorted and merged when the requests are built. The
@@ -252,7 +248,7 @@ func (c *Controller) stopReplicaRequest(broker int32, parts *tpList[bool]) *kmsg
 			ps.LeaderEpoch = st.LeaderEpoch
 		}
 		if ps.Delete {
-			ps.LeaderEpoch = leaderDuringDelete
+			ps.LeaderEpoch = kafka.EpochDuringDelete // a deleting StopReplica
 		}
 		t := &req.Topics[len(req.Topics)-1]
 		t.PartitionStates = append(t.PartitionStates, ps)

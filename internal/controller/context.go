@@ -6,11 +6,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metadata"
 )
 
 // TP names a partition.
-type TP = metadata.TopicPartition
+type TP = kafka.TopicPartition
 
 // Context is the controller's cache of the cluster (Kafka's
 // ControllerContext). It is only touched by the event loop.

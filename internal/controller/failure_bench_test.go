@@ -2,11 +2,12 @@ package controller
 
 import (
 	"fmt"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"os"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/metadata"
 	"github.com/samsa-kafka/samsa/internal/metastore"

@@ -18,6 +18,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metadata"
 	"github.com/samsa-kafka/samsa/internal/metastore"
 )
@@ -261,7 +262,7 @@ func describe(req kmsg.Request) string {
 		n, del := 0, 0
 		for _, t := range r.TopicStates {
 			for _, p := range t.PartitionStates {
-				if p.Leader == leaderDuringDelete {
+				if p.Leader == kafka.LeaderDuringDelete {
 					del++
 				} else {
 					n++

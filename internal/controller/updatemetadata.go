@@ -8,6 +8,7 @@ package controller
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metadata"
 )
 
@@ -32,7 +33,7 @@ func (c *Controller) updateMetadataRequest(parts *tpList[struct{}], deleted map[
 		for _, e := range vals {
 			if len(deleted) > 0 && deleted[TP{Topic: name, Partition: e.p}] {
 				ps := kmsg.NewUpdateMetadataRequestTopicPartition()
-				ps.Partition, ps.ControllerEpoch, ps.Leader = e.p, ctx.epoch, leaderDuringDelete
+				ps.Partition, ps.ControllerEpoch, ps.Leader = e.p, ctx.epoch, kafka.LeaderDuringDelete
 				ts.PartitionStates = append(ts.PartitionStates, ps)
 			} else if st, ok := states.get(e.p); ok {
 				var rs []int32

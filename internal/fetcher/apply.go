@@ -10,20 +10,19 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 type askEntry struct {
-	tp    storage.TopicPartition
+	tp    kafka.TopicPartition
 	ps    *partState
 	epoch int32
 }
 
 type fetchEntry struct {
-	tp     storage.TopicPartition
+	tp     kafka.TopicPartition
 	ps     *partState
 	offset int64
 }
@@ -45,7 +44,7 @@ func (f *fetcher) truncate(entries []askEntry) {
 	req.SetVersion(leaderEpochsVersion)
 	req.ReplicaID = f.cfg.NodeID
 	topics := map[string]int{}
-	asked := make(map[storage.TopicPartition]askEntry, len(entries))
+	asked := make(map[kafka.TopicPartition]askEntry, len(entries))
 	for _, e := range entries {
 		i := topicEntry(&req.Topics, topics, e.tp.Topic, func() kmsg.OffsetForLeaderEpochRequestTopic {
 			t := kmsg.NewOffsetForLeaderEpochRequestTopic()
@@ -71,7 +70,7 @@ func (f *fetcher) truncate(entries []askEntry) {
 		t := &r.Topics[i]
 		for j := range t.Partitions {
 			rp := &t.Partitions[j]
-			tp := storage.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
+			tp := kafka.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
 			e, ok := asked[tp]
 			if !ok {
 				continue
@@ -127,7 +126,7 @@ func (f *fetcher) applyEpochEnd(e askEntry, rp *kmsg.OffsetForLeaderEpochRespons
 type fetchRound struct {
 	req     *kmsg.FetchRequest
 	upserts []want
-	forgets []storage.TopicPartition
+	forgets []kafka.TopicPartition
 }
 
 // buildFetchLocked builds the next Fetch of the session: every fetchable
@@ -159,7 +158,7 @@ func (f *fetcher) buildFetchLocked(backoff time.Duration) *fetchRound {
 // forgets. Each run of upserts of one topic (a full fetch lists topic after
 // topic, a hand-over queues them so) is looked up once, and the partitions
 // of a request share one allocation.
-func (f *fetcher) fetchRequest(upserts []want, forgets []storage.TopicPartition, backoff time.Duration) *kmsg.FetchRequest {
+func (f *fetcher) fetchRequest(upserts []want, forgets []kafka.TopicPartition, backoff time.Duration) *kmsg.FetchRequest {
 	req := kmsg.NewPtrFetchRequest()
 	req.SetVersion(fetchVersion)
 	req.ReplicaID = f.cfg.NodeID
@@ -224,7 +223,7 @@ func topicRun(ws []want) int {
 }
 
 // wantLocked is ps fetched from its log end offset. Caller holds f.mu.
-func (f *fetcher) wantLocked(tp storage.TopicPartition, ps *partState) want {
+func (f *fetcher) wantLocked(tp kafka.TopicPartition, ps *partState) want {
 	return want{tp: tp, fetch: true, part: sentPart{ps: ps, offset: ps.target.Partition.LogEndOffset(),
 		leaderEpoch: ps.target.LeaderEpoch, topicID: ps.target.TopicID}}
 }
@@ -257,7 +256,7 @@ func (f *fetcher) applyFetch(fr *fetchRound, r *kmsg.FetchResponse, now time.Tim
 		t := &r.Topics[i]
 		for j := range t.Partitions {
 			rp := &t.Partitions[j]
-			tp := storage.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
+			tp := kafka.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
 			sp := f.sess.sent.get(tp)
 			if sp.ps == nil {
 				continue

@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
@@ -41,7 +42,7 @@ func benchTopics(topics, parts, batch int) [][]Target {
 			name := fmt.Sprintf("bench-%d", t)
 			for p := range parts {
 				if leader := int32((t + p) % 3); leader != 0 {
-					ts = append(ts, Target{TP: storage.TopicPartition{Topic: name, Partition: int32(p)},
+					ts = append(ts, Target{TP: kafka.TopicPartition{Topic: name, Partition: int32(p)},
 						TopicID: [16]byte{byte(t)}, Leader: leader, LeaderEpoch: 0, Partition: emptyLog{}})
 				}
 			}
@@ -81,7 +82,7 @@ func BenchmarkFetchRounds(b *testing.B) {
 	for t := range 50 {
 		name := fmt.Sprintf("bench-%d", t)
 		for p := range int32(1000) {
-			halves[t/25] = append(halves[t/25], Target{TP: storage.TopicPartition{Topic: name, Partition: p},
+			halves[t/25] = append(halves[t/25], Target{TP: kafka.TopicPartition{Topic: name, Partition: p},
 				TopicID: [16]byte{byte(t)}, Leader: 1, Partition: emptyLog{}})
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
@@ -28,7 +29,7 @@ type Partition interface {
 
 // Target says which broker leads a partition, at which leader epoch.
 type Target struct {
-	TP          storage.TopicPartition
+	TP          kafka.TopicPartition
 	TopicID     [16]byte
 	Leader      int32
 	LeaderEpoch int32

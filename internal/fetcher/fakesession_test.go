@@ -8,15 +8,14 @@ package fetcher
 import (
 	"slices"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 // fakePart is one partition of a fetch as the leader reads it.
 type fakePart struct {
-	tp       storage.TopicPartition
+	tp       kafka.TopicPartition
 	offset   int64
 	epoch    int32
 	maxBytes int32
@@ -25,8 +24,8 @@ type fakePart struct {
 
 type fakeSession struct {
 	id, epoch int32 // epoch: the next request's
-	parts     map[storage.TopicPartition]*fakePart
-	order     []storage.TopicPartition
+	parts     map[kafka.TopicPartition]*fakePart
+	order     []kafka.TopicPartition
 }
 
 func (s *fakeSession) list() []*fakePart {
@@ -44,7 +43,7 @@ func requestParts(req *kmsg.FetchRequest) []*fakePart {
 	var out []*fakePart
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			out = append(out, &fakePart{tp: storage.TopicPartition{Topic: t.Topic, Partition: p.Partition},
+			out = append(out, &fakePart{tp: kafka.TopicPartition{Topic: t.Topic, Partition: p.Partition},
 				offset: p.FetchOffset, epoch: p.CurrentLeaderEpoch, maxBytes: p.PartitionMaxBytes, sentHW: -1})
 		}
 	}
@@ -68,7 +67,7 @@ func (h *fakeLeader) resolve(req *kmsg.FetchRequest) ([]*fakePart, *fakeSession,
 	if req.SessionEpoch == 0 {
 		delete(h.sess, req.SessionID)
 		h.nextID++
-		s = &fakeSession{id: h.nextID, parts: map[storage.TopicPartition]*fakePart{}}
+		s = &fakeSession{id: h.nextID, parts: map[kafka.TopicPartition]*fakePart{}}
 		h.sess[s.id] = s
 	} else {
 		s = h.sess[req.SessionID]
@@ -82,9 +81,9 @@ func (h *fakeLeader) resolve(req *kmsg.FetchRequest) ([]*fakePart, *fakeSession,
 	s.epoch++
 	for _, ft := range req.ForgottenTopics {
 		for _, p := range ft.Partitions {
-			tp := storage.TopicPartition{Topic: ft.Topic, Partition: p}
+			tp := kafka.TopicPartition{Topic: ft.Topic, Partition: p}
 			delete(s.parts, tp)
-			s.order = slices.DeleteFunc(s.order, func(o storage.TopicPartition) bool { return o == tp })
+			s.order = slices.DeleteFunc(s.order, func(o kafka.TopicPartition) bool { return o == tp })
 		}
 	}
 	for _, p := range listed {

@@ -23,7 +23,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-kafka/samsa/internal/storage"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/wire"
 )
 
@@ -56,7 +56,7 @@ type fetcher struct {
 	// changed since the last request; forgot, partitions removed since;
 	// delayed, states backing off; truncs, Truncating states.
 	pending []*partState
-	forgot  []storage.TopicPartition
+	forgot  []kafka.TopicPartition
 	delayed []*partState
 	truncs  []*partState
 
@@ -113,7 +113,7 @@ func (f *fetcher) addEach(n int, at func(i int) *Target) {
 
 // removeAll drops tps, under one lock; once it returns no response is
 // applied to them.
-func (f *fetcher) removeAll(tps []storage.TopicPartition) {
+func (f *fetcher) removeAll(tps []kafka.TopicPartition) {
 	f.mu.Lock()
 	for _, tp := range tps {
 		if cur := f.parts.del(tp); cur != nil {

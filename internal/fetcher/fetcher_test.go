@@ -10,12 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/samsa-kafka/samsa/internal/storage"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
-var tp0 = storage.TopicPartition{Topic: "t", Partition: 0}
+var tp0 = kafka.TopicPartition{Topic: "t", Partition: 0}
 
-func target(tp storage.TopicPartition, leader, epoch int32, p Partition) Target {
+func target(tp kafka.TopicPartition, leader, epoch int32, p Partition) Target {
 	return Target{TP: tp, Leader: leader, LeaderEpoch: epoch, Partition: p}
 }
 
@@ -34,7 +34,7 @@ func TestTruncatesDivergentSuffixThenFetches(t *testing.T) {
 	follower.write(1, "d", "e")
 	follower.write(2, "x", "y")
 
-	h := newFakeLeader(3, map[storage.TopicPartition]*fakeLog{tp0: leader})
+	h := newFakeLeader(3, map[kafka.TopicPartition]*fakeLog{tp0: leader})
 	book := serveAsBroker1(t, h)
 	m := newTestManager(t, book, &syncBuffer{}, 100) // < two batches: answers end mid-batch
 	m.AddPartitions([]Target{target(tp0, 1, 3, follower)})
@@ -67,7 +67,7 @@ func TestTruncationAsksAgainAboutOlderEpoch(t *testing.T) {
 	follower.write(1, "a", "b")
 	follower.write(3, "x", "y", "z")
 
-	h := newFakeLeader(4, map[storage.TopicPartition]*fakeLog{tp0: leader})
+	h := newFakeLeader(4, map[kafka.TopicPartition]*fakeLog{tp0: leader})
 	book := serveAsBroker1(t, h)
 	m := newTestManager(t, book, &syncBuffer{}, 0)
 	m.AddPartitions([]Target{target(tp0, 1, 4, follower)})
@@ -88,7 +88,7 @@ func TestNoEpochRefetchesEverything(t *testing.T) {
 	follower := &fakeLog{}
 	follower.write(-1, "q", "r", "s") // batches without a leader epoch
 
-	h := newFakeLeader(1, map[storage.TopicPartition]*fakeLog{tp0: leader})
+	h := newFakeLeader(1, map[kafka.TopicPartition]*fakeLog{tp0: leader})
 	book := serveAsBroker1(t, h)
 	m := newTestManager(t, book, &syncBuffer{}, 0)
 	m.AddPartitions([]Target{target(tp0, 1, 1, follower)})
@@ -103,7 +103,7 @@ func TestOffsetOutOfRangeRestartsAtLeaderLogStart(t *testing.T) {
 	leader.setHW(12)
 	follower := &fakeLog{}
 
-	h := newFakeLeader(5, map[storage.TopicPartition]*fakeLog{tp0: leader})
+	h := newFakeLeader(5, map[kafka.TopicPartition]*fakeLog{tp0: leader})
 	book := serveAsBroker1(t, h)
 	m := newTestManager(t, book, &syncBuffer{}, 0)
 	m.AddPartitions([]Target{target(tp0, 1, 5, follower)})
@@ -117,7 +117,7 @@ func TestOffsetOutOfRangeRestartsAtLeaderLogStart(t *testing.T) {
 // RemovePartitions returns, the removed one is never touched again while the
 // other keeps replicating; the fetcher stops with its last partition.
 func TestRemovePartitionsStopsAppends(t *testing.T) {
-	tp1 := storage.TopicPartition{Topic: "u", Partition: 1}
+	tp1 := kafka.TopicPartition{Topic: "u", Partition: 1}
 	l0, l1 := &fakeLog{}, &fakeLog{}
 	l0.write(1, "a")
 	l1.write(1, "b")
@@ -125,7 +125,7 @@ func TestRemovePartitionsStopsAppends(t *testing.T) {
 	l1.setHW(1)
 	f0, f1 := &fakeLog{}, &fakeLog{}
 
-	h := newFakeLeader(1, map[storage.TopicPartition]*fakeLog{tp0: l0, tp1: l1})
+	h := newFakeLeader(1, map[kafka.TopicPartition]*fakeLog{tp0: l0, tp1: l1})
 	book := serveAsBroker1(t, h)
 	m := newTestManager(t, book, &syncBuffer{}, 0)
 	m.AddPartitions([]Target{target(tp0, 1, 1, f0), target(tp1, 1, 1, f1)})
@@ -134,7 +134,7 @@ func TestRemovePartitionsStopsAppends(t *testing.T) {
 		t.Fatalf("%d partitions per fetch, %d fetchers; want 2 and 1", parts, m.fetcherCount())
 	}
 
-	m.RemovePartitions([]storage.TopicPartition{tp0})
+	m.RemovePartitions([]kafka.TopicPartition{tp0})
 	f0.forbid()
 	before := f0.bytes()
 	l0.write(1, "c")
@@ -150,7 +150,7 @@ func TestRemovePartitionsStopsAppends(t *testing.T) {
 	m.mu.Lock()
 	f := m.fetchers[1]
 	m.mu.Unlock()
-	m.RemovePartitions([]storage.TopicPartition{tp1})
+	m.RemovePartitions([]kafka.TopicPartition{tp1})
 	if n := m.fetcherCount(); n != 0 {
 		t.Fatalf("%d fetchers without partitions", n)
 	}
@@ -177,8 +177,8 @@ func TestRetargetToNewLeader(t *testing.T) {
 	lb.setHW(5)
 	follower := &fakeLog{}
 
-	ha := newFakeLeader(1, map[storage.TopicPartition]*fakeLog{tp0: la})
-	hb := newFakeLeader(2, map[storage.TopicPartition]*fakeLog{tp0: lb})
+	ha := newFakeLeader(1, map[kafka.TopicPartition]*fakeLog{tp0: la})
+	hb := newFakeLeader(2, map[kafka.TopicPartition]*fakeLog{tp0: lb})
 	addrA, _ := ha.serve(t)
 	addrB, _ := hb.serve(t)
 	book := &addrBook{}
@@ -210,7 +210,7 @@ func TestFencedEpochWaitsForRetarget(t *testing.T) {
 	leader.setHW(2)
 	follower := &fakeLog{}
 	follower.write(4, "a")
-	h := newFakeLeader(5, map[storage.TopicPartition]*fakeLog{tp0: leader})
+	h := newFakeLeader(5, map[kafka.TopicPartition]*fakeLog{tp0: leader})
 	book := serveAsBroker1(t, h)
 	m := newTestManager(t, book, &syncBuffer{}, 0)
 	m.AddPartitions([]Target{target(tp0, 1, 4, follower)})
@@ -235,7 +235,7 @@ func TestLeaderUnreachableThenBack(t *testing.T) {
 	leader.write(1, "a")
 	leader.setHW(1)
 	follower := &fakeLog{}
-	h := newFakeLeader(1, map[storage.TopicPartition]*fakeLog{tp0: leader})
+	h := newFakeLeader(1, map[kafka.TopicPartition]*fakeLog{tp0: leader})
 	book := &addrBook{}
 	logs := &syncBuffer{}
 	m := newTestManager(t, book, logs, 0)

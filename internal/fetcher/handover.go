@@ -7,12 +7,12 @@ package fetcher
 import (
 	"slices"
 
-	"github.com/samsa-kafka/samsa/internal/storage"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 type leaving struct {
 	leader int32
-	tps    []storage.TopicPartition
+	tps    []kafka.TopicPartition
 }
 
 type joining struct {
@@ -30,14 +30,14 @@ type handover struct {
 	adds    []joining
 }
 
-func (b *handover) remove(leader int32, tp storage.TopicPartition) {
+func (b *handover) remove(leader int32, tp kafka.TopicPartition) {
 	for i := range b.removes {
 		if b.removes[i].leader == leader {
 			b.removes[i].tps = append(b.removes[i].tps, tp)
 			return
 		}
 	}
-	b.removes = append(b.removes, leaving{leader: leader, tps: []storage.TopicPartition{tp}})
+	b.removes = append(b.removes, leaving{leader: leader, tps: []kafka.TopicPartition{tp}})
 }
 
 // presize sizes the lists of the leaders of ts for all their targets
@@ -70,11 +70,11 @@ func (b *handover) joining(leader int32) *joining {
 // lastTargets maps each partition of ts to the index of its last target,
 // or is nil when no partition is named twice (the common case: then every
 // target applies).
-func lastTargets(ts []Target) map[storage.TopicPartition]int {
+func lastTargets(ts []Target) map[kafka.TopicPartition]int {
 	if !mayRepeat(ts) {
 		return nil
 	}
-	seen := make(map[storage.TopicPartition]int, len(ts))
+	seen := make(map[kafka.TopicPartition]int, len(ts))
 	dup := false
 	for i, t := range ts {
 		if _, ok := seen[t.TP]; ok {

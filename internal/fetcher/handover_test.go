@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/samsa-kafka/samsa/internal/storage"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // fetched lists, per source broker, the partitions its fetcher holds.
@@ -41,7 +41,7 @@ func TestAddPartitionsHandsOverPerFetcher(t *testing.T) {
 	if got, want := m.fetched(), map[int32][]int32{2: {1, 2}}; !maps.EqualFunc(got, want, slices.Equal) {
 		t.Fatalf("after moving 1 and dropping 0 (no leader): %v, want %v", got, want)
 	}
-	m.RemovePartitions([]storage.TopicPartition{tpN(1), tpN(2), tpN(2)})
+	m.RemovePartitions([]kafka.TopicPartition{tpN(1), tpN(2), tpN(2)})
 	if got := m.fetched(); len(got) != 0 || m.fetcherCount() != 0 {
 		t.Fatalf("after removing every partition: %v, %d fetchers", got, m.fetcherCount())
 	}
@@ -52,7 +52,7 @@ func TestAddPartitionsHandsOverPerFetcher(t *testing.T) {
 // numbers it does not keep a bitmap for.
 func TestMayRepeat(t *testing.T) {
 	tgt := func(topic string, p int32) Target {
-		return Target{TP: storage.TopicPartition{Topic: topic, Partition: p}}
+		return Target{TP: kafka.TopicPartition{Topic: topic, Partition: p}}
 	}
 	var many []Target
 	for p := range int32(1000) {

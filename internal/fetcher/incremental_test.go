@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/samsa-kafka/samsa/internal/storage"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // sessionCluster is a fake leader with fetch sessions and n partitions, each
 // with two records, and a follower manager fetching all of them.
-func sessionCluster(t *testing.T, n int) (*fakeLeader, map[storage.TopicPartition]*fakeLog, map[storage.TopicPartition]*fakeLog, *Manager) {
+func sessionCluster(t *testing.T, n int) (*fakeLeader, map[kafka.TopicPartition]*fakeLog, map[kafka.TopicPartition]*fakeLog, *Manager) {
 	t.Helper()
-	leaders, followers := map[storage.TopicPartition]*fakeLog{}, map[storage.TopicPartition]*fakeLog{}
+	leaders, followers := map[kafka.TopicPartition]*fakeLog{}, map[kafka.TopicPartition]*fakeLog{}
 	var ts []Target
 	for i := range int32(n) {
 		l := &fakeLog{}
@@ -32,7 +32,7 @@ func sessionCluster(t *testing.T, n int) (*fakeLeader, map[storage.TopicPartitio
 	return h, leaders, followers, m
 }
 
-func waitAllCaughtUp(t *testing.T, followers, leaders map[storage.TopicPartition]*fakeLog) {
+func waitAllCaughtUp(t *testing.T, followers, leaders map[kafka.TopicPartition]*fakeLog) {
 	t.Helper()
 	waitFor(t, "every partition caught up", func() bool {
 		for tp, l := range leaders {
@@ -97,7 +97,7 @@ func TestLeaderNotReadyRetriedSoon(t *testing.T) {
 	leader.write(2, "a")
 	leader.setHW(1)
 	follower := &fakeLog{}
-	h := newFakeLeader(1, map[storage.TopicPartition]*fakeLog{tp0: leader})
+	h := newFakeLeader(1, map[kafka.TopicPartition]*fakeLog{tp0: leader})
 	book := serveAsBroker1(t, h)
 	logs := &syncBuffer{}
 	m := NewManager(Config{NodeID: followerID, BrokerAddr: book.lookup, MaxWait: 50 * time.Millisecond,
@@ -120,7 +120,7 @@ func TestBackedOffPartitionRejoinsLongPoll(t *testing.T) {
 	late, lateF := &fakeLog{}, &fakeLog{}
 	late.write(1, "b")
 	late.setHW(1)
-	h := newFakeLeader(1, map[storage.TopicPartition]*fakeLog{tpN(0): idle}) // tpN(1) unknown at first
+	h := newFakeLeader(1, map[kafka.TopicPartition]*fakeLog{tpN(0): idle}) // tpN(1) unknown at first
 	h.sessions = true
 	book := serveAsBroker1(t, h)
 	logs := &syncBuffer{}

@@ -18,15 +18,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/server"
-	"github.com/samsa-kafka/samsa/internal/storage"
 	"github.com/samsa-kafka/samsa/internal/wire"
 )
 
 type fakeLeader struct {
 	mu          sync.Mutex
 	epoch       int32
-	logs        map[storage.TopicPartition]*fakeLog
+	logs        map[kafka.TopicPartition]*fakeLog
 	changed     chan struct{} // closed and replaced by notify
 	askedEpochs []int32       // LeaderEpoch of every OffsetForLeaderEpoch partition
 	fenced      int           // FENCED_LEADER_EPOCH answers
@@ -41,7 +41,7 @@ type fakeLeader struct {
 
 const followerID = 3
 
-func newFakeLeader(epoch int32, logs map[storage.TopicPartition]*fakeLog) *fakeLeader {
+func newFakeLeader(epoch int32, logs map[kafka.TopicPartition]*fakeLog) *fakeLeader {
 	return &fakeLeader{epoch: epoch, logs: logs, changed: make(chan struct{})}
 }
 
@@ -114,7 +114,7 @@ func (h *fakeLeader) leaderEpochs(req *kmsg.OffsetForLeaderEpochRequest) kmsg.Re
 			rp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			rp.Partition, rp.LeaderEpoch, rp.EndOffset = p.Partition, -1, -1
 			h.askedEpochs = append(h.askedEpochs, p.LeaderEpoch)
-			l := h.logs[storage.TopicPartition{Topic: t.Topic, Partition: p.Partition}]
+			l := h.logs[kafka.TopicPartition{Topic: t.Topic, Partition: p.Partition}]
 			if l == nil {
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			} else if rp.ErrorCode = h.epochCode(p.CurrentLeaderEpoch); rp.ErrorCode == 0 {

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/samsa-kafka/samsa/internal/storage"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // Manager owns the fetchers of this broker. Its methods are safe for
@@ -86,7 +86,7 @@ type source struct {
 
 // RemovePartitions stops fetching tps. When it returns, no fetcher calls any
 // method of those partitions any more.
-func (m *Manager) RemovePartitions(tps []storage.TopicPartition) {
+func (m *Manager) RemovePartitions(tps []kafka.TopicPartition) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var b handover

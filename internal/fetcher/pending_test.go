@@ -5,14 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 // answer adds tp's answer to a fetch response.
-func answer(r *kmsg.FetchResponse, tp storage.TopicPartition, code int16, hw int64, records []byte) {
+func answer(r *kmsg.FetchResponse, tp kafka.TopicPartition, code int16, hw int64, records []byte) {
 	if len(r.Topics) == 0 || r.Topics[len(r.Topics)-1].Topic != tp.Topic {
 		t := kmsg.NewFetchResponseTopic()
 		t.Topic = tp.Topic
@@ -111,7 +110,7 @@ func TestWorkListsAcrossRetargets(t *testing.T) {
 	r.SessionID = 9
 	f.applyFetch(fr, r, now)
 
-	f.removeAll([]storage.TopicPartition{tpN(0)})
+	f.removeAll([]kafka.TopicPartition{tpN(0)})
 	f.addAll([]Target{target(tpN(0), 1, 2, logs[0])})
 	_, fr, _ = f.plan(now)
 	if up, forgot := roundTPs(fr); !slices.Equal(up, []int32{0}) || len(forgot) != 0 || fr.upserts[0].part.leaderEpoch != 2 {
@@ -127,7 +126,7 @@ func TestWorkListsAcrossRetargets(t *testing.T) {
 		t.Fatalf("refused partition: upserts %v forgets %v, wait %v", up, forgot, wait)
 	}
 	f.applyFetch(fr, kmsg.NewPtrFetchResponse(), now)
-	f.removeAll([]storage.TopicPartition{tpN(2)})
+	f.removeAll([]kafka.TopicPartition{tpN(2)})
 	_, fr, _ = f.plan(now.Add(time.Second))
 	if up, forgot := roundTPs(fr); !slices.Equal(up, []int32{1}) || !slices.Equal(forgot, []int32{2}) {
 		t.Fatalf("delay over, 2 removed: upserts %v forgets %v, want [1] and [2]", up, forgot)
@@ -148,8 +147,8 @@ func TestWorkListsAcrossRetargets(t *testing.T) {
 // topic must not write into.
 func TestRequestTopicsFromInterleavedRuns(t *testing.T) {
 	f := newFetcher(Config{NodeID: followerID}.withDefaults(), 1)
-	tp := func(topic string, p int32) storage.TopicPartition {
-		return storage.TopicPartition{Topic: topic, Partition: p}
+	tp := func(topic string, p int32) kafka.TopicPartition {
+		return kafka.TopicPartition{Topic: topic, Partition: p}
 	}
 	f.addAll([]Target{target(tp("z", 0), 1, 1, &fakeLog{})})
 	now := time.Now()

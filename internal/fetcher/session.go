@@ -12,9 +12,8 @@
 package fetcher
 
 import (
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/twmb/franz-go/pkg/kerr"
-
-	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 // sentPart is a partition as the leader's session holds it.
@@ -32,7 +31,7 @@ func (a sentPart) same(b sentPart) bool {
 // want is the fetch state one partition should have in the leader's
 // session: fetched as part, or (fetch false) not at all.
 type want struct {
-	tp    storage.TopicPartition
+	tp    kafka.TopicPartition
 	part  sentPart
 	fetch bool
 }
@@ -50,7 +49,7 @@ func (s *session) full() bool { return s.epoch == 0 }
 // every fetched partition (full) or of the partitions that may have changed
 // since the last request (incremental). The upserts are those of wants,
 // moved to its front (wants is overwritten).
-func (s *session) build(wants []want) (upserts []want, forgets []storage.TopicPartition) {
+func (s *session) build(wants []want) (upserts []want, forgets []kafka.TopicPartition) {
 	upserts = wants[:0]
 	for i := range wants {
 		w := &wants[i]
@@ -68,7 +67,7 @@ func (s *session) build(wants []want) (upserts []want, forgets []storage.TopicPa
 
 // succeeded records the leader's answer to a request built by build
 // (respID: the response's session id).
-func (s *session) succeeded(respID int32, upserts []want, forgets []storage.TopicPartition) {
+func (s *session) succeeded(respID int32, upserts []want, forgets []kafka.TopicPartition) {
 	if s.full() {
 		s.sent = table[sentPart]{}
 		if respID != 0 {

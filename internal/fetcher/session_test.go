@@ -4,12 +4,11 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/twmb/franz-go/pkg/kerr"
-
-	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
-func tpN(n int32) storage.TopicPartition { return storage.TopicPartition{Topic: "t", Partition: n} }
+func tpN(n int32) kafka.TopicPartition { return kafka.TopicPartition{Topic: "t", Partition: n} }
 
 func wantAt(ps *partState, n int32, offset int64) want {
 	return want{tp: tpN(n), fetch: true, part: sentPart{ps: ps, offset: offset, leaderEpoch: 1}}
@@ -54,7 +53,7 @@ func TestSessionBuild(t *testing.T) {
 	// a is no longer fetched; b retargeted (a new state at the same offset).
 	b2 := &partState{}
 	up, fg = s.build([]want{{tp: tpN(0)}, wantAt(b2, 1, 9)})
-	if got := tps(up); !slices.Equal(got, []int32{1}) || !slices.Equal(fg, []storage.TopicPartition{tpN(0)}) {
+	if got := tps(up); !slices.Equal(got, []int32{1}) || !slices.Equal(fg, []kafka.TopicPartition{tpN(0)}) {
 		t.Fatalf("forget and retarget: upserts %v forgets %v", got, fg)
 	}
 	s.succeeded(42, up, fg)

@@ -13,7 +13,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/samsa-kafka/samsa/internal/storage"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // table maps partitions to values; the zero V means none. It is not safe
@@ -56,7 +56,7 @@ func (t *table[V]) row(topic string, create bool) *row[V] {
 }
 
 // get returns tp's value, zero if none.
-func (t *table[V]) get(tp storage.TopicPartition) V {
+func (t *table[V]) get(tp kafka.TopicPartition) V {
 	var zero V
 	r := t.row(tp.Topic, false)
 	if r == nil {
@@ -69,7 +69,7 @@ func (t *table[V]) get(tp storage.TopicPartition) V {
 }
 
 // set makes v (not zero) tp's value.
-func (t *table[V]) set(tp storage.TopicPartition, v V) {
+func (t *table[V]) set(tp kafka.TopicPartition, v V) {
 	r := t.row(tp.Topic, true)
 	p := tp.Partition
 	var zero V
@@ -98,7 +98,7 @@ func (t *table[V]) set(tp storage.TopicPartition, v V) {
 }
 
 // del removes tp and returns its value (zero if none).
-func (t *table[V]) del(tp storage.TopicPartition) V {
+func (t *table[V]) del(tp kafka.TopicPartition) V {
 	var zero V
 	r := t.row(tp.Topic, false)
 	if r == nil {
@@ -128,17 +128,17 @@ func (t *table[V]) len() int { return t.n }
 
 // all yields every partition and its value, topic by topic, each topic's
 // in partition order. The table must not change meanwhile.
-func (t *table[V]) all() iter.Seq2[storage.TopicPartition, V] {
-	return func(yield func(storage.TopicPartition, V) bool) {
+func (t *table[V]) all() iter.Seq2[kafka.TopicPartition, V] {
+	return func(yield func(kafka.TopicPartition, V) bool) {
 		var zero V
 		for topic, r := range t.rows {
 			for p, v := range r.vals {
-				if v != zero && !yield(storage.TopicPartition{Topic: topic, Partition: int32(p)}, v) {
+				if v != zero && !yield(kafka.TopicPartition{Topic: topic, Partition: int32(p)}, v) {
 					return
 				}
 			}
 			for _, p := range slices.Sorted(maps.Keys(r.sparse)) {
-				if !yield(storage.TopicPartition{Topic: topic, Partition: p}, r.sparse[p]) {
+				if !yield(kafka.TopicPartition{Topic: topic, Partition: p}, r.sparse[p]) {
 					return
 				}
 			}

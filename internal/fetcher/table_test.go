@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/samsa-kafka/samsa/internal/storage"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // The table answers as a map would through random sets and deletions of
@@ -18,13 +18,13 @@ func TestTableMatchesMap(t *testing.T) {
 	topics := []string{"a", "b", "c"}
 	numbers := []int32{-1, 1 << 30, 5000, 2048, 700}
 	var tb table[int]
-	ref := map[storage.TopicPartition]int{}
+	ref := map[kafka.TopicPartition]int{}
 	for step := range 20000 {
 		p := int32(rng.IntN(6))
 		if rng.IntN(10) == 0 {
 			p = numbers[rng.IntN(len(numbers))]
 		}
-		tp := storage.TopicPartition{Topic: topics[rng.IntN(len(topics))], Partition: p}
+		tp := kafka.TopicPartition{Topic: topics[rng.IntN(len(topics))], Partition: p}
 		switch rng.IntN(3) {
 		case 0:
 			if got, want := tb.del(tp), ref[tp]; got != want {
@@ -43,7 +43,7 @@ func TestTableMatchesMap(t *testing.T) {
 			t.Fatalf("step %d: len %d, want %d", step, tb.len(), len(ref))
 		}
 	}
-	got := map[storage.TopicPartition]int{}
+	got := map[kafka.TopicPartition]int{}
 	last := map[string]int32{}
 	for tp, v := range tb.all() {
 		if _, dup := got[tp]; dup {

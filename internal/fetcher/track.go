@@ -14,7 +14,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/samsa-kafka/samsa/internal/storage"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // plan picks the partitions ready for truncation, else builds the next
@@ -110,13 +110,13 @@ func (f *fetcher) fetchable(ps *partState) bool {
 }
 
 // setFetching moves ps to Fetching.
-func (f *fetcher) setFetching(_ storage.TopicPartition, ps *partState) {
+func (f *fetcher) setFetching(_ kafka.TopicPartition, ps *partState) {
 	ps.phase, ps.askEpoch = fetching, -1
 	f.queue(ps)
 }
 
 // setTruncating moves ps (back) to Truncating.
-func (f *fetcher) setTruncating(_ storage.TopicPartition, ps *partState) {
+func (f *fetcher) setTruncating(_ kafka.TopicPartition, ps *partState) {
 	ps.phase = truncating
 	if !ps.delayed {
 		f.listTruncating(ps)
@@ -126,7 +126,7 @@ func (f *fetcher) setTruncating(_ storage.TopicPartition, ps *partState) {
 
 // fence stops fetching ps until a re-target (AddPartitions) replaces it: the
 // leader fenced its leader epoch.
-func (f *fetcher) fence(tp storage.TopicPartition, ps *partState) {
+func (f *fetcher) fence(tp kafka.TopicPartition, ps *partState) {
 	if f.debug() {
 		f.log.Debug("replica fetcher: leader epoch fenced; awaiting a LeaderAndIsr", "partition", tp, "leaderEpoch", ps.target.LeaderEpoch)
 	}
@@ -135,7 +135,7 @@ func (f *fetcher) fence(tp storage.TopicPartition, ps *partState) {
 }
 
 // delay backs ps off for d.
-func (f *fetcher) delay(_ storage.TopicPartition, ps *partState, now time.Time, d time.Duration) {
+func (f *fetcher) delay(_ kafka.TopicPartition, ps *partState, now time.Time, d time.Duration) {
 	ps.delayUntil = now.Add(d)
 	if !ps.delayed {
 		ps.delayed = true
@@ -147,14 +147,14 @@ func (f *fetcher) delay(_ storage.TopicPartition, ps *partState, now time.Time, 
 // retryLater backs ps off after the leader refused it: briefly at first
 // (firstRetry; the leader is often about to apply the LeaderAndIsr that
 // makes it leader), doubling up to Config.Backoff.
-func (f *fetcher) retryLater(tp storage.TopicPartition, ps *partState, now time.Time) {
+func (f *fetcher) retryLater(tp kafka.TopicPartition, ps *partState, now time.Time) {
 	d := min(f.cfg.Backoff, firstRetry<<min(ps.refusals, 20))
 	ps.refusals++
 	f.delay(tp, ps, now, d)
 }
 
 // partitionFailed logs err and backs ps off.
-func (f *fetcher) partitionFailed(tp storage.TopicPartition, ps *partState, now time.Time, msg string, err error) {
+func (f *fetcher) partitionFailed(tp kafka.TopicPartition, ps *partState, now time.Time, msg string, err error) {
 	f.log.Warn("replica fetcher: "+msg, "partition", ps.target.TP, "phase", ps.phase, "err", err)
 	f.delay(tp, ps, now, f.cfg.Backoff)
 }
@@ -174,7 +174,7 @@ func (f *fetcher) changedWants() []want {
 		}
 	}
 	if len(f.forgot) > 0 {
-		seen := make(map[storage.TopicPartition]bool, len(f.forgot))
+		seen := make(map[kafka.TopicPartition]bool, len(f.forgot))
 		for _, tp := range f.forgot {
 			if f.parts.get(tp) == nil && !seen[tp] {
 				seen[tp] = true

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/api"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // part is one partition state of a test request: leader, epoch, replicas.
@@ -94,10 +95,10 @@ func TestApplyUpdateMetadata(t *testing.T) {
 			part{"b", 2, 0, 0, 1, r}),
 			0, "a/1:0=0@1,1=0@0, b/2:0=0@1, ", []int32{0, 1}},
 		{"leader -2 deletes a partition", updateMetadata(2, 10, []int32{0, 1},
-			part{"a", 1, 1, LeaderDuringDelete, 1, r}),
+			part{"a", 1, 1, kafka.LeaderDuringDelete, 1, r}),
 			0, "a/1:0=0@1, b/2:0=0@1, ", []int32{0, 1}},
 		{"last partition deleted removes the topic", updateMetadata(2, 11, []int32{0, 1},
-			part{"a", 1, 0, LeaderDuringDelete, 1, r}),
+			part{"a", 1, 0, kafka.LeaderDuringDelete, 1, r}),
 			0, "b/2:0=0@1, ", []int32{0, 1}},
 		{"re-created topic drops old partitions", updateMetadata(3, 10, []int32{0},
 			part{"b", 3, 1, 1, 0, r}),

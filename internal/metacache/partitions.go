@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/api"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // absent marks an empty place of topic.parts.
@@ -122,7 +123,7 @@ func (t *topic) partitions() []api.PartitionInfo {
 func (t *topic) reserveLists(ps []kmsg.UpdateMetadataRequestTopicPartition) {
 	n := 0
 	for i := range ps {
-		if ps[i].Leader == LeaderDuringDelete {
+		if ps[i].Leader == kafka.LeaderDuringDelete {
 			continue
 		}
 		n += len(ps[i].Replicas) + len(ps[i].ISR) + len(ps[i].OfflineReplicas)

@@ -3,6 +3,8 @@ package metacache
 import (
 	"slices"
 	"testing"
+
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // The partition table: partitions numbered far apart (kept aside), holes
@@ -34,7 +36,7 @@ func TestPartitionTable(t *testing.T) {
 		t.Fatalf("appending to partition 0's replicas changed its ISR: %v", p0.ISR)
 	}
 
-	apply(part{"a", 1, 1, LeaderDuringDelete, 1, []int32{2, 3}}, part{"a", 1, 1 << 30, LeaderDuringDelete, 1, []int32{3, 1}},
+	apply(part{"a", 1, 1, kafka.LeaderDuringDelete, 1, []int32{2, 3}}, part{"a", 1, 1 << 30, kafka.LeaderDuringDelete, 1, []int32{3, 1}},
 		part{"a", 1, 0, 2, 2, []int32{1, 2}})
 	if got, want := summary(c), "a/1:0=2@2,2=3@1, "; got != want {
 		t.Fatalf("after deletions: cache %q, want %q", got, want)

@@ -3,6 +3,7 @@ package metacache
 import (
 	"testing"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -16,8 +17,8 @@ func TestApplyTopicRuns(t *testing.T) {
 		t.Fatal(code)
 	}
 	req := updateMetadata(1, -1, []int32{1},
-		part{"a", 1, 0, LeaderDuringDelete, 2, []int32{1}}, // a's last partition: a is gone
-		part{"a", 1, 1, 1, 2, []int32{1}},                  // and back
+		part{"a", 1, 0, kafka.LeaderDuringDelete, 2, []int32{1}}, // a's last partition: a is gone
+		part{"a", 1, 1, 1, 2, []int32{1}},                        // and back
 		part{"b", 2, 1, 1, 1, []int32{1}})
 	// b re-created under id 3 after its first partition of this request.
 	ps := kmsg.NewUpdateMetadataRequestTopicPartition()

@@ -7,14 +7,9 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metastore"
 )
-
-// TopicPartition names a partition.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
 
 // ChunkWrite is one conditional write of a state chunk: its whole new
 // document (EncodeStateChunk, or built with AppendChunkState) and the
@@ -269,7 +264,7 @@ func (c *Client) MarkTopicForDeletion(ctx context.Context, name string) error {
 }
 
 // ReadState reads one partition's state from its chunk.
-func (c *Client) ReadState(ctx context.Context, tp TopicPartition) (LeaderAndIsr, bool, error) {
+func (c *Client) ReadState(ctx context.Context, tp kafka.TopicPartition) (LeaderAndIsr, bool, error) {
 	es, _, _, err := c.ReadChunk(ctx, tp.Topic, ChunkOf(tp.Partition))
 	if err != nil {
 		return LeaderAndIsr{}, false, err

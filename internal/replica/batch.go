@@ -22,8 +22,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/storage"
-	"github.com/samsa-kafka/samsa/internal/storage/tptable"
 )
 
 // Batch is one request's decisions; not safe for concurrent use.
@@ -44,7 +44,7 @@ type Batch struct {
 	grown  bool    // the manager's table has room for the topic's new partitions
 	// hosted looks the manager's table up, a topic's name hashed once
 	// per topic, not per partition.
-	hosted tptable.Cursor[Partition]
+	hosted kafka.Cursor[Partition]
 }
 
 // NewBatch starts a batch of decisions, at the manager's time.
@@ -59,7 +59,7 @@ func (b *Batch) StartTopic(n, leaders int) {
 }
 
 // BecomeWithLog is Manager.BecomeWithLog within the batch.
-func (b *Batch) BecomeWithLog(tp storage.TopicPartition, topicID [16]byte, cfg Config, st State, l *storage.Log) (*Partition, error) {
+func (b *Batch) BecomeWithLog(tp kafka.TopicPartition, topicID [16]byte, cfg Config, st State, l *storage.Log) (*Partition, error) {
 	return b.m.become(b, b.now, tp, topicID, cfg, st, l)
 }
 
@@ -130,7 +130,7 @@ func (b *Batch) lists(replicas, isr []int32) []int32 {
 }
 
 // getLocked is m.getLocked (m.mu held), through the batch's cursor.
-func (b *Batch) getLocked(m *Manager, tp storage.TopicPartition) *Partition {
+func (b *Batch) getLocked(m *Manager, tp kafka.TopicPartition) *Partition {
 	if b == nil {
 		return m.getLocked(tp)
 	}

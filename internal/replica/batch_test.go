@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/samsa-kafka/samsa/internal/storage"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // Partitions hosted through a Batch share slabs but nothing else: each
@@ -28,7 +28,7 @@ func TestBatchPartitionsIndependent(t *testing.T) {
 		if i == 5 {
 			pcfg = other
 		}
-		p, err := b.BecomeWithLog(storage.TopicPartition{Topic: "t", Partition: i}, [16]byte{1}, pcfg, st, nil)
+		p, err := b.BecomeWithLog(kafka.TopicPartition{Topic: "t", Partition: i}, [16]byte{1}, pcfg, st, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestBatchPartitionsIndependent(t *testing.T) {
 	if hw := ps[4].HighWatermark(); hw != 0 {
 		t.Fatalf("leader 4: HW %d moved by leader 2's followers", hw)
 	}
-	if got := c.Get(storage.TopicPartition{Topic: "t", Partition: 3}); got != ps[3] || got.IsLeader() {
+	if got := c.Get(kafka.TopicPartition{Topic: "t", Partition: 3}); got != ps[3] || got.IsLeader() {
 		t.Fatal("follower 3 not hosted as follower")
 	}
 }
@@ -73,11 +73,11 @@ func TestBatchMatchesManager(t *testing.T) {
 	st := State{Role: Leader, Leader: 1, LeaderEpoch: 4, PartitionEpoch: 2, Replicas: []int32{1}, ISR: []int32{1}}
 	b := c.NewBatch()
 	b.StartTopic(1, 1)
-	viaBatch, err := b.BecomeWithLog(storage.TopicPartition{Topic: "b", Partition: 0}, [16]byte{1}, testConfig(1), st, nil)
+	viaBatch, err := b.BecomeWithLog(kafka.TopicPartition{Topic: "b", Partition: 0}, [16]byte{1}, testConfig(1), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	alone, err := c.BecomeWithLog(storage.TopicPartition{Topic: "m", Partition: 0}, [16]byte{1}, testConfig(1), st, nil)
+	alone, err := c.BecomeWithLog(kafka.TopicPartition{Topic: "m", Partition: 0}, [16]byte{1}, testConfig(1), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
@@ -12,7 +13,7 @@ import (
 // the removed partition's config.
 func TestBecomeHosted(t *testing.T) {
 	m := newManager(t, t.TempDir())
-	tp := storage.TopicPartition{Topic: "t", Partition: 0}
+	tp := kafka.TopicPartition{Topic: "t", Partition: 0}
 	cfg := Config{Log: storage.DefaultLogConfig(), MaxMessageBytes: 1 << 20}
 	p, err := m.Become(tp, [16]byte{1}, cfg, State{Role: Follower, Leader: 2, LeaderEpoch: 1, Replicas: []int32{1, 2}})
 	if err != nil {

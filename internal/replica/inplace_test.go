@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
@@ -72,7 +73,7 @@ func TestApplyInPlaceAllocatesNothing(t *testing.T) {
 	m := newManager(t, t.TempDir())
 	cfg := Config{Log: storage.DefaultLogConfig(), MaxMessageBytes: 1 << 20}
 	for _, role := range []Role{Follower, Leader} {
-		tp := storage.TopicPartition{Topic: "t", Partition: int32(role)}
+		tp := kafka.TopicPartition{Topic: "t", Partition: int32(role)}
 		leader := int32(2)
 		if role == Leader {
 			leader = 1

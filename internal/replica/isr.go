@@ -12,13 +12,14 @@ import (
 	"slices"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 // ISRProposal is an ISR change the leader asks the controller for: NewISR at
 // the leader and partition epochs the leader holds.
 type ISRProposal struct {
-	TP                          storage.TopicPartition
+	TP                          kafka.TopicPartition
 	TopicID                     [16]byte
 	LeaderEpoch, PartitionEpoch int32
 	NewISR                      []int32

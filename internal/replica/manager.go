@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/storage"
-	"github.com/samsa-kafka/samsa/internal/storage/tptable"
 )
 
 // Manager is the set of partitions hosted on this broker.
@@ -17,7 +17,7 @@ type Manager struct {
 	proposer atomic.Pointer[func(ISRProposal)]
 
 	mu     sync.RWMutex
-	topics tptable.Table[Partition] // hosted partitions (table.go)
+	topics kafka.Table[Partition] // hosted partitions (table.go)
 }
 
 // NewManager serves partitions whose logs live in logs.
@@ -26,7 +26,7 @@ func NewManager(logs *storage.Manager) *Manager {
 }
 
 // Get returns the partition or nil.
-func (m *Manager) Get(tp storage.TopicPartition) *Partition {
+func (m *Manager) Get(tp kafka.TopicPartition) *Partition {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.getLocked(tp)
@@ -36,7 +36,7 @@ func (m *Manager) Get(tp storage.TopicPartition) *Partition {
 // by this broker alone at epoch 0 (a single broker without a controller):
 // its ISR is itself, so its HW reaches the log end offset at each append. It
 // does not open log files.
-func (m *Manager) Ensure(tp storage.TopicPartition, topicID [16]byte, cfg Config) (*Partition, error) {
+func (m *Manager) Ensure(tp kafka.TopicPartition, topicID [16]byte, cfg Config) (*Partition, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if p := m.getLocked(tp); p != nil && p.TopicID == topicID {
@@ -64,13 +64,13 @@ func (m *Manager) Ensure(tp storage.TopicPartition, topicID [16]byte, cfg Config
 // Remove stops hosting tp; with deleteLog its directory is renamed for
 // deletion. The partition leads nothing any more (ErrNotLeader) and waiting
 // fetches are woken so they notice.
-func (m *Manager) Remove(tp storage.TopicPartition, deleteLog bool) error {
-	return m.RemoveMany([]storage.TopicPartition{tp}, deleteLog)
+func (m *Manager) Remove(tp kafka.TopicPartition, deleteLog bool) error {
+	return m.RemoveMany([]kafka.TopicPartition{tp}, deleteLog)
 }
 
 // RemoveMany is Remove for many partitions, their logs deleted in one
 // storage batch.
-func (m *Manager) RemoveMany(tps []storage.TopicPartition, deleteLog bool) error {
+func (m *Manager) RemoveMany(tps []kafka.TopicPartition, deleteLog bool) error {
 	var gone []*Partition
 	m.mu.Lock()
 	for _, tp := range tps {
@@ -97,20 +97,20 @@ func (m *Manager) RemoveMany(tps []storage.TopicPartition, deleteLog bool) error
 // leader starts the leader epoch at the log end offset in the log's epoch
 // cache and resets what the leader knows of its followers; a storage error
 // there fails the decision.
-func (m *Manager) Become(tp storage.TopicPartition, topicID [16]byte, cfg Config, st State) (*Partition, error) {
+func (m *Manager) Become(tp kafka.TopicPartition, topicID [16]byte, cfg Config, st State) (*Partition, error) {
 	return m.BecomeWithLog(tp, topicID, cfg, st, nil)
 }
 
 // BecomeWithLog is Become for a partition whose log the caller has (from
 // CreateLogs, nil if not): a partition not hosted yet wraps l instead of
 // looking its log up.
-func (m *Manager) BecomeWithLog(tp storage.TopicPartition, topicID [16]byte, cfg Config, st State, l *storage.Log) (*Partition, error) {
+func (m *Manager) BecomeWithLog(tp kafka.TopicPartition, topicID [16]byte, cfg Config, st State, l *storage.Log) (*Partition, error) {
 	return m.become(nil, m.now(), tp, topicID, cfg, st, l)
 }
 
 // become is BecomeWithLog at now, a new partition allocated from b (nil:
 // on its own).
-func (m *Manager) become(b *Batch, now time.Time, tp storage.TopicPartition, topicID [16]byte, cfg Config, st State, l *storage.Log) (*Partition, error) {
+func (m *Manager) become(b *Batch, now time.Time, tp kafka.TopicPartition, topicID [16]byte, cfg Config, st State, l *storage.Log) (*Partition, error) {
 	// A hosted partition (the common case) needs only the read lock; apply
 	// waits for appends and may touch the log, so no lock is held then.
 	m.mu.RLock()
@@ -164,7 +164,7 @@ func (m *Manager) applyHosted(b *Batch, now time.Time, p *Partition, topicID [16
 // hostLocked wraps tp's log (l if given, else looked up and created if
 // absent) in a new partition, from b, that stays unpublished until the
 // caller has applied its state.
-func (m *Manager) hostLocked(b *Batch, tp storage.TopicPartition, topicID [16]byte, cfg Config, l *storage.Log) (*Partition, error) {
+func (m *Manager) hostLocked(b *Batch, tp kafka.TopicPartition, topicID [16]byte, cfg Config, l *storage.Log) (*Partition, error) {
 	if l == nil {
 		l = m.logs.Get(tp)
 	}

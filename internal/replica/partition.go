@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/record"
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
@@ -50,7 +51,7 @@ func (c Config) lagTimeMax() time.Duration {
 
 // Partition is one partition hosted on this broker.
 type Partition struct {
-	TP      storage.TopicPartition
+	TP      kafka.TopicPartition
 	TopicID [16]byte
 	log     *storage.Log
 	mgr     *Manager // for the ISR proposer
@@ -98,7 +99,7 @@ func (p *Partition) watchersLocked() *watchers {
 // log end offset at each append. Without solo the leader's bookkeeping is
 // left out: the partition must get a controller decision (apply) before
 // anyone sees it. It is allocated from b.
-func newPartition(b *Batch, m *Manager, tp storage.TopicPartition, id [16]byte, l *storage.Log, cfg Config, solo bool) *Partition {
+func newPartition(b *Batch, m *Manager, tp kafka.TopicPartition, id [16]byte, l *storage.Log, cfg Config, solo bool) *Partition {
 	p := b.partition()
 	p.TP, p.TopicID, p.log, p.mgr, p.cfg = tp, id, l, m, b.config(cfg)
 	if solo {

@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/record"
 	"github.com/samsa-kafka/samsa/internal/record/recordtest"
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
-var testTP = storage.TopicPartition{Topic: "t", Partition: 0}
+var testTP = kafka.TopicPartition{Topic: "t", Partition: 0}
 
 // cluster is a manager whose clock reads t0 and whose proposals are kept.
 type cluster struct {

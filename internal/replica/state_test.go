@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/record"
 	"github.com/samsa-kafka/samsa/internal/record/recordtest"
 	"github.com/samsa-kafka/samsa/internal/storage"
@@ -32,7 +33,7 @@ func produce(p *Partition) error {
 
 func TestBecomeRoles(t *testing.T) {
 	m := newManager(t, t.TempDir())
-	tp := storage.TopicPartition{Topic: "t", Partition: 0}
+	tp := kafka.TopicPartition{Topic: "t", Partition: 0}
 	id := [16]byte{1}
 	cfg := Config{Log: storage.DefaultLogConfig(), MaxMessageBytes: 1 << 20}
 
@@ -72,7 +73,7 @@ func TestBecomeRoles(t *testing.T) {
 
 func TestBecomeInconsistentTopicID(t *testing.T) {
 	dir := t.TempDir()
-	tp := storage.TopicPartition{Topic: "t", Partition: 0}
+	tp := kafka.TopicPartition{Topic: "t", Partition: 0}
 	cfg := Config{Log: storage.DefaultLogConfig(), MaxMessageBytes: 1 << 20}
 	m := newManager(t, dir)
 	if _, err := m.Become(tp, [16]byte{1}, cfg, State{Role: Leader}); err != nil {

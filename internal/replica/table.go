@@ -1,15 +1,15 @@
 package replica
 
-// The hosted partitions, by topic then by partition number (tptable): one
+import "github.com/samsa-kafka/samsa/internal/kafka"
+
+// The hosted partitions, by topic then by partition number (kafka.Table): one
 // look-up of the topic's name, then an index. A LeaderAndIsr names
 // thousands of partitions of a few topics; Lookup resolves each topic once
 // for a whole run of its partitions instead of hashing (topic, partition)
 // for each.
 
-import "github.com/samsa-kafka/samsa/internal/storage"
-
 // getLocked returns the hosted partition or nil (m.mu held).
-func (m *Manager) getLocked(tp storage.TopicPartition) *Partition {
+func (m *Manager) getLocked(tp kafka.TopicPartition) *Partition {
 	return m.topics.Get(tp.Topic, tp.Partition)
 }
 
@@ -19,7 +19,7 @@ func (m *Manager) putLocked(p *Partition) { m.topics.Put(p.TP.Topic, p.TP.Partit
 
 // deleteLocked stops hosting tp and returns what was hosted, or nil (m.mu
 // held for writing). A topic without partitions left is forgotten.
-func (m *Manager) deleteLocked(tp storage.TopicPartition) *Partition {
+func (m *Manager) deleteLocked(tp kafka.TopicPartition) *Partition {
 	return m.topics.Delete(tp.Topic, tp.Partition)
 }
 
@@ -36,9 +36,9 @@ func (m *Manager) allLocked() []*Partition {
 // hosted), valid during fn only; the partitions hosted do not change while
 // fn runs, which must not call back into m. Consecutive look-ups of the
 // same topic find its table without hashing its name again.
-func (m *Manager) Lookup(fn func(get func(storage.TopicPartition) *Partition)) {
+func (m *Manager) Lookup(fn func(get func(kafka.TopicPartition) *Partition)) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	c := m.topics.Cursor()
-	fn(func(tp storage.TopicPartition) *Partition { return c.Get(tp.Topic, tp.Partition) })
+	fn(func(tp kafka.TopicPartition) *Partition { return c.Get(tp.Topic, tp.Partition) })
 }

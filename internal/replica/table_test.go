@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
@@ -15,7 +16,7 @@ func TestManagerTables(t *testing.T) {
 	cfg := Config{Log: storage.DefaultLogConfig(), MaxMessageBytes: 1 << 20, ReplicaLagTimeMax: time.Second}
 	host := func(topic string, p int32) *Partition {
 		t.Helper()
-		part, err := m.Become(storage.TopicPartition{Topic: topic, Partition: p}, [16]byte{1}, cfg,
+		part, err := m.Become(kafka.TopicPartition{Topic: topic, Partition: p}, [16]byte{1}, cfg,
 			State{Role: Leader, Leader: 1, Replicas: []int32{1, 2}, ISR: []int32{1, 2}})
 		if err != nil {
 			t.Fatal(err)
@@ -23,17 +24,17 @@ func TestManagerTables(t *testing.T) {
 		return part
 	}
 	a7, a0, b3 := host("a", 7), host("a", 0), host("b", 3)
-	tp := func(topic string, p int32) storage.TopicPartition {
-		return storage.TopicPartition{Topic: topic, Partition: p}
+	tp := func(topic string, p int32) kafka.TopicPartition {
+		return kafka.TopicPartition{Topic: topic, Partition: p}
 	}
-	tps := []storage.TopicPartition{tp("a", 0), tp("a", 7), tp("b", 3), tp("a", 3), tp("a", 8), tp("a", -1), tp("b", 0), tp("c", 0), tp("a", 7)}
+	tps := []kafka.TopicPartition{tp("a", 0), tp("a", 7), tp("b", 3), tp("a", 3), tp("a", 8), tp("a", -1), tp("b", 0), tp("c", 0), tp("a", 7)}
 	want := []*Partition{a0, a7, b3, nil, nil, nil, nil, nil, a7}
 	for i, tp := range tps {
 		if got := m.Get(tp); got != want[i] {
 			t.Errorf("Get(%v) = %p, want %p", tp, got, want[i])
 		}
 	}
-	m.Lookup(func(get func(storage.TopicPartition) *Partition) {
+	m.Lookup(func(get func(kafka.TopicPartition) *Partition) {
 		for i, tp := range tps {
 			if got := get(tp); got != want[i] {
 				t.Errorf("Lookup(%v) = %p, want %p", tp, got, want[i])
@@ -41,17 +42,17 @@ func TestManagerTables(t *testing.T) {
 		}
 	})
 
-	var proposed []storage.TopicPartition
+	var proposed []kafka.TopicPartition
 	m.SetISRProposer(func(p ISRProposal) { proposed = append(proposed, p.TP) })
 	m.ShrinkISRs(time.Now().Add(time.Hour)) // follower 2 never fetched: out of every ISR
 	if len(proposed) != 3 {
 		t.Fatalf("ShrinkISRs proposed for %v, want the 3 hosted partitions", proposed)
 	}
 
-	if err := m.RemoveMany([]storage.TopicPartition{tp("a", 7), tp("b", 3), tp("c", 1)}, false); err != nil {
+	if err := m.RemoveMany([]kafka.TopicPartition{tp("a", 7), tp("b", 3), tp("c", 1)}, false); err != nil {
 		t.Fatal(err)
 	}
-	if m.Get(storage.TopicPartition{Topic: "a", Partition: 7}) != nil || m.Get(storage.TopicPartition{Topic: "a", Partition: 0}) != a0 {
+	if m.Get(kafka.TopicPartition{Topic: "a", Partition: 7}) != nil || m.Get(kafka.TopicPartition{Topic: "a", Partition: 0}) != a0 {
 		t.Fatal("a-7 still hosted or a-0 lost")
 	}
 	if m.topics.Topic("b") != nil || m.topics.Len() != 1 {
@@ -60,7 +61,7 @@ func TestManagerTables(t *testing.T) {
 	if !a7.Detached() || !b3.Detached() || a0.Detached() {
 		t.Fatal("removed partitions not detached")
 	}
-	if again := host("a", 7); again == a7 || m.Get(storage.TopicPartition{Topic: "a", Partition: 7}) != again {
+	if again := host("a", 7); again == a7 || m.Get(kafka.TopicPartition{Topic: "a", Partition: 7}) != again {
 		t.Fatal("a-7 not hosted anew")
 	}
 }
@@ -70,13 +71,13 @@ func TestManagerTables(t *testing.T) {
 func TestCreateLogsThenBecomeWithLog(t *testing.T) {
 	m := newManager(t, t.TempDir())
 	cfg := Config{Log: storage.DefaultLogConfig(), MaxMessageBytes: 1 << 20}
-	existing, err := m.logs.Create(storage.TopicPartition{Topic: "t", Partition: 1}, [16]byte{1}, cfg.Log)
+	existing, err := m.logs.Create(kafka.TopicPartition{Topic: "t", Partition: 1}, [16]byte{1}, cfg.Log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var reqs []storage.CreateRequest
 	for p := range int32(3) {
-		reqs = append(reqs, storage.CreateRequest{TopicPartition: storage.TopicPartition{Topic: "t", Partition: p}, TopicID: [16]byte{1}, Config: cfg.Log})
+		reqs = append(reqs, storage.CreateRequest{TopicPartition: kafka.TopicPartition{Topic: "t", Partition: p}, TopicID: [16]byte{1}, Config: cfg.Log})
 	}
 	logs, err := m.CreateTopicLogs([]storage.TopicLogs{{Topic: "t", TopicID: [16]byte{1}, Config: cfg.Log, Partitions: []int32{0, 1, 2}}})
 	if err != nil {
@@ -105,8 +106,8 @@ func TestCreateLogsThenBecomeWithLog(t *testing.T) {
 // past them.
 func TestTableSparseNumbers(t *testing.T) {
 	m := NewManager(nil)
-	part := func(p int32) *Partition { return &Partition{TP: storage.TopicPartition{Topic: "t", Partition: p}} }
-	get := func(p int32) *Partition { return m.getLocked(storage.TopicPartition{Topic: "t", Partition: p}) }
+	part := func(p int32) *Partition { return &Partition{TP: kafka.TopicPartition{Topic: "t", Partition: p}} }
+	get := func(p int32) *Partition { return m.getLocked(kafka.TopicPartition{Topic: "t", Partition: p}) }
 	huge, far, zero := part(1<<31-1), part(5000), part(0)
 	for _, p := range []*Partition{huge, far, zero} {
 		m.putLocked(p)
@@ -134,7 +135,7 @@ func TestTableSparseNumbers(t *testing.T) {
 		t.Fatalf("replace: count %d, listed %d", m.topics.Len(), len(m.allLocked()))
 	}
 	for p := range int32(6001) {
-		if m.deleteLocked(storage.TopicPartition{Topic: "t", Partition: p}) == nil {
+		if m.deleteLocked(kafka.TopicPartition{Topic: "t", Partition: p}) == nil {
 			t.Fatalf("partition %d not removed", p)
 		}
 	}

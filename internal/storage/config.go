@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // Sentinel errors; callers map them to Kafka error codes with errors.Is.
@@ -23,30 +25,17 @@ var (
 	ErrLocked = errors.New("storage: log directory locked by another process")
 )
 
-// TopicPartition names one partition.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
-
-func (tp TopicPartition) String() string {
-	return tp.Topic + "-" + strconv.FormatInt(int64(tp.Partition), 10)
-}
-
-// dirName is Kafka's partition directory name.
-func (tp TopicPartition) dirName() string { return tp.String() }
-
 // parseDirName splits "<topic>-<partition>"; topics may contain '-'.
-func parseDirName(name string) (TopicPartition, bool) {
+func parseDirName(name string) (kafka.TopicPartition, bool) {
 	i := strings.LastIndexByte(name, '-')
 	if i <= 0 || i == len(name)-1 {
-		return TopicPartition{}, false
+		return kafka.TopicPartition{}, false
 	}
 	p, err := strconv.ParseInt(name[i+1:], 10, 32)
 	if err != nil || p < 0 {
-		return TopicPartition{}, false
+		return kafka.TopicPartition{}, false
 	}
-	return TopicPartition{Topic: name[:i], Partition: int32(p)}, true
+	return kafka.TopicPartition{Topic: name[:i], Partition: int32(p)}, true
 }
 
 // LogConfig holds Kafka's topic-level log configs, resolved by the caller.

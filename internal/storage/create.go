@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/samsa-kafka/samsa/internal/storage/tptable"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // CreateRequest names one partition log to create (or to reconfigure, if it
 // exists).
 type CreateRequest struct {
-	TopicPartition TopicPartition
+	TopicPartition kafka.TopicPartition
 	TopicID        [16]byte
 	Config         LogConfig
 }
@@ -69,7 +69,7 @@ func (m *Manager) CreateTopics(ts []TopicLogs) ([]*Log, error) {
 	for _, t := range ts {
 		for _, p := range t.Partitions {
 			if !validTopic(t.Topic) || p < 0 {
-				return nil, fmt.Errorf("storage: invalid partition %q", TopicPartition{t.Topic, p})
+				return nil, fmt.Errorf("storage: invalid partition %q", kafka.TopicPartition{Topic: t.Topic, Partition: p})
 			}
 		}
 		n += len(t.Partitions)
@@ -147,13 +147,13 @@ func (m *Manager) reserve(ts []TopicLogs, out []*Log) (fresh [][]Log, old []exis
 // claimLocked adds partition p of t to the slab, new and lazy with config
 // cfg, and claims it in creating, a cursor on m.creating (m.mu held). The
 // slab has room for it: its logs never move.
-func (m *Manager) claimLocked(creating *tptable.Cursor[Log], slab *[]Log, t *TopicLogs, p int32, cfg *LogConfig) *Log {
+func (m *Manager) claimLocked(creating *kafka.Cursor[Log], slab *[]Log, t *TopicLogs, p int32, cfg *LogConfig) *Log {
 	if len(*slab) == cap(*slab) {
 		panic("storage: log slab full") // appending would move the logs claimed so far
 	}
 	*slab = (*slab)[:len(*slab)+1]
 	l := &(*slab)[len(*slab)-1] // zero: set field by field, not copied whole
-	l.tp, l.dirs, l.topicID = TopicPartition{t.Topic, p}, m.leastLoadedDir(), t.TopicID
+	l.tp, l.dirs, l.topicID = kafka.TopicPartition{Topic: t.Topic, Partition: p}, m.leastLoadedDir(), t.TopicID
 	l.cfg.Store(cfg)
 	l.idKnown.Store(true)
 	l.lazy.Store(true)

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // A large CreateMany checks for foreign directories with one listing of
@@ -21,10 +23,10 @@ func TestCheckAbsentListing(t *testing.T) {
 	batch := func(from, to int32) [][]Log {
 		var ls []Log
 		for p := from; p < to; p++ {
-			ls = append(ls, Log{tp: TopicPartition{"x", p}, dirs: d})
+			ls = append(ls, Log{tp: kafka.TopicPartition{Topic: "x", Partition: p}, dirs: d})
 		}
 		// Logs of another dir are not d's to check.
-		return [][]Log{ls, {{tp: TopicPartition{"x", 40}, dirs: other}}}
+		return [][]Log{ls, {{tp: kafka.TopicPartition{Topic: "x", Partition: 40}, dirs: other}}}
 	}
 	if !listPays(dir, 100) || listPays(dir, 1) {
 		t.Fatal("listing not chosen for 100 partitions in a small directory, or chosen for 1")
@@ -41,7 +43,7 @@ func TestCheckAbsentListing(t *testing.T) {
 	defer m.Close()
 	var reqs []CreateRequest
 	for p := range int32(100) {
-		reqs = append(reqs, CreateRequest{TopicPartition{"y", p}, topic, DefaultLogConfig()})
+		reqs = append(reqs, CreateRequest{kafka.TopicPartition{Topic: "y", Partition: p}, topic, DefaultLogConfig()})
 	}
 	if err := os.Mkdir(filepath.Join(m.dirs[0].path, "y-77"), 0o755); err != nil {
 		t.Fatal(err)

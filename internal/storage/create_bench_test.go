@@ -2,6 +2,8 @@ package storage
 
 import (
 	"testing"
+
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // BenchmarkCreatePartitions creates b.N partitions in a fresh manager, every
@@ -15,7 +17,7 @@ func BenchmarkCreatePartitions(b *testing.B) {
 	reqs := func(n int) []CreateRequest {
 		out := make([]CreateRequest, n)
 		for i := range out {
-			out[i] = CreateRequest{TopicPartition{"bench", int32(i)}, topic, cfg}
+			out[i] = CreateRequest{kafka.TopicPartition{Topic: "bench", Partition: int32(i)}, topic, cfg}
 		}
 		return out
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // TestCreateMany: new, existing and repeated partitions in one call. After
@@ -14,13 +16,13 @@ import (
 func TestCreateMany(t *testing.T) {
 	dir := t.TempDir()
 	m := openManager(t, dir)
-	existing, _ := m.Create(TopicPartition{"a", 0}, topic, DefaultLogConfig())
+	existing, _ := m.Create(kafka.TopicPartition{Topic: "a", Partition: 0}, topic, DefaultLogConfig())
 	mustAppend(t, existing, 1, "x", 1)
 	cfg := DefaultLogConfig()
 	cfg.RetentionMs = 1234
 	var reqs []CreateRequest
 	for p := range 50 {
-		reqs = append(reqs, CreateRequest{TopicPartition{"a", int32(p)}, topic, cfg})
+		reqs = append(reqs, CreateRequest{kafka.TopicPartition{Topic: "a", Partition: int32(p)}, topic, cfg})
 	}
 	reqs = append(reqs, reqs[7]) // named twice
 	logs, err := m.CreateMany(reqs)
@@ -40,13 +42,13 @@ func TestCreateMany(t *testing.T) {
 	}
 	m = openManager(t, dir)
 	defer m.Close()
-	if got := m.Partitions(); len(got) != 1 || got[0] != (TopicPartition{"a", 0}) {
+	if got := m.Partitions(); len(got) != 1 || got[0] != (kafka.TopicPartition{Topic: "a", Partition: 0}) {
 		t.Fatalf("partitions after reopen: %v", got)
 	}
-	if id := m.Get(TopicPartition{"a", 0}).TopicID(); id != topic {
+	if id := m.Get(kafka.TopicPartition{Topic: "a", Partition: 0}).TopicID(); id != topic {
 		t.Fatalf("topic id %x", id)
 	}
-	if m.Get(TopicPartition{"a", 0}).LogEndOffset() != 1 {
+	if m.Get(kafka.TopicPartition{Topic: "a", Partition: 0}).LogEndOffset() != 1 {
 		t.Fatal("existing log lost its record")
 	}
 	if _, err := m.CreateMany(reqs); err != nil || len(m.Partitions()) != 50 {
@@ -67,7 +69,7 @@ func TestCreateRepairsTornMetadata(t *testing.T) {
 	}
 	m := openManager(t, dir) // no clean-shutdown marker: unclean
 	defer m.Close()
-	if _, err := m.Create(TopicPartition{"torn", 3}, topic, DefaultLogConfig()); err != nil {
+	if _, err := m.Create(kafka.TopicPartition{Topic: "torn", Partition: 3}, topic, DefaultLogConfig()); err != nil {
 		t.Fatal(err)
 	}
 	if id, err := readPartitionMetadata(filepath.Join(dir, "torn-3")); err != nil || id != topic {
@@ -89,7 +91,7 @@ func TestConcurrentCreateMany(t *testing.T) {
 			defer wg.Done()
 			reqs := make([]CreateRequest, n)
 			for i := range reqs {
-				reqs[i] = CreateRequest{TopicPartition{"c", int32((i + w*10) % n)}, topic, DefaultLogConfig()}
+				reqs[i] = CreateRequest{kafka.TopicPartition{Topic: "c", Partition: int32((i + w*10) % n)}, topic, DefaultLogConfig()}
 			}
 			logs, err := m.CreateMany(reqs)
 			if err != nil {
@@ -122,8 +124,8 @@ func TestCreateManyRollsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := m.CreateMany([]CreateRequest{
-		{TopicPartition{"x", 0}, topic, DefaultLogConfig()},
-		{TopicPartition{"x", 1}, topic, DefaultLogConfig()},
+		{kafka.TopicPartition{Topic: "x", Partition: 0}, topic, DefaultLogConfig()},
+		{kafka.TopicPartition{Topic: "x", Partition: 1}, topic, DefaultLogConfig()},
 	})
 	if err == nil {
 		t.Fatal("no error")
@@ -137,7 +139,7 @@ func TestCreateManyRollsBack(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "x-1")); err != nil {
 		t.Fatalf("foreign x-1 removed: %v", err)
 	}
-	if _, err := m.Create(TopicPartition{"x", 0}, topic, DefaultLogConfig()); err != nil {
+	if _, err := m.Create(kafka.TopicPartition{Topic: "x", Partition: 0}, topic, DefaultLogConfig()); err != nil {
 		t.Fatalf("retry: %v", err)
 	}
 }
@@ -154,7 +156,7 @@ func TestCreateTopics(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	existing, _ := m.Create(TopicPartition{"b", 0}, topic, DefaultLogConfig())
+	existing, _ := m.Create(kafka.TopicPartition{Topic: "b", Partition: 0}, topic, DefaultLogConfig())
 	mustAppend(t, existing, 1, "x", 1)
 	cfg := func(retention int64) LogConfig {
 		c := DefaultLogConfig()
@@ -171,10 +173,10 @@ func TestCreateTopics(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []struct {
-		tp        TopicPartition
+		tp        kafka.TopicPartition
 		retention int64
-	}{{TopicPartition{"a", 0}, 1}, {TopicPartition{"a", 1}, 1}, {TopicPartition{"a", 2}, 1},
-		{TopicPartition{"b", 5}, 2}, {TopicPartition{"b", 0}, 2}, {TopicPartition{"a", 2}, 1}, {TopicPartition{"a", 3}, 3}}
+	}{{kafka.TopicPartition{Topic: "a", Partition: 0}, 1}, {kafka.TopicPartition{Topic: "a", Partition: 1}, 1}, {kafka.TopicPartition{Topic: "a", Partition: 2}, 1},
+		{kafka.TopicPartition{Topic: "b", Partition: 5}, 2}, {kafka.TopicPartition{Topic: "b", Partition: 0}, 2}, {kafka.TopicPartition{Topic: "a", Partition: 2}, 1}, {kafka.TopicPartition{Topic: "a", Partition: 3}, 3}}
 	if len(logs) != len(want) {
 		t.Fatalf("%d logs, want %d", len(logs), len(want))
 	}
@@ -200,7 +202,7 @@ func TestTopicRuns(t *testing.T) {
 	other := DefaultLogConfig()
 	other.SegmentMs = 1
 	req := func(topicName string, p int32, id byte, cfg LogConfig) CreateRequest {
-		return CreateRequest{TopicPartition{topicName, p}, [16]byte{id}, cfg}
+		return CreateRequest{kafka.TopicPartition{Topic: topicName, Partition: p}, [16]byte{id}, cfg}
 	}
 	d := DefaultLogConfig()
 	runs := topicRuns([]CreateRequest{req("a", 0, 1, d), req("a", 1, 1, d), req("a", 2, 1, other), req("a", 3, 2, other),
@@ -222,9 +224,9 @@ func TestTopicRuns(t *testing.T) {
 func TestCreateDeleteRace(t *testing.T) {
 	m := openManager(t, t.TempDir())
 	defer m.Close()
-	tps := make([]TopicPartition, 50)
+	tps := make([]kafka.TopicPartition, 50)
 	for i := range tps {
-		tps[i] = TopicPartition{"r", int32(i)}
+		tps[i] = kafka.TopicPartition{Topic: "r", Partition: int32(i)}
 	}
 	var wg sync.WaitGroup
 	for w := range 4 {

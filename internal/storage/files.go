@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // Kafka's file names in a log directory.
@@ -75,8 +77,8 @@ func writeFileSync(path string, data []byte) error {
 
 // encodeCheckpoint renders Kafka's offset checkpoint format: version line,
 // count line, then "topic partition offset" lines.
-func encodeCheckpoint(offsets map[TopicPartition]int64) []byte {
-	tps := make([]TopicPartition, 0, len(offsets))
+func encodeCheckpoint(offsets map[kafka.TopicPartition]int64) []byte {
+	tps := make([]kafka.TopicPartition, 0, len(offsets))
 	for tp := range offsets {
 		tps = append(tps, tp)
 	}
@@ -95,7 +97,7 @@ func encodeCheckpoint(offsets map[TopicPartition]int64) []byte {
 }
 
 // parseCheckpoint reads Kafka's offset checkpoint format.
-func parseCheckpoint(data []byte) (map[TopicPartition]int64, error) {
+func parseCheckpoint(data []byte) (map[kafka.TopicPartition]int64, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	line := func() (string, bool) {
 		if !sc.Scan() {
@@ -112,7 +114,7 @@ func parseCheckpoint(data []byte) (map[TopicPartition]int64, error) {
 	if !ok || err != nil || n < 0 {
 		return nil, fmt.Errorf("storage: checkpoint: bad count %q", c)
 	}
-	out := make(map[TopicPartition]int64, min(n, 1<<16))
+	out := make(map[kafka.TopicPartition]int64, min(n, 1<<16))
 	for i := 0; i < n; i++ {
 		l, ok := line()
 		f := strings.Fields(l)
@@ -124,7 +126,7 @@ func parseCheckpoint(data []byte) (map[TopicPartition]int64, error) {
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("storage: checkpoint: bad entry %q", l)
 		}
-		out[TopicPartition{f[0], int32(p)}] = o
+		out[kafka.TopicPartition{Topic: f[0], Partition: int32(p)}] = o
 	}
 	return out, nil
 }

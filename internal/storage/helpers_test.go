@@ -5,12 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/record"
 	"github.com/samsa-kafka/samsa/internal/record/recordtest"
 )
 
 var (
-	tp0   = TopicPartition{"t", 0}
+	tp0   = kafka.TopicPartition{Topic: "t", Partition: 0}
 	t0    = time.UnixMilli(1_700_000_000_000)
 	topic = [16]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
 )

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // High watermarks. Each Log keeps its high watermark in memory (Log.hw),
@@ -84,9 +86,9 @@ func (m *Manager) checkpointHW(force bool) error {
 	if len(due) == 0 {
 		return nil
 	}
-	byDir := make(map[*logDir]map[TopicPartition]int64, len(due))
+	byDir := make(map[*logDir]map[kafka.TopicPartition]int64, len(due))
 	for _, d := range due {
-		byDir[d] = map[TopicPartition]int64{}
+		byDir[d] = map[kafka.TopicPartition]int64{}
 	}
 	for _, l := range m.snapshot() {
 		if hws := byDir[l.dirs]; hws != nil && !l.lazy.Load() {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 func hwFile(t *testing.T, dir string) string {
@@ -31,7 +33,7 @@ func TestHighWatermarkCheckpoint(t *testing.T) {
 			t.Fatalf("SetHighWatermark(%d): %d, want %d", c.set, l.HighWatermark(), c.want)
 		}
 	}
-	lazy, _ := m.Create(TopicPartition{"t", 1}, topic, DefaultLogConfig())
+	lazy, _ := m.Create(kafka.TopicPartition{Topic: "t", Partition: 1}, topic, DefaultLogConfig())
 	if lazy.SetHighWatermark(5); lazy.HighWatermark() != 0 {
 		t.Fatalf("lazy HW %d", lazy.HighWatermark())
 	}
@@ -67,7 +69,7 @@ func TestHighWatermarkLoad(t *testing.T) {
 	m := openManager(t, dir)
 	l, _ := m.Create(tp0, topic, DefaultLogConfig())
 	mustAppend(t, l, t0.UnixMilli(), "a", 10)
-	tp3 := TopicPartition{"t", 3}
+	tp3 := kafka.TopicPartition{Topic: "t", Partition: 3}
 	l3, _ := m.Create(tp3, topic, DefaultLogConfig())
 	if err := l3.TruncateFullyAndStartAt(20); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // subdirs lists the directories in a log dir.
@@ -34,7 +36,7 @@ func subdirs(t testing.TB, dir string) []string {
 func lazyReqs(n int, cfg LogConfig) []CreateRequest {
 	out := make([]CreateRequest, n)
 	for i := range out {
-		out[i] = CreateRequest{TopicPartition{"lazy", int32(i)}, topic, cfg}
+		out[i] = CreateRequest{kafka.TopicPartition{Topic: "lazy", Partition: int32(i)}, topic, cfg}
 	}
 	return out
 }
@@ -50,7 +52,7 @@ func TestLazyCreateWritesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	single, err := m.Create(TopicPartition{"single", 0}, topic, DefaultLogConfig())
+	single, err := m.Create(kafka.TopicPartition{Topic: "single", Partition: 0}, topic, DefaultLogConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,10 +193,10 @@ func TestLazyMaterializeOnAppend(t *testing.T) {
 			}
 			m = openManager(t, dir)
 			defer m.Close()
-			if got := m.Partitions(); !reflect.DeepEqual(got, []TopicPartition{{"lazy", 3}}) {
+			if got := m.Partitions(); !reflect.DeepEqual(got, []kafka.TopicPartition{{Topic: "lazy", Partition: 3}}) {
 				t.Fatalf("partitions after reopen: %v", got)
 			}
-			l = m.Get(TopicPartition{"lazy", 3})
+			l = m.Get(kafka.TopicPartition{Topic: "lazy", Partition: 3})
 			if got := values(readAll(t, l, 0)); !reflect.DeepEqual(got, want) {
 				t.Fatalf("after reopen: %v", got)
 			}
@@ -211,7 +213,7 @@ func TestLazyMaterializeRefusesForeignDir(t *testing.T) {
 	dir := t.TempDir()
 	m := openManager(t, dir)
 	defer m.Close()
-	l, err := m.Create(TopicPartition{"f", 0}, topic, DefaultLogConfig())
+	l, err := m.Create(kafka.TopicPartition{Topic: "f", Partition: 0}, topic, DefaultLogConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,14 +248,14 @@ func TestLazyDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Delete(TopicPartition{"lazy", 0}); err != nil {
+	if err := m.Delete(kafka.TopicPartition{Topic: "lazy", Partition: 0}); err != nil {
 		t.Fatal(err)
 	}
 	if d := subdirs(t, dir); len(d) != 0 || len(m.deletes) != 0 {
 		t.Fatalf("directories %v, pending deletes %v", d, m.deletes)
 	}
 	mustAppend(t, logs[2], 1, "x", 1)
-	if err := m.DeleteMany([]TopicPartition{{"lazy", 1}, {"lazy", 2}}); err != nil {
+	if err := m.DeleteMany([]kafka.TopicPartition{{Topic: "lazy", Partition: 1}, {Topic: "lazy", Partition: 2}}); err != nil {
 		t.Fatal(err)
 	}
 	d := subdirs(t, dir)
@@ -330,7 +332,7 @@ func TestLazyConcurrentFirstAppends(t *testing.T) {
 	dir := t.TempDir()
 	m := openManager(t, dir)
 	defer m.Close()
-	l, err := m.Create(TopicPartition{"race", 0}, topic, DefaultLogConfig())
+	l, err := m.Create(kafka.TopicPartition{Topic: "race", Partition: 0}, topic, DefaultLogConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

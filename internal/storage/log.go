@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/record"
 )
 
@@ -26,7 +27,7 @@ import (
 // what only a log with files needs is behind a pointer (onDisk), nil while
 // the log is lazy.
 type Log struct {
-	tp   TopicPartition
+	tp   kafka.TopicPartition
 	dirs *logDir // the log directory holding this log
 	// cfg is sane, replaced (under mu held for writing), never modified:
 	// read without a lock it is the config of a moment.
@@ -67,7 +68,7 @@ type onDisk struct {
 
 // newLog returns the log of a partition directory found in d, not loaded.
 // cfg must be sane.
-func newLog(d *logDir, tp TopicPartition, cfg *LogConfig) *Log {
+func newLog(d *logDir, tp kafka.TopicPartition, cfg *LogConfig) *Log {
 	l := &Log{tp: tp, dirs: d, onDisk: &onDisk{recoveryPoint: d.recoveryPoints[tp], needRecovery: !d.clean}}
 	l.cfg.Store(cfg)
 	l.hw.Store(d.hws[tp])
@@ -85,17 +86,17 @@ func (l *Log) segments() []*segment {
 // dir is the log's partition directory (which a lazy log has not made yet).
 func (l *Log) dir() string { return partitionDir(l.dirs.path, l.tp) }
 
-// partitionDir is filepath.Join(dirPath, tp.dirName()), without cleaning
+// partitionDir is filepath.Join(dirPath, tp.String()), without cleaning
 // the joined path when dirPath is clean already (a partition's directory
 // name holds no separator and is neither "." nor ".."): 100k partitions
 // created at once spend noticeably in Clean otherwise.
-func partitionDir(dirPath string, tp TopicPartition) string {
+func partitionDir(dirPath string, tp kafka.TopicPartition) string {
 	if dirPath != "" && dirPath != "." && !os.IsPathSeparator(dirPath[len(dirPath)-1]) && filepath.Clean(dirPath) == dirPath {
 		// One allocation: the number is formatted on the stack.
 		var num [12]byte
 		return dirPath + string(filepath.Separator) + tp.Topic + "-" + string(strconv.AppendInt(num[:0], int64(tp.Partition), 10))
 	}
-	return filepath.Join(dirPath, tp.dirName())
+	return filepath.Join(dirPath, tp.String())
 }
 
 // TopicID returns the topic id from partition.metadata (zero if unknown).

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/record"
 	"github.com/samsa-kafka/samsa/internal/record/recordtest"
 )
@@ -506,13 +507,13 @@ func TestDeleteAndDirs(t *testing.T) {
 }
 
 func TestCheckpointFormat(t *testing.T) {
-	in := map[TopicPartition]int64{{"b", 1}: 7, {"a-x", 0}: 42}
+	in := map[kafka.TopicPartition]int64{{Topic: "b", Partition: 1}: 7, {Topic: "a-x", Partition: 0}: 42}
 	enc := encodeCheckpoint(in)
 	if string(enc) != "0\n2\na-x 0 42\nb 1 7\n" {
 		t.Fatalf("%q", enc)
 	}
 	out, err := parseCheckpoint(enc)
-	if err != nil || len(out) != 2 || out[TopicPartition{"a-x", 0}] != 42 {
+	if err != nil || len(out) != 2 || out[kafka.TopicPartition{Topic: "a-x", Partition: 0}] != 42 {
 		t.Fatalf("%v %v", out, err)
 	}
 	for _, bad := range []string{"", "1\n0\n", "0\n2\na 0 1\n", "0\n1\na x 1\n", "0\n-1\n"} {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/samsa-kafka/samsa/internal/storage/tptable"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // ManagerConfig configures the log manager (Kafka broker log.* settings).
@@ -46,12 +46,12 @@ type logDir struct {
 	path           string
 	lock           *os.File
 	clean          bool // the previous shutdown was clean
-	recoveryPoints map[TopicPartition]int64
-	dirty          atomic.Bool              // recovery points changed since the last checkpoint
-	hws            map[TopicPartition]int64 // high watermarks read at open, for scanDir
-	hwDirty        atomic.Bool              // high watermarks changed since the last checkpoint
-	count          int                      // partitions, guarded by Manager.mu
-	cache          *fdCache                 // the manager's, for the logs in this dir
+	recoveryPoints map[kafka.TopicPartition]int64
+	dirty          atomic.Bool                    // recovery points changed since the last checkpoint
+	hws            map[kafka.TopicPartition]int64 // high watermarks read at open, for scanDir
+	hwDirty        atomic.Bool                    // high watermarks changed since the last checkpoint
+	count          int                            // partitions, guarded by Manager.mu
+	cache          *fdCache                       // the manager's, for the logs in this dir
 	log            *slog.Logger
 }
 
@@ -72,10 +72,10 @@ type Manager struct {
 	dirs  []*logDir
 
 	mu   sync.Mutex
-	logs tptable.Table[Log]
+	logs kafka.Table[Log]
 	// creating holds the new logs CreateTopics calls are registering;
 	// created is signalled whenever one such call ends.
-	creating tptable.Table[Log]
+	creating kafka.Table[Log]
 	created  sync.Cond
 	deletes  []pendingDelete
 	closed   bool
@@ -143,7 +143,7 @@ func (m *Manager) openDir(path string) (_ *logDir, err error) {
 			lf.Close()
 		}
 	}()
-	d := &logDir{path: path, lock: lf, recoveryPoints: map[TopicPartition]int64{}, cache: m.cache, log: m.log}
+	d := &logDir{path: path, lock: lf, recoveryPoints: map[kafka.TopicPartition]int64{}, cache: m.cache, log: m.log}
 	marker := filepath.Join(path, cleanShutdownFile)
 	if _, err := os.Stat(marker); err == nil {
 		d.clean = true
@@ -155,7 +155,7 @@ func (m *Manager) openDir(path string) (_ *logDir, err error) {
 	if data, err := os.ReadFile(filepath.Join(path, recoveryCheckpointFile)); err == nil {
 		if d.recoveryPoints, err = parseCheckpoint(data); err != nil {
 			m.log.Warn("storage: ignoring corrupt recovery checkpoint", "dir", path, "err", err)
-			d.recoveryPoints = map[TopicPartition]int64{}
+			d.recoveryPoints = map[kafka.TopicPartition]int64{}
 		}
 	}
 	m.readHWCheckpoint(d)
@@ -193,11 +193,11 @@ func (m *Manager) scanDir(d *logDir) error {
 }
 
 // Partitions lists the partitions the manager holds, sorted.
-func (m *Manager) Partitions() []TopicPartition {
+func (m *Manager) Partitions() []kafka.TopicPartition {
 	m.mu.Lock()
-	out := make([]TopicPartition, 0, m.logs.Len())
+	out := make([]kafka.TopicPartition, 0, m.logs.Len())
 	for k := range m.logs.All() {
-		out = append(out, TopicPartition(k))
+		out = append(out, kafka.TopicPartition(k))
 	}
 	m.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool {
@@ -211,7 +211,7 @@ func (m *Manager) Partitions() []TopicPartition {
 
 // Get returns the partition's log, nil if absent. It opens no file; a log
 // found on disk has DefaultLogConfig until the caller sets its config.
-func (m *Manager) Get(tp TopicPartition) *Log {
+func (m *Manager) Get(tp kafka.TopicPartition) *Log {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.logs.Get(tp.Topic, tp.Partition)
@@ -220,7 +220,7 @@ func (m *Manager) Get(tp TopicPartition) *Log {
 // Create returns the partition's log, registering a lazy one (see lazy.go:
 // no directory until its first append, in the log dir holding the fewest
 // partitions) if absent. An existing log gets cfg.
-func (m *Manager) Create(tp TopicPartition, topicID [16]byte, cfg LogConfig) (*Log, error) {
+func (m *Manager) Create(tp kafka.TopicPartition, topicID [16]byte, cfg LogConfig) (*Log, error) {
 	logs, err := m.CreateMany([]CreateRequest{{TopicPartition: tp, TopicID: topicID, Config: cfg}})
 	if err != nil {
 		return nil, err
@@ -231,15 +231,15 @@ func (m *Manager) Create(tp TopicPartition, topicID [16]byte, cfg LogConfig) (*L
 // Delete closes the log, renames its directory to
 // <topic>-<partition>.<uuid>-delete and schedules its removal after
 // FileDeleteDelay. A lazy log has no directory: it is only forgotten.
-func (m *Manager) Delete(tp TopicPartition) error {
-	return m.DeleteMany([]TopicPartition{tp})
+func (m *Manager) Delete(tp kafka.TopicPartition) error {
+	return m.DeleteMany([]kafka.TopicPartition{tp})
 }
 
 // DeleteMany is Delete for many partitions: every directory is renamed,
 // then each touched log dir is fsynced once (a rename is durable once its
 // parent directory is synced), so a StopReplica for thousands of
 // partitions costs one fsync per log dir, not one per partition.
-func (m *Manager) DeleteMany(tps []TopicPartition) error {
+func (m *Manager) DeleteMany(tps []kafka.TopicPartition) error {
 	var errs []error
 	touched := map[*logDir]bool{}
 	for _, tp := range tps {
@@ -276,7 +276,7 @@ func (m *Manager) DeleteMany(tps []TopicPartition) error {
 
 // detach removes tp from the manager (after any CreateMany writing it) and
 // returns its log, nil if absent.
-func (m *Manager) detach(tp TopicPartition) *Log {
+func (m *Manager) detach(tp kafka.TopicPartition) *Log {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for m.creating.Get(tp.Topic, tp.Partition) != nil {
@@ -398,7 +398,7 @@ func (m *Manager) removeDue(now time.Time) {
 // checkpoint writes recovery-point-offset-checkpoint of dirty dirs (all if
 // force). Lazy logs are left out.
 func (m *Manager) checkpoint(force bool) error {
-	byDir := make(map[*logDir]map[TopicPartition]int64)
+	byDir := make(map[*logDir]map[kafka.TopicPartition]int64)
 	for _, l := range m.snapshot() {
 		l.mu.RLock()
 		lazy := l.lazy.Load()
@@ -411,7 +411,7 @@ func (m *Manager) checkpoint(force bool) error {
 			continue // not on disk: absent after a restart
 		}
 		if byDir[l.dirs] == nil {
-			byDir[l.dirs] = map[TopicPartition]int64{}
+			byDir[l.dirs] = map[kafka.TopicPartition]int64{}
 		}
 		byDir[l.dirs][l.tp] = rp
 	}

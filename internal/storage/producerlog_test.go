@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/record"
 	"github.com/samsa-kafka/samsa/internal/record/recordtest"
 )
@@ -116,7 +117,7 @@ func TestFollowerBuildsProducerState(t *testing.T) {
 	m := openManager(t, t.TempDir())
 	defer m.Close()
 	leader, _ := m.Create(tp0, topic, DefaultLogConfig())
-	follower, _ := m.Create(TopicPartition{"f", 0}, topic, DefaultLogConfig())
+	follower, _ := m.Create(kafka.TopicPartition{Topic: "f", Partition: 0}, topic, DefaultLogConfig())
 	mustIdem(t, leader, 4, 2, 0, "a", 2)
 	mustIdem(t, leader, 4, 2, 2, "b", 2)
 	res, err := leader.Read(0, 1<<62, 1<<20, true)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/record"
 )
 
@@ -25,12 +26,12 @@ func TestRetentionLeavesIdleLogsUnloaded(t *testing.T) {
 	const idle = 200
 	m := openManager(t, dir)
 	for i := range idle {
-		l, _ := m.Create(TopicPartition{"idle", int32(i)}, topic, small)
+		l, _ := m.Create(kafka.TopicPartition{Topic: "idle", Partition: int32(i)}, topic, small)
 		for j := range 1 + i%5 { // up to 3 rolled segments, all recent
 			mustAppend(t, l, recent, fmt.Sprint(j), 5)
 		}
 	}
-	tpOld, tpBig := TopicPartition{"old", 0}, TopicPartition{"big", 0}
+	tpOld, tpBig := kafka.TopicPartition{Topic: "old", Partition: 0}, kafka.TopicPartition{Topic: "big", Partition: 0}
 	l, _ := m.Create(tpOld, topic, small)
 	for j := range 6 {
 		mustAppend(t, l, old+int64(j), fmt.Sprint(j), 5)
@@ -52,7 +53,7 @@ func TestRetentionLeavesIdleLogsUnloaded(t *testing.T) {
 	m.Get(tpBig).SetConfig(bytesCfg) // does not load
 	m.RunOnce(now)
 	for i := range idle {
-		if m.Get(TopicPartition{"idle", int32(i)}).loaded.Load() {
+		if m.Get(kafka.TopicPartition{Topic: "idle", Partition: int32(i)}).loaded.Load() {
 			t.Fatalf("idle-%d loaded by a retention pass with nothing to delete", i)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 func openFDs(t testing.TB) int {
@@ -34,7 +36,7 @@ func TestManyPartitionsBoundedFDs(t *testing.T) {
 	base := openFDs(t)
 	m := open()
 	for i := range n {
-		l, err := m.Create(TopicPartition{"many", int32(i)}, topic, DefaultLogConfig())
+		l, err := m.Create(kafka.TopicPartition{Topic: "many", Partition: int32(i)}, topic, DefaultLogConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +59,7 @@ func TestManyPartitionsBoundedFDs(t *testing.T) {
 		t.Fatal("startup opened segment files")
 	}
 	for i := n - 1; i >= 0; i-- {
-		l := m.Get(TopicPartition{"many", int32(i)})
+		l := m.Get(kafka.TopicPartition{Topic: "many", Partition: int32(i)})
 		got := readAll(t, l, 0)
 		if len(got) != 1 || string(got[0].Value) != fmt.Sprintf("%d-0", i) || got[0].Timestamp != int64(i) {
 			t.Fatalf("partition %d: %v", i, values(got))
@@ -81,7 +83,7 @@ func TestConcurrentReadersAndEviction(t *testing.T) {
 	cfg.SegmentBytes = 4000
 	var wg sync.WaitGroup
 	for p := range 4 {
-		l, _ := m.Create(TopicPartition{"c", int32(p)}, topic, cfg)
+		l, _ := m.Create(kafka.TopicPartition{Topic: "c", Partition: int32(p)}, topic, cfg)
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
@@ -109,7 +111,7 @@ func TestConcurrentReadersAndEviction(t *testing.T) {
 	}
 	wg.Wait()
 	for p := range 4 {
-		if got := readAll(t, m.Get(TopicPartition{"c", int32(p)}), 0); len(got) != 300 {
+		if got := readAll(t, m.Get(kafka.TopicPartition{Topic: "c", Partition: int32(p)}), 0); len(got) != 300 {
 			t.Fatalf("partition %d: %d records", p, len(got))
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // truncLog makes t-0 with 10 batches of 5 records, 3 batches a segment
@@ -226,7 +228,7 @@ func TestTruncateFullyAndStartAt(t *testing.T) {
 		t.Fatalf("EndOffsetForEpoch(3) = %d %d", e, o)
 	}
 
-	tp1 := TopicPartition{"t", 1}
+	tp1 := kafka.TopicPartition{Topic: "t", Partition: 1}
 	lazy, _ := m.Create(tp1, topic, DefaultLogConfig())
 	lazy.AssignEpochStartOffset(2, 0)
 	if err := lazy.TruncateFullyAndStartAt(0); err != nil || !lazy.lazy.Load() {

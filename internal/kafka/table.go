@@ -1,4 +1,12 @@
-// Package tptable keeps one pointer per partition, keyed by topic name and
+package kafka
+
+import "iter"
+
+// denseSlack is how far past the dense slice's end a new partition still
+// grows it.
+const denseSlack = 1024
+
+// A Table keeps one pointer per partition, keyed by topic name and
 // partition number: one look-up of the topic's name, then an index. A
 // broker holds up to hundreds of thousands of partitions of a few thousand
 // topics, created, led and deleted topic by topic; a map keyed by (topic,
@@ -14,14 +22,7 @@
 //
 // A Table is not safe for concurrent use; its owner's lock guards it. Reads
 // (Get, Len, All, Cursor) may run concurrently with each other.
-package tptable
-
-import "iter"
-
-// denseSlack is how far past the dense slice's end a new partition still
-// grows it.
-const denseSlack = 1024
-
+//
 // Table maps (topic, partition) to a *T; nil means absent. The zero value is
 // an empty table.
 type Table[T any] struct {
@@ -172,27 +173,21 @@ func (t *Table[T]) deleteIn(tt *Topic[T], topic string, p int32) *T {
 // All yields every entry with its topic and partition, topic by topic in
 // no particular order, each topic's dense entries by partition number. The
 // table must not be modified during the iteration.
-func (t *Table[T]) All() iter.Seq2[Key, *T] {
-	return func(yield func(Key, *T) bool) {
+func (t *Table[T]) All() iter.Seq2[TopicPartition, *T] {
+	return func(yield func(TopicPartition, *T) bool) {
 		for name, tt := range t.topics {
 			for p, v := range tt.dense {
-				if v != nil && !yield(Key{name, int32(p)}, v) {
+				if v != nil && !yield(TopicPartition{name, int32(p)}, v) {
 					return
 				}
 			}
 			for p, v := range tt.sparse {
-				if !yield(Key{name, p}, v) {
+				if !yield(TopicPartition{name, p}, v) {
 					return
 				}
 			}
 		}
 	}
-}
-
-// Key names one entry.
-type Key struct {
-	Topic     string
-	Partition int32
 }
 
 // Cursor looks entries up, and puts and deletes them, for a run of keys,

@@ -1,4 +1,4 @@
-package tptable
+package kafka
 
 import (
 	"math/rand/v2"
@@ -15,7 +15,7 @@ func TestTableMatchesMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var tab Table[int]
 	cur := tab.Cursor()
-	ref := map[Key]*int{}
+	ref := map[TopicPartition]*int{}
 	topics := []string{"a", "b", "c-1"}
 	number := func() int32 {
 		switch rng.IntN(10) {
@@ -29,7 +29,7 @@ func TestTableMatchesMap(t *testing.T) {
 	}
 	for round := range 20 {
 		for range 500 {
-			k := Key{topics[rng.IntN(len(topics))], number()}
+			k := TopicPartition{topics[rng.IntN(len(topics))], number()}
 			put, del, get := tab.Put, tab.Delete, tab.Get
 			if rng.IntN(2) == 0 {
 				put, del, get = cur.Put, cur.Delete, cur.Get
@@ -56,7 +56,7 @@ func TestTableMatchesMap(t *testing.T) {
 	}
 }
 
-func checkCounts(t *testing.T, tab *Table[int], ref map[Key]*int, topics []string) {
+func checkCounts(t *testing.T, tab *Table[int], ref map[TopicPartition]*int, topics []string) {
 	t.Helper()
 	if tab.Len() != len(ref) {
 		t.Fatalf("Len = %d, want %d", tab.Len(), len(ref))
@@ -77,9 +77,9 @@ func checkCounts(t *testing.T, tab *Table[int], ref map[Key]*int, topics []strin
 	}
 }
 
-func checkAll(t *testing.T, tab *Table[int], ref map[Key]*int) {
+func checkAll(t *testing.T, tab *Table[int], ref map[TopicPartition]*int) {
 	t.Helper()
-	seen := map[Key]bool{}
+	seen := map[TopicPartition]bool{}
 	for k, v := range tab.All() {
 		if seen[k] || ref[k] != v {
 			t.Fatalf("All yielded %v = %p (seen before: %v), want %p", k, v, seen[k], ref[k])
@@ -93,13 +93,13 @@ func checkAll(t *testing.T, tab *Table[int], ref map[Key]*int) {
 
 // checkCursor looks every key of ref up, and as many absent ones, in runs
 // by topic and interleaved.
-func checkCursor(t *testing.T, tab *Table[int], ref map[Key]*int, topics []string, round int) {
+func checkCursor(t *testing.T, tab *Table[int], ref map[TopicPartition]*int, topics []string, round int) {
 	t.Helper()
 	c := tab.Cursor()
 	for _, name := range topics {
 		for p := int32(-3); p < 3100; p++ {
-			if got := c.Get(name, p); got != ref[Key{name, p}] {
-				t.Fatalf("round %d: Cursor.Get(%s, %d) = %p, want %p", round, name, p, got, ref[Key{name, p}])
+			if got := c.Get(name, p); got != ref[TopicPartition{name, p}] {
+				t.Fatalf("round %d: Cursor.Get(%s, %d) = %p, want %p", round, name, p, got, ref[TopicPartition{name, p}])
 			}
 		}
 	}
