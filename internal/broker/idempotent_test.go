@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -106,5 +107,70 @@ func TestIdempotentRetryOnOneConnection(t *testing.T) {
 	}
 	if end, err := kadmEnd(ctx, newClient(t, b), "idem"); err != nil || end != 4 {
 		t.Fatalf("end offset after restart %d (%v), want 4", end, err)
+	}
+}
+
+// After a leader failover the new leader, which built the producer state
+// as a follower, answers retries sent to the old leader with their
+// original offsets.
+func TestIdempotentRetryAfterFailover(t *testing.T) {
+	brokers := startCluster(t, 3, nil)
+	adm := kadm.NewClient(newClient(t, controllerOf(t, brokers)))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if res, err := adm.CreateTopic(ctx, 1, 3, nil, "fo"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	leaderOf := func(not int32) *Broker {
+		for ; ctx.Err() == nil; time.Sleep(50 * time.Millisecond) {
+			tds, err := adm.ListTopics(ctx, "fo")
+			if err != nil || tds["fo"].Err != nil || len(tds["fo"].Partitions) != 1 {
+				continue
+			}
+			p := tds["fo"].Partitions[0]
+			for _, b := range brokers {
+				if b.NodeID() == p.Leader && p.Leader != not && len(p.ISR) >= 2 {
+					return b
+				}
+			}
+		}
+		t.Fatal("no leader")
+		return nil
+	}
+	old := leaderOf(-1)
+	pid := newProducerID(t, old, 4)
+	now := time.Now().UnixMilli()
+	batches := [][]byte{
+		recordtest.Idempotent(recordtest.Values(now, "a", "b"), pid, 0, 0),
+		recordtest.Idempotent(recordtest.Values(now, "c"), pid, 0, 2),
+	}
+	produce := func(b *Broker, i int) kmsg.ProduceResponseTopicPartition {
+		for {
+			resp := rawRequest(t, b.Addr().String(), idemProduce("fo", append([]byte(nil), batches[i]...)))
+			sp := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+			if sp.ErrorCode != kerr.NotLeaderForPartition.Code || ctx.Err() != nil {
+				return sp
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	for i, want := range []int64{0, 2} {
+		if sp := produce(old, i); sp.ErrorCode != 0 || sp.BaseOffset != want {
+			t.Fatalf("batch %d: %v at %d", i, kerr.ErrorForCode(sp.ErrorCode), sp.BaseOffset)
+		}
+	}
+	oldID := old.NodeID()
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	adm = kadm.NewClient(newClient(t, leaderOf(oldID)))
+	next := leaderOf(oldID)
+	for i, want := range []int64{0, 2} {
+		if sp := produce(next, i); sp.ErrorCode != 0 || sp.BaseOffset != want {
+			t.Fatalf("retry of batch %d on broker %d: %v at %d, want %d", i, next.NodeID(), kerr.ErrorForCode(sp.ErrorCode), sp.BaseOffset, want)
+		}
+	}
+	if end, err := kadmEnd(ctx, newClient(t, next), "fo"); err != nil || end != 3 {
+		t.Fatalf("end offset %d (%v), want 3: no batch twice", end, err)
 	}
 }
