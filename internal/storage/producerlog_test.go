@@ -326,3 +326,42 @@ func TestProducerStateSurvivesCrashWithoutSnapshot(t *testing.T) {
 	defer m.Close()
 	wantDuplicate(t, m.Get(tp0), 9, 0, 2, 1, 2) // replayed from the whole log
 }
+
+// An append of several batches checks each against the ones before it;
+// one bad batch refuses the whole append.
+func TestIdempotentMultiBatchAppend(t *testing.T) {
+	m := openManager(t, t.TempDir())
+	defer m.Close()
+	l, _ := m.Create(tp0, topic, DefaultLogConfig())
+	two := func(seq1, seq2 int32) ([]byte, []record.Header) {
+		b1, _ := idem(3, 0, seq1, "a", 2)
+		b2, _ := idem(3, 0, seq2, "b", 1)
+		all := append(append([]byte(nil), b1...), b2...)
+		h, err := record.Validate(all, 1<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return all, h
+	}
+	for _, c := range []struct {
+		name       string
+		seq1, seq2 int32
+		err        error
+	}{
+		{"second batch out of order", 0, 3, ErrOutOfOrderSequence},
+		{"second batch repeats the first", 0, 0, ErrOutOfOrderSequence},
+		{"in sequence", 0, 2, nil},
+		{"retry of both", 0, 2, ErrOutOfOrderSequence},
+	} {
+		leo := l.LogEndOffset()
+		b, h := two(c.seq1, c.seq2)
+		_, err := l.Append(b, h, t0)
+		if !errors.Is(err, c.err) || (err == nil) != (c.err == nil) {
+			t.Fatalf("%s: err = %v, want %v", c.name, err, c.err)
+		}
+		if grew := l.LogEndOffset() != leo; grew != (c.err == nil) {
+			t.Fatalf("%s: LEO %d -> %d", c.name, leo, l.LogEndOffset())
+		}
+	}
+	wantDuplicate(t, l, 3, 0, 2, 1, 2)
+}
