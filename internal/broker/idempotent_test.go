@@ -59,8 +59,8 @@ func roundTrip(t *testing.T, c net.Conn, corr int32, req *kmsg.ProduceRequest) k
 // TestIdempotentRetryOnOneConnection sends the same idempotent batch twice
 // on one connection: both answers carry the first base offset and the log
 // holds one copy; after a clean restart a third copy gets the same answer.
-// A batch of a producer id no broker issued is refused for its partition
-// alone.
+// DescribeProducers (kadm) lists the producer. A batch of a producer id no
+// broker issued is refused.
 func TestIdempotentRetryOnOneConnection(t *testing.T) {
 	dir := t.TempDir()
 	b := startBroker(t, dir, nil)
@@ -86,6 +86,12 @@ func TestIdempotentRetryOnOneConnection(t *testing.T) {
 	}
 	if end, err := kadmEnd(ctx, cl, "idem"); err != nil || end != 4 {
 		t.Fatalf("end offset %d (%v), want 4: one copy of the batch", end, err)
+	}
+	described, err := kadm.NewClient(cl).DescribeProducers(ctx, kadm.TopicsSet{"idem": {0: {}}})
+	var seen []kadm.DescribedProducer
+	described.EachProducer(func(d kadm.DescribedProducer) { seen = append(seen, d) })
+	if err != nil || len(seen) != 1 || seen[0].ProducerID != pid || seen[0].LastSequence != 2 {
+		t.Fatalf("DescribeProducers: %+v, %v; want producer %d at sequence 2", seen, err, pid)
 	}
 	forged := recordtest.Idempotent(recordtest.Values(time.Now().UnixMilli(), "x"), pid+1_000_000, 0, 0)
 	if sp := roundTrip(t, c, 3, idemProduce("idem", forged)); sp.ErrorCode != kerr.UnknownProducerID.Code {
