@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -453,7 +452,12 @@ func (l *Log) closeLog(flush bool) error {
 	}
 	var err error
 	if flush && l.loaded.Load() && !l.lazy.Load() {
-		err = errors.Join(l.snapshotOnCloseLocked(), l.flushLocked(0))
+		// Flushed first: a snapshot at offset X is only ever written once
+		// the log below X is durable (a roll fsyncs the segment before), so
+		// a recovered log never ends below a snapshot it keeps.
+		if err = l.flushLocked(0); err == nil {
+			err = l.snapshotOnCloseLocked()
+		}
 	}
 	for _, s := range l.segments() {
 		s.closeFiles()

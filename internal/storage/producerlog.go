@@ -202,13 +202,19 @@ func (l *Log) snapshotOnCloseLocked() error {
 	return l.snapshotLocked(l.leo())
 }
 
-// dropSnapshotsAboveLocked deletes the snapshots above offset.
+// dropSnapshotsAboveLocked deletes the snapshots above offset, durably:
+// the log may grow past offset again with other batches, which a snapshot
+// coming back after a power loss would not describe.
 func (l *Log) dropSnapshotsAboveLocked(offset int64) error {
+	removed := false
 	for n := len(l.snapshots); n > 0 && l.snapshots[n-1] > offset; n-- {
 		if err := removeSnapshot(l.dir(), l.snapshots[n-1]); err != nil {
 			return err
 		}
-		l.snapshots = l.snapshots[:n-1]
+		l.snapshots, removed = l.snapshots[:n-1], true
+	}
+	if removed {
+		return syncDir(l.dir())
 	}
 	return nil
 }
