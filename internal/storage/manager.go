@@ -53,6 +53,9 @@ type logDir struct {
 	count          int                            // partitions, guarded by Manager.mu
 	cache          *fdCache                       // the manager's, for the logs in this dir
 	log            *slog.Logger
+	now            func() time.Time // the manager's clock
+	// producer.id.expiration.ms: producers idle longer are not loaded
+	producerExpirationMs int64
 }
 
 func (d *logDir) markDirty()   { d.dirty.Store(true) }
@@ -143,7 +146,8 @@ func (m *Manager) openDir(path string) (_ *logDir, err error) {
 			lf.Close()
 		}
 	}()
-	d := &logDir{path: path, lock: lf, recoveryPoints: map[kafka.TopicPartition]int64{}, cache: m.cache, log: m.log}
+	d := &logDir{path: path, lock: lf, recoveryPoints: map[kafka.TopicPartition]int64{}, cache: m.cache, log: m.log,
+		now: m.now, producerExpirationMs: m.cfg.ProducerIDExpiration.Milliseconds()}
 	marker := filepath.Join(path, cleanShutdownFile)
 	if _, err := os.Stat(marker); err == nil {
 		d.clean = true

@@ -126,8 +126,20 @@ func (l *Log) loadProducersLocked(snaps []int64, unclean bool) error {
 }
 
 // reloadProducersLocked replaces the state by the newest valid snapshot's,
-// then replays the log after it (the whole log if none is valid).
+// then replays the log after it (the whole log if none is valid); the
+// producers expired by then are left out, as Kafka's loadFromSnapshot.
 func (l *Log) reloadProducersLocked() error {
+	if err := l.rebuildProducersLocked(); err != nil {
+		return err
+	}
+	if l.producers != nil && l.dirs.now != nil {
+		l.producers.expire(l.dirs.now().UnixMilli(), l.dirs.producerExpirationMs)
+	}
+	return nil
+}
+
+// rebuildProducersLocked is reloadProducersLocked before expiration.
+func (l *Log) rebuildProducersLocked() error {
 	l.producers = nil
 	from := l.segs[0].base
 	for len(l.snapshots) > 0 {

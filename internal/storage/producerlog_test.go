@@ -365,3 +365,29 @@ func TestIdempotentMultiBatchAppend(t *testing.T) {
 	}
 	wantDuplicate(t, l, 3, 0, 2, 1, 2)
 }
+
+// A restart does not bring back producers idle past
+// producer.id.expiration.ms.
+func TestExpiredProducersAreNotLoaded(t *testing.T) {
+	dir := t.TempDir()
+	m := openManager(t, dir) // the clock is t0
+	l, _ := m.Create(tp0, topic, DefaultLogConfig())
+	b, _ := batch(t0.Add(-25*time.Hour).UnixMilli(), "old", 1) // idle for longer than the default 24h
+	h, err := record.Validate(recordtest.Idempotent(b, 9, 0, 0), 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(b, h, t0); err != nil {
+		t.Fatal(err)
+	}
+	mustIdem(t, l, 5, 0, 0, "new", 1)
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m = openManager(t, dir)
+	defer m.Close()
+	ps, err := m.Get(tp0).ActiveProducers()
+	if err != nil || len(ps) != 1 || ps[0].ProducerID != 5 {
+		t.Fatalf("producers after restart: %+v, %v; want 5 alone", ps, err)
+	}
+}
