@@ -26,8 +26,6 @@ type Context struct {
 	byID        map[metadata.TopicID]string // topic names by id (setTopic/delTopic)
 	states      partTable[metadata.LeaderAndIsr]
 	chunkVer    map[chunkID]int64 // version of each state chunk (chunks.go)
-	// States under an earlier build's per-partition keys (legacy.go).
-	legacy map[TP]metadata.LeaderAndIsr
 	// Chunks a warm standby has been sent and not decoded (warmchunks.go).
 	pending   pendingChunks
 	partState partTable[PartitionState]
@@ -47,7 +45,6 @@ func newContext() *Context {
 		byID:        map[metadata.TopicID]string{},
 		states:      newPartTable[metadata.LeaderAndIsr](),
 		chunkVer:    map[chunkID]int64{},
-		legacy:      map[TP]metadata.LeaderAndIsr{},
 		partState:   newPartTable[PartitionState](),
 		replicaSt:   newReplicaTable(),
 	}

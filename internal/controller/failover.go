@@ -21,7 +21,6 @@ func (c *Controller) onControllerFailover(ctx context.Context) error {
 	cx := c.warm
 	if cx != nil {
 		c.decodePending(cx, -1)
-		cx.adoptLegacy()
 	}
 	if cx == nil {
 		cx = newContext()
@@ -34,9 +33,6 @@ func (c *Controller) onControllerFailover(ctx context.Context) error {
 	cx.partState, cx.replicaSt = newPartTable[PartitionState](), newReplicaTable()
 	c.warm = nil
 	c.ctx = cx
-	if err := c.migrateLegacy(ctx); err != nil {
-		return err
-	}
 	c.shutting = map[int32]bool{}
 	c.setController(c.cfg.NodeID, true)
 	for _, b := range cx.liveBrokers {
@@ -130,9 +126,6 @@ func (c *Controller) loadContext(ctx context.Context, cx *Context) error {
 		}
 		for ch, v := range t.ChunkVersions {
 			cx.chunkVer[chunkID{name, ch}] = v
-		}
-		for p, s := range t.Legacy {
-			cx.addLegacy(TP{Topic: name, Partition: p}, s)
 		}
 	}
 	c.unclean = map[string]bool{}

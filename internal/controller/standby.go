@@ -129,19 +129,6 @@ func (c *Controller) applyBroker(cx *Context, ev metastore.Event) {
 // applyTopicsEvent folds an assignment or partition-state change into cx.
 // An active controller handles assignment writes itself: they are returned.
 func (c *Controller) applyTopicsEvent(cx *Context, ev metastore.Event) *metastore.KV {
-	if topic, p, ok := metadata.ParseLegacyStateKey(ev.KV.Key); ok {
-		tp := TP{Topic: topic, Partition: p}
-		if ev.Type == metastore.EventDelete {
-			delete(cx.legacy, tp)
-			return nil
-		}
-		if st, err := metadata.DecodeLegacyState(ev.KV.Value); err == nil {
-			cx.addLegacy(tp, st)
-		} else {
-			c.cfg.Logger.Warn("bad partition state", "key", ev.KV.Key, "err", err)
-		}
-		return nil
-	}
 	topic, chunk, ok := metadata.ParseTopicsKey(ev.KV.Key)
 	if !ok {
 		return nil

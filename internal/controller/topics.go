@@ -155,11 +155,6 @@ func (c *Context) delTopic(name string) {
 	for _, id := range c.topicChunks(name) {
 		delete(c.chunkVer, id)
 	}
-	for tp := range c.legacy {
-		if tp.Topic == name {
-			delete(c.legacy, tp)
-		}
-	}
 	if t := c.topics[name]; t != nil && c.byID[t.id] == name {
 		delete(c.byID, t.id)
 	}

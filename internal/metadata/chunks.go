@@ -269,13 +269,3 @@ func (s *scanner) row(isrs []int32) (StateEntry, []int32) {
 	s.ok = s.ok && s.eat(']')
 	return e, isrs
 }
-
-// DecodeLegacyState reads a per-partition state document of Kafka's layout
-// ({"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1,2,3]}).
-func DecodeLegacyState(b []byte) (LeaderAndIsr, error) {
-	var s LeaderAndIsr
-	if err := json.Unmarshal(b, &s); err != nil {
-		return s, fmt.Errorf("metadata: partition state: %w", err)
-	}
-	return s, nil
-}
