@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -65,6 +66,7 @@ type Controller struct {
 
 	mirroring     bool         // the loop feeds store changes
 	warmFailovers atomic.Int64 // failovers served from the warm context
+	unknownEvents atomic.Int64 // events Handle has no case for (dropped, logged)
 	active        atomic.Bool
 	controllerID  atomic.Int32
 	enqueue       func(Event) // set by the loop: responses re-enter as events
@@ -146,20 +148,6 @@ func (c *Controller) Handle(ctx context.Context, ev Event) {
 	case Startup:
 		c.session = e.Session
 		err = c.elect(ctx)
-	case ControllerChange:
-		err = c.onControllerChange(ctx)
-	case BrokerChange:
-		if c.ctx != nil {
-			err = c.onBrokerChange(ctx)
-		}
-	case TopicChange:
-		if c.ctx != nil {
-			err = c.onTopicChange(ctx, e.KVs)
-		}
-	case DeleteTopics:
-		if c.ctx != nil {
-			err = c.onDeleteTopics(ctx)
-		}
 	case SessionExpired:
 		c.resign("session expired")
 	case AlterPartition:
@@ -184,6 +172,9 @@ func (c *Controller) Handle(ctx context.Context, ev Event) {
 		if c.warmPending() {
 			c.decodePending(c.warm, warmDecodeSlice)
 		}
+	default: // an event type added without its case here
+		c.unknownEvents.Add(1)
+		c.cfg.Logger.Error("controller: unknown event dropped", "event", ev.name(), "type", fmt.Sprintf("%T", ev))
 	}
 	if errors.Is(err, metadata.ErrControllerMoved) {
 		c.resign("controller moved")

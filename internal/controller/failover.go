@@ -162,21 +162,9 @@ func (c *Controller) applyTopicConfig(kv metastore.KV) {
 	}
 }
 
-// onBrokerChange diffs the registered brokers against the live set. A
-// broker whose registration changed epoch bounced: it counts as failed and
-// started.
-func (c *Controller) onBrokerChange(ctx context.Context) error {
-	brokers, _, err := c.md.Brokers(ctx)
-	if err != nil {
-		return err
-	}
-	for _, b := range brokers {
-		c.ctx.registered[b.ID] = b
-	}
-	return c.brokersChanged(ctx, brokers)
-}
-
-// brokersChanged acts on the registered brokers.
+// brokersChanged diffs the registered brokers against the live set (Kafka's
+// BrokerChange). A broker whose registration changed epoch bounced: it
+// counts as failed and started.
 func (c *Controller) brokersChanged(ctx context.Context, brokers []metadata.Broker) error {
 	current := map[int32]metadata.Broker{}
 	for _, b := range brokers {

@@ -19,7 +19,7 @@ func TestBrokerFailureTellsNewLeadersFirst(t *testing.T) {
 	before := cl.store.Revision()
 	cl.kill(3)
 	deregistered := cl.store.Revision()
-	cl.handle(1, BrokerChange{})
+	cl.settle()
 	if w := cl.store.Revision() - deregistered; w != 2 || deregistered-before != 1 {
 		t.Fatalf("%d store writes for the failure (want 2: elections, ISR removals), %d for the deregistration", w, deregistered-before)
 	}

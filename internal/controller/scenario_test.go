@@ -2,8 +2,13 @@ package controller
 
 // Scenario scripts in testdata/*.txt (cockroachdb/datadriven, as etcd-io/raft
 // uses): each command drives the cluster harness one step and prints what
-// the active controller did — state-change log lines, partition states in
-// the store, requests sent per broker. Rewrite the expectations with
+// the controllers did — state-change log lines, partition states in the
+// store, requests sent per broker. A command is what happens to a cluster:
+// a broker starts or dies, an admin writes a topic or a deletion marker, a
+// broker sends a request. Whatever it writes to the store reaches the
+// controllers as in production, through their loops' store watches
+// (harness_test.go), and the step ends when every controller has acted on
+// every change. Rewrite the expectations with
 // `go test ./internal/controller -run TestScenarios -rewrite`.
 
 import (
@@ -40,6 +45,7 @@ type scenario struct {
 	*cluster
 	t       *testing.T
 	log     bytes.Buffer // state-change log of every controller
+	raced   []string     // writes bump-state made race the controller's (printed once they happened)
 	pending []sent       // StopReplica(delete) requests not answered yet, with their sender in broker
 	senders []int32      // who sent pending[i]
 }
@@ -52,11 +58,8 @@ func (s *scenario) run(d *datadriven.TestData) string {
 		var ids []int
 		d.ScanArgs(s.t, "ids", &ids)
 		for _, id := range ids {
-			n := s.start(int32(id))
-			n.c.cfg.StateChange = slog.New(slog.NewTextHandler(&s.log, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: dropTime}))
-			n.c.Handle(s.ctx, Startup{Session: n.sess})
+			s.startBroker(int32(id))
 		}
-		s.broadcast(BrokerChange{})
 	case "create-topic": // create-topic name=t, input "p: r1 r2 r3" lines
 		var name string
 		d.ScanArgs(s.t, "name", &name)
@@ -70,15 +73,10 @@ func (s *scenario) run(d *datadriven.TestData) string {
 		var id int
 		d.ScanArgs(s.t, "id", &id)
 		s.kill(int32(id))
-		s.broadcast(ControllerChange{})
-		s.broadcast(BrokerChange{})
 	case "restart": // restart id=n: registers again
 		var id int
 		d.ScanArgs(s.t, "id", &id)
-		n := s.start(int32(id))
-		n.c.cfg.StateChange = slog.New(slog.NewTextHandler(&s.log, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: dropTime}))
-		n.c.Handle(s.ctx, Startup{Session: n.sess})
-		s.broadcast(BrokerChange{})
+		s.startBroker(int32(id))
 	case "delete-topic":
 		var name string
 		d.ScanArgs(s.t, "name", &name)
@@ -98,37 +96,37 @@ func (s *scenario) run(d *datadriven.TestData) string {
 			fmt.Fprintf(&out, "error: %v\n", err)
 		}
 		c.send(b)
-	case "bump-state": // bump-state partition=t-0: someone else rewrites the state (a version conflict ahead)
+	case "bump-state": // bump-state partition=t-0: someone else rewrites the state just before the active controller's next write (a version conflict ahead)
 		var part string
 		d.ScanArgs(s.t, "partition", &part)
 		tp := parseTP(s.t, part)
-		kv, _, _ := s.store.Get(s.ctx, metadata.StateChunkKey(tp.Topic, metadata.ChunkOf(tp.Partition)))
-		s.store.Txn(s.ctx, nil, []metastore.Op{metastore.Put(kv.Key, kv.Value)})
-	case "stall": // stall id=n: its session expires but it does not notice; another takes over
+		key := metadata.StateChunkKey(tp.Topic, metadata.ChunkOf(tp.Partition))
+		s.nodes[s.activeID()].client.raceNextTxn(func() {
+			kv, found, err := s.store.Get(s.ctx, key)
+			if err != nil || !found {
+				s.t.Errorf("bump-state: %s: found=%v err=%v", key, found, err)
+				return
+			}
+			if _, err := s.store.Txn(s.ctx, nil, []metastore.Op{metastore.Put(kv.Key, kv.Value)}); err != nil {
+				s.t.Errorf("bump-state: %v", err)
+			}
+			s.raced = append(s.raced, "someone else rewrote "+key+" just before the controller's write")
+		})
+	case "stall": // stall id=n: its session expires but its loop, paused, takes nothing; another takes over
 		var id int
 		d.ScanArgs(s.t, "id", &id)
-		s.store.ExpireSession(s.nodes[int32(id)].sess.ID())
-		for _, other := range s.ids() {
-			if other != int32(id) {
-				s.handle(other, ControllerChange{})
-				s.handle(other, BrokerChange{})
-			}
-		}
-	case "wake": // wake id=n: the stalled controller handles a topic change it missed
+		n := s.nodes[int32(id)]
+		n.stalled = true
+		s.expire(n)
+	case "wake": // wake id=n: the stalled loop takes every store change it missed
 		var id int
 		d.ScanArgs(s.t, "id", &id)
 		before := s.store.Revision()
-		kvs, _, _ := s.store.List(s.ctx, metadata.TopicsPrefix)
-		var topics []metastore.KV
-		for _, kv := range kvs {
-			if _, p, ok := metadata.ParseTopicsKey(kv.Key); ok && p < 0 {
-				topics = append(topics, kv)
-			}
-		}
 		n := s.nodes[int32(id)]
-		n.c.Handle(s.ctx, TopicChange{KVs: topics})
+		n.stalled = false
+		s.deliver(int32(id))
 		fmt.Fprintf(&out, "active=%v store writes=%d\n", n.c.IsActive(), s.store.Revision()-before)
-		s.nodes[int32(id)].sender.take()
+		n.sender.take()
 	case "states":
 		var topic string
 		d.ScanArgs(s.t, "topic", &topic)
@@ -143,9 +141,22 @@ func (s *scenario) run(d *datadriven.TestData) string {
 			s.t.Fatalf("unknown command %q", d.Cmd)
 		}
 	}
+	s.settle()
+	for _, r := range s.raced {
+		out.WriteString(r + "\n")
+	}
+	s.raced = nil
 	out.WriteString(s.stateChanges())
 	out.WriteString(s.sentSummary())
 	return out.String()
+}
+
+// startBroker registers broker id, logging its state changes into s.log,
+// and has it campaign.
+func (s *scenario) startBroker(id int32) {
+	n := s.start(id)
+	n.c.cfg.StateChange = slog.New(slog.NewTextHandler(&s.log, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: dropTime}))
+	n.c.Handle(s.ctx, Startup{Session: n.sess})
 }
 
 // answerPending answers the pending StopReplica(delete) requests to the

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -136,5 +137,48 @@ func TestConcurrentCampaignsElectOne(t *testing.T) {
 		}
 		prev = cl.epoch()
 		cl.kill(cl.active()[0])
+	}
+}
+
+// A broken watch (compaction) starts over with a snapshot of the store. An
+// active controller learns from it the brokers that vanished meanwhile —
+// the snapshot holds only the keys that exist — and keeps the deletions it
+// drives: a topic being deleted is not elected for, and its replica on
+// the dead broker is deletion-ineligible.
+func TestActiveControllerStartsOverFromSnapshot(t *testing.T) {
+	cl := newCluster(t, 1, 2, 3)
+	cl.startupAll()
+	cl.createTopic("t", map[int32][]int32{0: {3, 1, 2}})
+	cl.createTopic("gone", map[int32][]int32{0: {3, 1, 2}})
+	cl.markForDeletion("gone") // StopReplicas sent, not answered yet
+	cl.nodes[1].sender.take()
+	// Broker 3 dies while node 1's watch is broken: it only ever sees the
+	// snapshot its loop reads when it starts over.
+	cl.expire(cl.nodes[3])
+	kvs, rev, err := cl.store.List(cl.ctx, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.handle(1, storeChange{snapshot: true, kvs: kvs, revision: rev})
+	if st := cl.state("t", 0); st.Leader != 1 || slices.Contains(st.ISR, 3) {
+		t.Fatalf("t-0 after broker 3 vanished during the gap: %+v", st)
+	}
+	for _, s := range cl.nodes[1].sender.take() {
+		if lr, ok := s.req.(*kmsg.LeaderAndISRRequest); ok {
+			for _, ts := range lr.TopicStates {
+				if ts.Topic == "gone" {
+					t.Fatalf("LeaderAndIsr for the topic being deleted to broker %d", s.broker)
+				}
+			}
+		}
+	}
+	c := cl.nodes[1].c
+	if !c.deleting["gone"] {
+		t.Fatal("the deletion in progress was forgotten")
+	}
+	// Its replica on the dead broker will never answer StopReplica: the
+	// deletion waits for the broker's return, not for that answer.
+	if st := c.ctx.replicaSt.at(replicaKey{TP{Topic: "gone", Partition: 0}, 3}); st != ReplicaDeletionIneligible {
+		t.Fatalf("gone-0's replica on the dead broker is %v, want ReplicaDeletionIneligible", st)
 	}
 }

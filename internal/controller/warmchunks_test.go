@@ -87,9 +87,8 @@ func TestWarmChunksDecodeLazily(t *testing.T) {
 
 	// Takeover: node 1 dies; node 2 decodes what is left before failing over.
 	cl.kill(1)
-	cl.handle(2, changesSince(cl, &from))
-	cl.handle(2, ControllerChange{})
-	cl.handle(2, changesSince(cl, &from))
+	cl.handle(2, changesSince(cl, &from)) // /controller deleted: it campaigns and wins
+	cl.handle(2, changesSince(cl, &from)) // its own /controller write: it takes over
 	if !sb.IsActive() || sb.warmFailovers.Load() != 1 {
 		t.Fatalf("node 2 active=%v, warm failovers %d", sb.IsActive(), sb.warmFailovers.Load())
 	}
