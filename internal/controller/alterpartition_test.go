@@ -147,7 +147,10 @@ func (s *scenario) storedState(tp TP) (metadata.LeaderAndIsr, bool) {
 }
 
 func (s *scenario) brokerEpoch(id int32) int64 {
-	brokers, _, _ := metadata.New(s.store).Brokers(s.ctx)
+	brokers, _, err := metadata.New(s.store).Brokers(s.ctx)
+	if err != nil {
+		s.t.Fatal(err)
+	}
 	for _, b := range brokers {
 		if b.ID == id {
 			return b.Epoch
@@ -157,11 +160,17 @@ func (s *scenario) brokerEpoch(id int32) int64 {
 }
 
 func (s *scenario) topicID(topic string) [16]byte {
-	kv, found, _ := s.store.Get(s.ctx, metadata.TopicKey(topic))
+	kv, found, err := s.store.Get(s.ctx, metadata.TopicKey(topic))
+	if err != nil {
+		s.t.Fatal(err)
+	}
 	if !found {
 		return [16]byte{0xff}
 	}
-	a, _ := metadata.DecodeAssignment(kv.Value)
+	a, err := metadata.DecodeAssignment(kv.Value)
+	if err != nil {
+		s.t.Fatal(err)
+	}
 	return a.TopicID
 }
 
@@ -172,7 +181,10 @@ func TestLoopAlterPartition(t *testing.T) {
 	cl.startupAll()
 	cl.createTopic("t", map[int32][]int32{0: {2, 1}})
 	st := cl.state("t", 0)
-	brokers, _, _ := metadata.New(cl.store).Brokers(cl.ctx)
+	brokers, _, err := metadata.New(cl.store).Brokers(cl.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var epoch2 int64
 	for _, b := range brokers {
 		if b.ID == 2 {

@@ -231,7 +231,7 @@ func (c *Controller) failover(ctx context.Context) error {
 			c.cfg.Logger.Error("controller failover failed; giving up the controllership", "err", err)
 		}
 		c.resign("failover failed")
-		c.md.Store().Txn(ctx, []metastore.Cmp{{Key: metadata.ControllerKey, Version: ver}}, []metastore.Op{metastore.Delete(metadata.ControllerKey)})
+		c.giveUpControllerKey(ctx, ver)
 		return nil
 	}
 	if warm {
@@ -240,6 +240,18 @@ func (c *Controller) failover(ctx context.Context) error {
 	c.cfg.Logger.Info("became controller", "epoch", c.ctx.epoch, "warm", warm, "brokers", len(c.ctx.liveBrokers),
 		"topics", len(c.ctx.topics), "partitions", c.ctx.states.len(), "took", c.cfg.Now().Sub(start))
 	return nil
+}
+
+// giveUpControllerKey deletes /controller if it is still the one this
+// broker wrote (version ver), so that another broker campaigns now rather
+// than when this broker's session ends. A failed compare means it is gone
+// or another's already: nothing to give up. An error leaves the key to the
+// session; it is logged, and the failover's own error was logged before.
+func (c *Controller) giveUpControllerKey(ctx context.Context, ver int64) {
+	_, err := c.md.Store().Txn(ctx, []metastore.Cmp{{Key: metadata.ControllerKey, Version: ver}}, []metastore.Op{metastore.Delete(metadata.ControllerKey)})
+	if err != nil && ctx.Err() == nil {
+		c.cfg.Logger.Warn("could not delete /controller after a failed failover; it goes when the session ends", "err", err)
+	}
 }
 
 // onControllerChange: /controller changed or vanished.

@@ -65,29 +65,33 @@ func (s *recSender) sentSoFar() []sent {
 	return append([]sent(nil), s.sent...)
 }
 
-// nodeStore is a node's store client. A write armed with raceNextTxn lands
-// just before the node's next transaction: someone else's write racing the
-// controller's (its watch has not brought it yet when the controller
-// writes).
+// nodeStore is a node's store client whose next transactions can be
+// preceded by something else: a write racing the controller's (its watch
+// has not brought it yet when the controller writes), or a failure.
 type nodeStore struct {
 	*memstore.Client
-	mu   sync.Mutex
-	race func()
+	mu     sync.Mutex
+	before []func() error // one per coming transaction; an error fails it
 }
 
-func (s *nodeStore) raceNextTxn(write func()) {
+// beforeTxns arms fs, one for each of the node's next transactions.
+func (s *nodeStore) beforeTxns(fs ...func() error) {
 	s.mu.Lock()
-	s.race = write
+	s.before = append(s.before, fs...)
 	s.mu.Unlock()
 }
 
 func (s *nodeStore) Txn(ctx context.Context, cmps []metastore.Cmp, ops []metastore.Op) (metastore.TxnResult, error) {
 	s.mu.Lock()
-	race := s.race
-	s.race = nil
+	var f func() error
+	if len(s.before) > 0 {
+		f, s.before = s.before[0], s.before[1:]
+	}
 	s.mu.Unlock()
-	if race != nil {
-		race()
+	if f != nil {
+		if err := f(); err != nil {
+			return metastore.TxnResult{}, err
+		}
 	}
 	return s.Client.Txn(ctx, cmps, ops)
 }

@@ -101,16 +101,17 @@ func (s *scenario) run(d *datadriven.TestData) string {
 		d.ScanArgs(s.t, "partition", &part)
 		tp := parseTP(s.t, part)
 		key := metadata.StateChunkKey(tp.Topic, metadata.ChunkOf(tp.Partition))
-		s.nodes[s.activeID()].client.raceNextTxn(func() {
+		s.nodes[s.activeID()].client.beforeTxns(func() error {
 			kv, found, err := s.store.Get(s.ctx, key)
 			if err != nil || !found {
 				s.t.Errorf("bump-state: %s: found=%v err=%v", key, found, err)
-				return
+				return nil
 			}
 			if _, err := s.store.Txn(s.ctx, nil, []metastore.Op{metastore.Put(kv.Key, kv.Value)}); err != nil {
 				s.t.Errorf("bump-state: %v", err)
 			}
 			s.raced = append(s.raced, "someone else rewrote "+key+" just before the controller's write")
+			return nil
 		})
 	case "stall": // stall id=n: its session expires but its loop, paused, takes nothing; another takes over
 		var id int
@@ -133,7 +134,10 @@ func (s *scenario) run(d *datadriven.TestData) string {
 		out.WriteString(s.states(topic))
 		return out.String()
 	case "controller": // who holds /controller, the epoch, and who believes to be active
-		id, _, _ := metadata.New(s.store).Controller(s.ctx)
+		id, _, err := metadata.New(s.store).Controller(s.ctx)
+		if err != nil {
+			s.t.Fatal(err)
+		}
 		fmt.Fprintf(&out, "controller=%d epoch=%d believed active by %v\n", id, s.epoch(), s.active())
 		return out.String()
 	default:

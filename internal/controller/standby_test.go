@@ -52,7 +52,10 @@ func TestHotStandbyFailover(t *testing.T) {
 	})
 	// A third partition: the states chunk is written a second time, and the
 	// standby must take over with that latest copy.
-	kv, _, _ := cl.store.Get(ctx, metadata.TopicKey("warm"))
+	kv, _, err := cl.store.Get(ctx, metadata.TopicKey("warm"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	a, err := metadata.DecodeAssignment(kv.Value)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +71,7 @@ func TestHotStandbyFailover(t *testing.T) {
 	for _, id := range cl.ids() {
 		cl.nodes[id].sender.take()
 	}
-	cl.store.ExpireSession(cl.nodes[first].sess.ID())
+	cl.expire(cl.nodes[first])
 	var next int32 = -1
 	eventually(t, "a new active controller", func() bool {
 		for _, id := range cl.ids() {
