@@ -156,122 +156,172 @@ func (m *ChannelManager) serve(ctx context.Context, ch *brokerChannel, resend []
 	if err != nil {
 		return resend, false, err
 	}
-	defer conn.Close()
-	var (
-		mu       sync.Mutex
-		inFlight []pending // sent, not answered, oldest first
-		space    = make(chan struct{}, 1)
-		broken   = make(chan struct{})
-		readErr  error
-		answers  int
-		reader   sync.WaitGroup
-		sent     = make(chan struct{}, 1) // a request joined inFlight
-		stopRead = make(chan struct{})
-	)
-	reader.Add(1)
-	go func() { // the answers, in order
-		defer reader.Done()
-		defer close(broken)
-		for {
-			mu.Lock()
-			for len(inFlight) == 0 {
-				mu.Unlock()
-				select {
-				case <-sent:
-				case <-stopRead:
-					return
-				}
-				mu.Lock()
-			}
-			p := inFlight[0]
-			mu.Unlock()
-			resp := p.req.ResponseKind()
-			if err := conn.Receive(p.req, resp, m.timeout); err != nil {
-				readErr = err
-				conn.Close() // a write in progress fails at once
-				return
-			}
-			mu.Lock()
-			inFlight = inFlight[1:]
-			answers++
-			mu.Unlock()
-			select {
-			case space <- struct{}{}:
-			default:
-			}
-			p.cb(resp, nil)
-		}
-	}()
-	// finish stops the reader and returns what is left unanswered: the
-	// connection is closed first, so a read in progress fails at once.
-	finish := func(err error) ([]pending, bool, error) {
-		conn.Close()
-		close(stopRead)
-		reader.Wait()
-		if readErr != nil {
-			err = readErr
-		}
-		return inFlight, answers > 0, err
-	}
-	// send writes p once fewer than maxInFlight await their answers. p
-	// joins inFlight first, so that the reader, which reads answers in
-	// inFlight's order, waits for it, and so that it is sent again on the
-	// next connection if this one fails, written or not.
-	send := func(p pending) error {
-		for {
-			mu.Lock()
-			if len(inFlight) < maxInFlight {
-				inFlight = append(inFlight, p)
-				mu.Unlock()
-				break
-			}
-			mu.Unlock()
-			var err error
-			select {
-			case <-space:
-				continue
-			case <-broken:
-				err = errBroken
-			case <-ctx.Done():
-				err = ctx.Err()
-			}
-			mu.Lock()
-			inFlight = append(inFlight, p)
-			mu.Unlock()
-			return err
-		}
-		select {
-		case sent <- struct{}{}:
-		default:
-		}
-		return conn.Send(p.req, m.timeout)
-	}
+	c := newPipeline(conn, m.timeout)
 	for i, p := range resend {
-		if err = send(p); err != nil {
-			left, answered, err = finish(err)
+		if err := c.send(ctx, p); err != nil {
+			left, answered, err = c.finish(err)
 			return append(left, resend[i+1:]...), answered, err
 		}
 	}
 	for {
-		ch.mu.Lock()
-		if len(ch.queue) == 0 {
-			ch.mu.Unlock()
-			select {
-			case <-ctx.Done():
-				return finish(ctx.Err())
-			case <-broken:
-				return finish(errBroken)
-			case <-ch.signal:
-				continue
-			}
+		p, err := ch.next(ctx, c.broken)
+		if err == nil {
+			err = c.send(ctx, p)
 		}
-		p := ch.queue[0]
-		ch.queue = ch.queue[1:]
-		ch.mu.Unlock()
-		if err := send(p); err != nil {
-			return finish(err)
+		if err != nil {
+			return c.finish(err)
 		}
 	}
+}
+
+// next takes the oldest queued request, waiting for one until ctx ends or
+// broken closes.
+func (ch *brokerChannel) next(ctx context.Context, broken <-chan struct{}) (pending, error) {
+	for {
+		ch.mu.Lock()
+		if len(ch.queue) > 0 {
+			p := ch.queue[0]
+			ch.queue = ch.queue[1:]
+			ch.mu.Unlock()
+			return p, nil
+		}
+		ch.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return pending{}, ctx.Err()
+		case <-broken:
+			return pending{}, errBroken
+		case <-ch.signal:
+		}
+	}
+}
+
+// pipeline is one connection of a channel: requests are written by the
+// channel's goroutine (send) while its reader goroutine reads the answers
+// in order (readAnswers), at most maxInFlight unanswered.
+type pipeline struct {
+	conn    *wire.Conn
+	timeout time.Duration
+
+	mu       sync.Mutex
+	inFlight []pending // sent, not answered, oldest first
+	answers  int
+	readErr  error // set by the reader before it closes broken
+
+	space    chan struct{} // an answer made room in inFlight
+	sent     chan struct{} // a request joined inFlight
+	broken   chan struct{} // closed when the reader stops
+	stopRead chan struct{}
+	reader   sync.WaitGroup
+}
+
+// newPipeline starts reading conn's answers.
+func newPipeline(conn *wire.Conn, timeout time.Duration) *pipeline {
+	c := &pipeline{conn: conn, timeout: timeout, space: make(chan struct{}, 1), sent: make(chan struct{}, 1),
+		broken: make(chan struct{}), stopRead: make(chan struct{})}
+	c.reader.Add(1)
+	go c.readAnswers()
+	return c
+}
+
+// readAnswers reads the answers in inFlight's order and hands each to its
+// request's callback, until the connection fails or finish stops it.
+func (c *pipeline) readAnswers() {
+	defer c.reader.Done()
+	defer close(c.broken)
+	for {
+		p, ok := c.oldest()
+		if !ok {
+			return
+		}
+		resp := p.req.ResponseKind()
+		if err := c.conn.Receive(p.req, resp, c.timeout); err != nil {
+			c.readErr = err
+			c.conn.Close() // a write in progress fails at once
+			return
+		}
+		c.mu.Lock()
+		c.inFlight = c.inFlight[1:]
+		c.answers++
+		c.mu.Unlock()
+		select {
+		case c.space <- struct{}{}:
+		default:
+		}
+		p.cb(resp, nil)
+	}
+}
+
+// oldest waits for a request in flight and returns the oldest; false when
+// finish stops the reader first.
+func (c *pipeline) oldest() (pending, bool) {
+	for {
+		c.mu.Lock()
+		if len(c.inFlight) > 0 {
+			p := c.inFlight[0]
+			c.mu.Unlock()
+			return p, true
+		}
+		c.mu.Unlock()
+		select {
+		case <-c.sent:
+		case <-c.stopRead:
+			return pending{}, false
+		}
+	}
+}
+
+// send writes p once fewer than maxInFlight await their answers. p joins
+// inFlight first, so that the reader, which reads answers in inFlight's
+// order, waits for it, and so that it is sent again on the next
+// connection if this one fails, written or not.
+func (c *pipeline) send(ctx context.Context, p pending) error {
+	err := c.waitForRoom(ctx)
+	c.mu.Lock()
+	c.inFlight = append(c.inFlight, p)
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	select {
+	case c.sent <- struct{}{}:
+	default:
+	}
+	return c.conn.Send(p.req, c.timeout)
+}
+
+// waitForRoom waits until fewer than maxInFlight requests await their
+// answers. Only the channel's goroutine adds to inFlight, so the room
+// stays.
+func (c *pipeline) waitForRoom(ctx context.Context) error {
+	for {
+		c.mu.Lock()
+		n := len(c.inFlight)
+		c.mu.Unlock()
+		if n < maxInFlight {
+			return nil
+		}
+		select {
+		case <-c.space:
+		case <-c.broken:
+			return errBroken
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// finish stops the reader and returns what is left unanswered and whether
+// anything was answered: the connection is closed first, so that a read
+// in progress fails at once.
+func (c *pipeline) finish(err error) ([]pending, bool, error) {
+	c.conn.Close()
+	close(c.stopRead)
+	c.reader.Wait()
+	if c.readErr != nil {
+		err = c.readErr
+	}
+	return c.inFlight, c.answers > 0, err
 }
 
 // errBroken: the connection failed while answers were awaited.
