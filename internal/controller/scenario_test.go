@@ -53,97 +53,11 @@ type scenario struct {
 func (s *scenario) run(d *datadriven.TestData) string {
 	s.log.Reset()
 	var out strings.Builder
-	switch d.Cmd {
-	case "start": // start ids=(1,2,3): register and campaign
-		var ids []int
-		d.ScanArgs(s.t, "ids", &ids)
-		for _, id := range ids {
-			s.startBroker(int32(id))
-		}
-	case "create-topic": // create-topic name=t, input "p: r1 r2 r3" lines
-		var name string
-		d.ScanArgs(s.t, "name", &name)
-		s.createTopic(name, parseAssignment(s.t, d.Input))
-		for _, id := range s.ids() { // only the active controller acts; the others ignore it
-			if len(s.nodes[id].sender.sentSoFar()) > 0 && !s.nodes[id].c.IsActive() {
-				fmt.Fprintf(&out, "inactive controller %d sent requests\n", id)
-			}
-		}
-	case "kill": // kill id=n: its session ends
-		var id int
-		d.ScanArgs(s.t, "id", &id)
-		s.kill(int32(id))
-	case "restart": // restart id=n: registers again
-		var id int
-		d.ScanArgs(s.t, "id", &id)
-		s.startBroker(int32(id))
-	case "delete-topic":
-		var name string
-		d.ScanArgs(s.t, "name", &name)
-		s.markForDeletion(name)
-	case "answer-stop-replicas": // the brokers answer every StopReplica(delete) sent so far, successfully
-		fmt.Fprintf(&out, "answered %d\n", s.answerPending())
-	case "transition": // transition partition=t-0 to=NonExistentPartition: ask the state machine directly
-		var part, to string
-		d.ScanArgs(s.t, "partition", &part)
-		d.ScanArgs(s.t, "to", &to)
-		tp := parseTP(s.t, part)
-		c := s.nodes[s.activeID()].c
-		b := newBatch()
-		target := map[string]PartitionState{"NewPartition": NewPartition, "OnlinePartition": OnlinePartition,
-			"OfflinePartition": OfflinePartition, "NonExistentPartition": NonExistentPartition}[to]
-		if err := c.changePartitions(s.ctx, b, []TP{tp}, target, OfflineElection); err != nil {
-			fmt.Fprintf(&out, "error: %v\n", err)
-		}
-		c.send(b)
-	case "bump-state": // bump-state partition=t-0: someone else rewrites the state just before the active controller's next write (a version conflict ahead)
-		var part string
-		d.ScanArgs(s.t, "partition", &part)
-		tp := parseTP(s.t, part)
-		key := metadata.StateChunkKey(tp.Topic, metadata.ChunkOf(tp.Partition))
-		s.nodes[s.activeID()].client.beforeTxns(func() error {
-			kv, found, err := s.store.Get(s.ctx, key)
-			if err != nil || !found {
-				s.t.Errorf("bump-state: %s: found=%v err=%v", key, found, err)
-				return nil
-			}
-			if _, err := s.store.Txn(s.ctx, nil, []metastore.Op{metastore.Put(kv.Key, kv.Value)}); err != nil {
-				s.t.Errorf("bump-state: %v", err)
-			}
-			s.raced = append(s.raced, "someone else rewrote "+key+" just before the controller's write")
-			return nil
-		})
-	case "stall": // stall id=n: its session expires but its loop, paused, takes nothing; another takes over
-		var id int
-		d.ScanArgs(s.t, "id", &id)
-		n := s.nodes[int32(id)]
-		n.stalled = true
-		s.expire(n)
-	case "wake": // wake id=n: the stalled loop takes every store change it missed
-		var id int
-		d.ScanArgs(s.t, "id", &id)
-		before := s.store.Revision()
-		n := s.nodes[int32(id)]
-		n.stalled = false
-		s.deliver(int32(id))
-		fmt.Fprintf(&out, "active=%v store writes=%d\n", n.c.IsActive(), s.store.Revision()-before)
-		n.sender.take()
-	case "states":
-		var topic string
-		d.ScanArgs(s.t, "topic", &topic)
-		out.WriteString(s.states(topic))
+	if s.query(d, &out) {
 		return out.String()
-	case "controller": // who holds /controller, the epoch, and who believes to be active
-		id, _, err := metadata.New(s.store).Controller(s.ctx)
-		if err != nil {
-			s.t.Fatal(err)
-		}
-		fmt.Fprintf(&out, "controller=%d epoch=%d believed active by %v\n", id, s.epoch(), s.active())
-		return out.String()
-	default:
-		if !s.moreCommands(d, &out) {
-			s.t.Fatalf("unknown command %q", d.Cmd)
-		}
+	}
+	if !s.clusterCommand(d, &out) && !s.moreCommands(d, &out) {
+		s.t.Fatalf("unknown command %q", d.Cmd)
 	}
 	s.settle()
 	for _, r := range s.raced {
@@ -153,6 +67,116 @@ func (s *scenario) run(d *datadriven.TestData) string {
 	out.WriteString(s.stateChanges())
 	out.WriteString(s.sentSummary())
 	return out.String()
+}
+
+// query runs the commands that only read the store.
+func (s *scenario) query(d *datadriven.TestData, out *strings.Builder) bool {
+	switch d.Cmd {
+	case "states": // states topic=t: the partition states as stored
+		var topic string
+		d.ScanArgs(s.t, "topic", &topic)
+		out.WriteString(s.states(topic))
+	case "controller": // who holds /controller, the epoch, and who believes to be active
+		id, _, err := metadata.New(s.store).Controller(s.ctx)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		fmt.Fprintf(out, "controller=%d epoch=%d believed active by %v\n", id, s.epoch(), s.active())
+	default:
+		return false
+	}
+	return true
+}
+
+// clusterCommand runs the commands of this file: what happens to brokers,
+// topics and the store.
+func (s *scenario) clusterCommand(d *datadriven.TestData, out *strings.Builder) bool {
+	var id int
+	var name string
+	switch d.Cmd {
+	case "start": // start ids=(1,2,3): register and campaign
+		var ids []int
+		d.ScanArgs(s.t, "ids", &ids)
+		for _, id := range ids {
+			s.startBroker(int32(id))
+		}
+	case "create-topic": // create-topic name=t, input "p: r1 r2 r3" lines
+		d.ScanArgs(s.t, "name", &name)
+		s.createTopic(name, parseAssignment(s.t, d.Input))
+		for _, id := range s.ids() { // only the active controller acts; the others ignore it
+			if len(s.nodes[id].sender.sentSoFar()) > 0 && !s.nodes[id].c.IsActive() {
+				fmt.Fprintf(out, "inactive controller %d sent requests\n", id)
+			}
+		}
+	case "kill": // kill id=n: its session ends
+		d.ScanArgs(s.t, "id", &id)
+		s.kill(int32(id))
+	case "restart": // restart id=n: registers again
+		d.ScanArgs(s.t, "id", &id)
+		s.startBroker(int32(id))
+	case "delete-topic": // delete-topic name=t: the DeleteTopics handler's marker
+		d.ScanArgs(s.t, "name", &name)
+		s.markForDeletion(name)
+	case "answer-stop-replicas": // the brokers answer every StopReplica(delete) sent so far, successfully
+		fmt.Fprintf(out, "answered %d\n", s.answerPending())
+	case "transition": // transition partition=t-0 to=NonExistentPartition: ask the state machine directly
+		s.transition(d, out)
+	case "bump-state": // bump-state partition=t-0: someone else rewrites the state just before the active controller's next write (a version conflict ahead)
+		s.bumpState(d)
+	case "stall": // stall id=n: its session expires but its loop, paused, takes nothing; another takes over
+		d.ScanArgs(s.t, "id", &id)
+		n := s.nodes[int32(id)]
+		n.stalled = true
+		s.expire(n)
+	case "wake": // wake id=n: the stalled loop takes every store change it missed
+		d.ScanArgs(s.t, "id", &id)
+		before := s.store.Revision()
+		n := s.nodes[int32(id)]
+		n.stalled = false
+		s.deliver(int32(id))
+		fmt.Fprintf(out, "active=%v store writes=%d\n", n.c.IsActive(), s.store.Revision()-before)
+		n.sender.take()
+	default:
+		return false
+	}
+	return true
+}
+
+func (s *scenario) transition(d *datadriven.TestData, out *strings.Builder) {
+	var part, to string
+	d.ScanArgs(s.t, "partition", &part)
+	d.ScanArgs(s.t, "to", &to)
+	tp := parseTP(s.t, part)
+	c := s.nodes[s.activeID()].c
+	b := newBatch()
+	target := map[string]PartitionState{"NewPartition": NewPartition, "OnlinePartition": OnlinePartition,
+		"OfflinePartition": OfflinePartition, "NonExistentPartition": NonExistentPartition}[to]
+	if err := c.changePartitions(s.ctx, b, []TP{tp}, target, OfflineElection); err != nil {
+		fmt.Fprintf(out, "error: %v\n", err)
+	}
+	c.send(b)
+}
+
+// bumpState arms the rewrite of a partition's state chunk (its own
+// content again, a new version) before the active controller's next
+// transaction.
+func (s *scenario) bumpState(d *datadriven.TestData) {
+	var part string
+	d.ScanArgs(s.t, "partition", &part)
+	tp := parseTP(s.t, part)
+	key := metadata.StateChunkKey(tp.Topic, metadata.ChunkOf(tp.Partition))
+	s.nodes[s.activeID()].client.beforeTxns(func() error {
+		kv, found, err := s.store.Get(s.ctx, key)
+		if err != nil || !found {
+			s.t.Errorf("bump-state: %s: found=%v err=%v", key, found, err)
+			return nil
+		}
+		if _, err := s.store.Txn(s.ctx, nil, []metastore.Op{metastore.Put(kv.Key, kv.Value)}); err != nil {
+			s.t.Errorf("bump-state: %v", err)
+		}
+		s.raced = append(s.raced, "someone else rewrote "+key+" just before the controller's write")
+		return nil
+	})
 }
 
 // startBroker registers broker id, logging its state changes into s.log,
