@@ -42,7 +42,8 @@
 //
 // Codecs: documents are read and written with encoding/json, except the
 // two a large cluster has by the hundred thousand — assignments and state
-// chunks — which fastcodec.go and chunks.go read and write by hand.
+// chunks — which fastcodec.go and chunks.go read and write by hand;
+// FuzzAssignment and FuzzStateChunk hold them to encoding/json.
 //
 // Goroutines: only WriteChunks' short-lived writers; it returns when they
 // are done.
