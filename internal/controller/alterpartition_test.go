@@ -56,34 +56,7 @@ func (s *scenario) alterPartition(d *datadriven.TestData, out *strings.Builder) 
 	s.brokerEpochArg(d, &req.BrokerEpoch)
 	byTopic := map[string]int{}
 	for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
-		fields := strings.Fields(line)
-		tp := parseTP(s.t, fields[0])
-		args := map[string]string{}
-		for _, f := range fields[1:] {
-			k, v, _ := strings.Cut(f, "=")
-			args[k] = v
-		}
-		p := kmsg.NewAlterPartitionRequestTopicPartition()
-		p.Partition = tp.Partition
-		if st, ok := s.storedState(tp); ok {
-			p.LeaderEpoch, p.PartitionEpoch = st.LeaderEpoch, st.PartitionEpoch
-		}
-		if v, ok := args["leader-epoch"]; ok {
-			p.LeaderEpoch = atoi32(s.t, v)
-		}
-		if v, ok := args["partition-epoch"]; ok {
-			p.PartitionEpoch = atoi32(s.t, v)
-		}
-		for _, r := range strings.Split(args["isr"], ",") {
-			id := atoi32(s.t, r)
-			p.NewISR = append(p.NewISR, id)
-			m := kmsg.NewAlterPartitionRequestTopicPartitionNewEpochISR()
-			m.BrokerID, m.BrokerEpoch = id, s.brokerEpoch(id)
-			if args["stale-member"] == r {
-				m.BrokerEpoch = 999999
-			}
-			p.NewEpochISR = append(p.NewEpochISR, m)
-		}
+		tp, p := s.alterPartitionLine(line)
 		i, ok := byTopic[tp.Topic]
 		if !ok {
 			t := kmsg.NewAlterPartitionRequestTopic()
@@ -139,6 +112,40 @@ func atoi32(t *testing.T, s string) int32 {
 		t.Fatalf("bad number %q", s)
 	}
 	return int32(n)
+}
+
+// alterPartitionLine reads one partition line of the command:
+// t-0 isr=2,3 [leader-epoch=N] [partition-epoch=N] [stale-member=3].
+func (s *scenario) alterPartitionLine(line string) (TP, kmsg.AlterPartitionRequestTopicPartition) {
+	fields := strings.Fields(line)
+	tp := parseTP(s.t, fields[0])
+	args := map[string]string{}
+	for _, f := range fields[1:] {
+		k, v, _ := strings.Cut(f, "=")
+		args[k] = v
+	}
+	p := kmsg.NewAlterPartitionRequestTopicPartition()
+	p.Partition = tp.Partition
+	if st, ok := s.storedState(tp); ok {
+		p.LeaderEpoch, p.PartitionEpoch = st.LeaderEpoch, st.PartitionEpoch
+	}
+	if v, ok := args["leader-epoch"]; ok {
+		p.LeaderEpoch = atoi32(s.t, v)
+	}
+	if v, ok := args["partition-epoch"]; ok {
+		p.PartitionEpoch = atoi32(s.t, v)
+	}
+	for _, r := range strings.Split(args["isr"], ",") {
+		id := atoi32(s.t, r)
+		p.NewISR = append(p.NewISR, id)
+		m := kmsg.NewAlterPartitionRequestTopicPartitionNewEpochISR()
+		m.BrokerID, m.BrokerEpoch = id, s.brokerEpoch(id)
+		if args["stale-member"] == r {
+			m.BrokerEpoch = 999999
+		}
+		p.NewEpochISR = append(p.NewEpochISR, m)
+	}
+	return tp, p
 }
 
 func (s *scenario) storedState(tp TP) (metadata.LeaderAndIsr, bool) {

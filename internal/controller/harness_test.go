@@ -346,6 +346,19 @@ func (cl *cluster) runLoop(id int32) (*Loop, context.Context) {
 	return n.loop, wait
 }
 
+// runLoops runs every broker's loop on its own goroutine until the test
+// ends, each campaigning at once, and returns a context for the test's
+// store calls.
+func (cl *cluster) runLoops() context.Context {
+	var ctx context.Context
+	for _, id := range cl.ids() {
+		l, wait := cl.runLoop(id)
+		l.Enqueue(Startup{Session: cl.nodes[id].sess})
+		ctx = wait
+	}
+	return ctx
+}
+
 // endedContext returns a context already cancelled.
 func (cl *cluster) endedContext() context.Context {
 	ctx, cancel := context.WithCancel(cl.ctx)

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"context"
 	"slices"
 	"testing"
 	"time"
@@ -26,21 +25,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // context (no reload) and tells every live broker the whole state.
 func TestHotStandbyFailover(t *testing.T) {
 	cl := newCluster(t, 1, 2, 3)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan struct{})
-	for _, id := range cl.ids() {
-		n := cl.nodes[id]
-		l := NewLoop(n.c)
-		go func() { l.Run(ctx); done <- struct{}{} }()
-		l.Enqueue(Startup{Session: n.sess})
-	}
-	defer func() {
-		cancel()
-		for range cl.ids() {
-			<-done
-		}
-	}()
+	ctx := cl.runLoops()
 	eventually(t, "one active controller", func() bool { return len(cl.active()) == 1 })
 	first := cl.active()[0]
 	if err := metadata.New(cl.store).CreateTopic(ctx, "warm", metadata.Assignment{Partitions: map[int32][]int32{0: {3, 2, 1}, 1: {2, 1, 3}}}, nil); err != nil {
@@ -115,23 +100,7 @@ func TestHotStandbyFailover(t *testing.T) {
 // a time, and each failover raises the epoch.
 func TestConcurrentCampaignsElectOne(t *testing.T) {
 	cl := newCluster(t, 1, 2, 3, 4, 5)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var running []chan struct{}
-	for _, id := range cl.ids() {
-		n := cl.nodes[id]
-		l := NewLoop(n.c)
-		done := make(chan struct{})
-		running = append(running, done)
-		go func() { l.Run(ctx); close(done) }()
-		l.Enqueue(Startup{Session: n.sess})
-	}
-	defer func() {
-		cancel()
-		for _, d := range running {
-			<-d
-		}
-	}()
+	cl.runLoops()
 	prev := int32(0)
 	for round := 0; round < 4; round++ {
 		eventually(t, "exactly one active controller", func() bool { return len(cl.active()) == 1 && cl.epoch() > prev })
