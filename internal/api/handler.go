@@ -53,6 +53,9 @@ type Metadata interface {
 	// Deleting reports a topic whose deletion is under way (auto-creation
 	// must not resurrect it).
 	Deleting(name string) bool
+	// Ready returns a channel closed once the broker may serve clients
+	// (ready.go).
+	Ready() <-chan struct{}
 }
 
 // CreateTopic is one topic of a CreateTopics request after defaults and
@@ -75,11 +78,26 @@ type Admin interface {
 	AutoCreateTopic(ctx context.Context, t CreateTopic) error
 	// DeleteTopic queues a deletion and waits for it (or ctx's end).
 	DeleteTopic(ctx context.Context, name string) error
+	// TopicConfig reads a topic's overrides from the store, as Kafka's
+	// DescribeConfigs reads them from ZooKeeper: what an AlterConfigs or a
+	// CreateTopics just wrote, before the broker's watch has applied it.
+	TopicConfig(ctx context.Context, name string) (map[string]string, error)
 }
 
 // Partitions finds partitions hosted on this broker.
 type Partitions interface {
 	Get(tp kafka.TopicPartition) *replica.Partition
+}
+
+// ProducerIDs issues producer ids (InitProducerId) and tells ids that
+// were issued from made-up ones (InitProducerId, Produce):
+// *producerid.Manager.
+type ProducerIDs interface {
+	// Next hands out a new producer id, waiting (within ctx) only when
+	// the broker has no block of ids; an error means no id now.
+	Next(ctx context.Context) (int64, error)
+	// Issued reports whether some broker ever handed out id.
+	Issued(id int64) bool
 }
 
 // Config is everything a Handler needs.
@@ -92,8 +110,10 @@ type Config struct {
 	Reassign   Reassignments // nil: KIP-455 requests answer NOT_CONTROLLER
 	Elections  Elections     // nil: ElectLeaders answers NOT_CONTROLLER
 	Partitions Partitions
-	Logger     *slog.Logger
-	Now        func() time.Time
+	// ProducerIDs: nil answers InitProducerId COORDINATOR_NOT_AVAILABLE.
+	ProducerIDs ProducerIDs
+	Logger      *slog.Logger
+	Now         func() time.Time
 }
 
 // Handler serves every API key in wire.Supported.
@@ -115,8 +135,14 @@ func New(cfg Config) *Handler {
 
 var _ server.Handler = (*Handler)(nil)
 
-// Handle dispatches one request by its type.
+// Handle dispatches one request by its type, once the broker is ready for
+// it (ready.go).
 func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHeader, req kmsg.Request) (kmsg.Response, error) {
+	if gated, bound := needsReady(req); gated {
+		if err := h.awaitReady(ctx, req, bound); err != nil {
+			return nil, err
+		}
+	}
 	switch r := req.(type) {
 	case *kmsg.ProduceRequest:
 		return h.produce(ctx, r)
@@ -135,7 +161,7 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 	case *kmsg.OffsetForLeaderEpochRequest:
 		return h.offsetForLeaderEpoch(r), nil
 	case *kmsg.DescribeConfigsRequest:
-		return h.describeConfigs(r), nil
+		return h.describeConfigs(ctx, r), nil
 	case *kmsg.DescribeClusterRequest:
 		return h.describeCluster(r), nil
 	case *kmsg.LeaderAndISRRequest:
@@ -156,6 +182,8 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.controlledShutdown(ctx, r), nil
 	case *kmsg.CreatePartitionsRequest:
 		return h.createPartitions(ctx, r), nil
+	case *kmsg.InitProducerIDRequest:
+		return h.initProducerID(ctx, r), nil
 	}
 	return nil, fmt.Errorf("api: no handler for key %d", req.Key())
 }

@@ -4,7 +4,14 @@
 // accepts, and the listener closes before storage flushes and writes its
 // clean-shutdown marker.
 //
+// Readiness: the listener opens before the broker registers (its bound port
+// goes into the registration), but clients are served only once it has
+// registered and applied an UpdateMetadata sent for that registration
+// (api/ready.go, metacache/ready.go); a lost session or a stall past the
+// session timeout (stall.go) makes it unready until it has registered again.
+//
 // Goroutines: the listener's accept loop (server package) and the log
 // manager's background loop (retention, flush, delayed deletion); Close stops
-// both and waits for them.
+// both and waits for them. keepSession re-registers after a session ends;
+// watchStalls beats the cache's stall detection.
 package broker
