@@ -22,6 +22,7 @@
 //	                                  (chunks.go); controller only, fenced, conditional on the chunk's version
 //	/admin/delete_topics/<topic>      an empty marker: deletion requested (MarkTopicForDeletion)
 //	/config/topics/<topic>            {"version":1,"config":{...}}: topic config overrides
+//	/latest_producer_id_block         the last producer id block claimed (below)
 //
 // Where Kafka has a znode per partition state
 // (/brokers/topics/<t>/partitions/<p>/state), Samsa keeps one chunk key per
