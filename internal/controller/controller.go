@@ -15,7 +15,8 @@ import (
 )
 
 // Sender delivers controller requests to brokers (Kafka's
-// ControllerChannelManager). Callbacks may run on any goroutine.
+// ControllerChannelManager; channel.Manager is the real one, the tests
+// record). Callbacks may run on any goroutine.
 type Sender interface {
 	AddBroker(b metadata.Broker)
 	RemoveBroker(id int32)

@@ -10,8 +10,9 @@
 // (ControllerBrokerRequestBatch), election.go (PartitionLeaderElectionAlgorithms),
 // partitions.go (PartitionStateMachine), replicas.go (ReplicaStateMachine),
 // controller.go (the event handlers of KafkaController), events.go and
-// loop.go (ControllerEventManager: the events, the one goroutine), sender.go
-// (ControllerChannelManager), deletion.go (TopicDeletionManager),
+// loop.go (ControllerEventManager: the events, the one goroutine), the
+// Sender interface (ControllerChannelManager's, in controller.go; package
+// channel implements it over sockets), deletion.go (TopicDeletionManager),
 // failover.go (onControllerFailover with the state machines' startup,
 // onBrokerStartup/Failure), standby.go (Kafka's watches: the store
 // changes every controller follows, the warm standby's mirror of the store;

@@ -1,4 +1,4 @@
-package controller
+package channel
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/wire"
 )
 
-// ChannelManager is the real Sender: one connection and one ordered send
+// Manager is the controller's Sender: one connection and one ordered send
 // queue per live broker (Kafka's ControllerChannelManager). A request is
 // retried with backoff until it is answered or its broker is removed.
 //
@@ -29,7 +29,7 @@ import (
 // round trip separates them. Answers come back in order, each to its
 // request's callback. When the connection breaks, the unanswered requests
 // are sent again, in order, on a new one.
-type ChannelManager struct {
+type Manager struct {
 	log     *slog.Logger
 	timeout time.Duration
 
@@ -53,17 +53,17 @@ type brokerChannel struct {
 	signal chan struct{}
 }
 
-// NewChannelManager returns a manager whose requests time out after
+// NewManager returns a manager whose requests time out after
 // timeout (controller.socket.timeout.ms).
-func NewChannelManager(log *slog.Logger, timeout time.Duration) *ChannelManager {
+func NewManager(log *slog.Logger, timeout time.Duration) *Manager {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &ChannelManager{log: log, timeout: timeout, brokers: map[int32]*brokerChannel{}}
+	return &Manager{log: log, timeout: timeout, brokers: map[int32]*brokerChannel{}}
 }
 
 // AddBroker opens a channel to b (replacing an older one).
-func (m *ChannelManager) AddBroker(b metadata.Broker) {
+func (m *Manager) AddBroker(b metadata.Broker) {
 	m.RemoveBroker(b.ID)
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := &brokerChannel{id: b.ID, addr: net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))),
@@ -75,7 +75,7 @@ func (m *ChannelManager) AddBroker(b metadata.Broker) {
 }
 
 // RemoveBroker closes the channel to id; queued requests are dropped.
-func (m *ChannelManager) RemoveBroker(id int32) {
+func (m *Manager) RemoveBroker(id int32) {
 	m.mu.Lock()
 	ch := m.brokers[id]
 	delete(m.brokers, id)
@@ -87,7 +87,7 @@ func (m *ChannelManager) RemoveBroker(id int32) {
 }
 
 // Close removes every broker.
-func (m *ChannelManager) Close() {
+func (m *Manager) Close() {
 	m.mu.Lock()
 	ids := make([]int32, 0, len(m.brokers))
 	for id := range m.brokers {
@@ -100,7 +100,7 @@ func (m *ChannelManager) Close() {
 }
 
 // Send queues req for broker; cb gets the answer. Unknown brokers drop it.
-func (m *ChannelManager) Send(broker int32, req kmsg.Request, cb func(kmsg.Response, error)) {
+func (m *Manager) Send(broker int32, req kmsg.Request, cb func(kmsg.Response, error)) {
 	m.mu.Lock()
 	ch := m.brokers[broker]
 	m.mu.Unlock()
@@ -131,7 +131,7 @@ func (m *ChannelManager) Send(broker int32, req kmsg.Request, cb func(kmsg.Respo
 // at 2, 0.44-0.52 s at 8 (against 0.34-0.43 s in that pairing).
 const maxInFlight = 2
 
-func (m *ChannelManager) run(ctx context.Context, ch *brokerChannel) {
+func (m *Manager) run(ctx context.Context, ch *brokerChannel) {
 	defer close(ch.done)
 	var unanswered []pending // sent on a connection that broke: sent first on the next
 	const firstBackoff = 50 * time.Millisecond
@@ -158,7 +158,7 @@ func (m *ChannelManager) run(ctx context.Context, ch *brokerChannel) {
 // callbacks. It returns when the connection fails or ctx ends, with the
 // requests sent and not answered, oldest first, and whether any request was
 // answered.
-func (m *ChannelManager) serve(ctx context.Context, ch *brokerChannel, resend []pending) (left []pending, answered bool, err error) {
+func (m *Manager) serve(ctx context.Context, ch *brokerChannel, resend []pending) (left []pending, answered bool, err error) {
 	conn, err := wire.Dial(ctx, ch.addr, "samsa-controller", m.timeout)
 	if err != nil {
 		return resend, false, err
@@ -332,4 +332,4 @@ func (c *pipeline) finish(err error) ([]pending, bool, error) {
 }
 
 // errBroken: the connection failed while answers were awaited.
-var errBroken = errors.New("controller: connection to broker broken")
+var errBroken = errors.New("channel: connection to broker broken")
