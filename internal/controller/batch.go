@@ -119,7 +119,7 @@ func (b *requestBatch) build(c *Controller, emit func(broker int32, req kmsg.Req
 	ctx := c.ctx
 	// Brokers told the same partitions (the surviving replicas after a
 	// failure, every replica of new partitions) share one body; only the
-	// broker epoch differs.
+	// broker epoch differs (f51a9f8; no figure recorded).
 	var prev *kmsg.LeaderAndISRRequest
 	var prevParts *tpList[bool]
 	for _, id := range sortedIDs(b.lair) {

@@ -33,6 +33,8 @@ type StateResult struct {
 // pending at once. Each transaction waits for a commit (a disk sync); the
 // store groups concurrent ones into one, so a large write costs a few
 // commits per writeStatesInFlight batches instead of one per batch.
+// Evidence: with the fast state codec, topic creation became about twice
+// as fast (721952a; no benchmark named, no separate figure).
 const writeStatesInFlight = 16
 
 // maxTxnBytes bounds the values of one transaction, well inside etcd's
