@@ -39,6 +39,7 @@ func FuzzAssignment(f *testing.F) {
 		`{"version":3,"topic_id":null,"partitions":{"0":[1.0]}}`,
 		`{"version":3,"partitions":{"0":[01]}}`,
 		`{"partitions":{"\u0030":[1]}}`,
+		`{"version":3,"partitions":{":":[1],"0":[/]}}`,
 		`null`, `[]`, ``,
 	} {
 		f.Add([]byte(doc))
@@ -143,6 +144,10 @@ func FuzzStateChunk(f *testing.F) {
 		`{"version":1,"st\u0061tes":[]}`,
 		`{"version":1,"states":[[0,1,0,null,1,0]]}`,
 		`{"version":1,"states":[[0,1,0,[1],1]]}`,
+		// '/' and ':' border the digits: a digit test off by one reads them.
+		`{"version":1,"states":[[0,:,0,[1],1,0]]}`,
+		`{"version":1,"states":[[/,1,0,[:],1,0]]}`,
+		`{"version":1,"states":[[0,1,0,[1],1,:]]}`,
 		`{"version":2,"states":[]}`,
 		`[]`, ``,
 	} {
