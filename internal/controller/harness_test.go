@@ -234,14 +234,18 @@ func (cl *cluster) feed(id int32) {
 }
 
 // drain hands node id's queued events to its controller as Run does,
-// decoding the warm state chunks as its timer would, eventually. It
-// reports whether there was any.
+// decoding the warm state chunks as its warmDecoder would, one decodeWarm
+// queued at a time, without the wait. It reports whether there was any.
 func (cl *cluster) drain(id int32) bool {
 	n := cl.nodes[id]
-	handled := false
-	n.loop.drain(cl.ctx, func(Event) {
+	handled, decodeQueued := false, false
+	n.loop.drain(cl.ctx, func(ev Event) {
 		handled = true
-		if n.c.warmPending() {
+		if _, ok := ev.(decodeWarm); ok {
+			decodeQueued = false
+		}
+		if !decodeQueued && n.c.warmPending() {
+			decodeQueued = true
 			n.loop.Enqueue(decodeWarm{})
 		}
 	})
