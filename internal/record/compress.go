@@ -127,3 +127,42 @@ func unxerial(src []byte) ([]byte, error) {
 	}
 	return out, nil
 }
+
+var zstdEncoders = sync.Pool{New: func() any {
+	e, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
+	return e
+}}
+
+// compress encodes record bytes with codec, the way Kafka clients do:
+// gzip and lz4 frames, raw snappy blocks, zstd frames.
+func compress(codec int8, src []byte) ([]byte, error) {
+	switch codec {
+	case CompressionGzip:
+		var buf bytes.Buffer
+		w := gzip.NewWriter(&buf)
+		if _, err := w.Write(src); err != nil {
+			return nil, fmt.Errorf("record: gzip: %w", err)
+		}
+		if err := w.Close(); err != nil {
+			return nil, fmt.Errorf("record: gzip: %w", err)
+		}
+		return buf.Bytes(), nil
+	case CompressionSnappy:
+		return s2.EncodeSnappy(nil, src), nil
+	case CompressionLz4:
+		var buf bytes.Buffer
+		w := lz4.NewWriter(&buf)
+		if _, err := w.Write(src); err != nil {
+			return nil, fmt.Errorf("record: lz4: %w", err)
+		}
+		if err := w.Close(); err != nil {
+			return nil, fmt.Errorf("record: lz4: %w", err)
+		}
+		return buf.Bytes(), nil
+	case CompressionZstd:
+		e := zstdEncoders.Get().(*zstd.Encoder)
+		defer zstdEncoders.Put(e)
+		return e.EncodeAll(src, nil), nil
+	}
+	return nil, fmt.Errorf("%w: unknown compression codec %d", ErrInvalidRecord, codec)
+}

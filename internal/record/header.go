@@ -41,6 +41,9 @@ const (
 	attrLogAppendTime   = 0x08
 	attrTransactional   = 0x10
 	attrControl         = 0x20
+	// attrDeleteHorizon: FirstTimestamp holds the delete horizon set by
+	// the log cleaner (KIP-534); record timestamps stay relative to it.
+	attrDeleteHorizon = 0x40
 )
 
 // Compression codecs as stored in the attribute bits.
@@ -101,6 +104,15 @@ func (h Header) Transactional() bool { return h.Attributes&attrTransactional != 
 
 // Control reports whether the batch holds control records (txn markers).
 func (h Header) Control() bool { return h.Attributes&attrControl != 0 }
+
+// DeleteHorizon returns the time after which the log cleaner may drop the
+// batch's tombstones, set when it first cleaned the batch (KIP-534).
+func (h Header) DeleteHorizon() (int64, bool) {
+	if h.Attributes&attrDeleteHorizon == 0 {
+		return 0, false
+	}
+	return h.FirstTimestamp, true
+}
 
 // ReadHeader parses the batch header at b[0:]. It returns ErrCorrupt if b is
 // shorter than HeaderSize or BatchLength is implausible (smaller than an empty

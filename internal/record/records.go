@@ -24,7 +24,9 @@ type RecordHeader struct {
 // Records iterates over the records of one whole batch, decompressing it
 // when needed, and calls fn for each until fn returns false. With
 // LogAppendTime every record's timestamp is the batch MaxTimestamp, as Kafka
-// defines it. It checks framing but not the CRC.
+// defines it. It checks framing but not the CRC. Batches rewritten by log
+// compaction are accepted: offset deltas may have gaps (increasing, at most
+// LastOffsetDelta) and an empty batch has no records.
 func Records(batch []byte, fn func(Record) bool) error {
 	h, err := ReadHeader(batch)
 	if err != nil {
@@ -40,7 +42,7 @@ func Records(batch []byte, fn func(Record) bool) error {
 	if err != nil {
 		return err
 	}
-	return walk(h, data, func(r *rawRecord) bool {
+	return walkStored(h, data, func(r *rawRecord) bool {
 		rec := Record{
 			Offset:    h.BaseOffset + int64(r.offsetDelta),
 			Timestamp: h.FirstTimestamp + r.timestampDelta,
@@ -87,6 +89,35 @@ func walk(h Header, data []byte, fn func(*rawRecord) bool, collectHeaders bool) 
 		if r.offsetDelta != i {
 			return fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, r.offsetDelta)
 		}
+		data = data[n:]
+		if fn != nil && !fn(&r) {
+			return nil
+		}
+	}
+	if len(data) != 0 {
+		return fmt.Errorf("%w: %d bytes after the last record", ErrInvalidRecord, len(data))
+	}
+	return nil
+}
+
+// walkStored is walk for batches read back from a log, which compaction may
+// have thinned: 0..LastOffsetDelta+1 records with increasing offset deltas
+// within [0, LastOffsetDelta].
+func walkStored(h Header, data []byte, fn func(*rawRecord) bool, collectHeaders bool) error {
+	if h.NumRecords < 0 || int64(h.NumRecords) > int64(h.LastOffsetDelta)+1 {
+		return fmt.Errorf("%w: %d records but last offset delta %d", ErrInvalidRecord, h.NumRecords, h.LastOffsetDelta)
+	}
+	var r rawRecord
+	prev := int32(-1)
+	for i := int32(0); i < h.NumRecords; i++ {
+		n, err := parseRecord(data, &r, collectHeaders)
+		if err != nil {
+			return fmt.Errorf("record %d: %w", i, err)
+		}
+		if r.offsetDelta <= prev || r.offsetDelta > h.LastOffsetDelta {
+			return fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, r.offsetDelta)
+		}
+		prev = r.offsetDelta
 		data = data[n:]
 		if fn != nil && !fn(&r) {
 			return nil

@@ -1,0 +1,96 @@
+package record
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+)
+
+// Rebuild appends to dst one v2 batch holding recs, a subset of the records
+// of the stored batch h in offset order: what the log cleaner writes. The
+// batch keeps h's base offset and last offset delta (so offsets, gaps and
+// the producer's sequence range are unchanged), partition leader epoch,
+// producer id, epoch and base sequence, timestamp type, transactional and
+// control flags, and is compressed with h's codec. With horizon >= 0 the
+// batch carries that delete horizon (KIP-534: attribute 0x40, FirstTimestamp
+// = horizon, record timestamps relative to it). With no records it is
+// Kafka's empty batch: a bare header, uncompressed, both timestamps h's
+// MaxTimestamp.
+func Rebuild(dst []byte, h Header, recs []Record, horizon int64) ([]byte, error) {
+	attrs := h.Attributes &^ attrDeleteHorizon
+	base, maxTS := h.MaxTimestamp, h.MaxTimestamp
+	if len(recs) > 0 {
+		base = recs[0].Timestamp
+		if !h.LogAppendTime() {
+			maxTS = recs[0].Timestamp
+			for _, r := range recs {
+				maxTS = max(maxTS, r.Timestamp)
+			}
+		}
+	}
+	if horizon >= 0 {
+		base = horizon
+		attrs |= attrDeleteHorizon
+	}
+	var body []byte
+	for _, r := range recs {
+		delta := r.Offset - h.BaseOffset
+		if delta < 0 || delta > int64(h.LastOffsetDelta) {
+			return dst, fmt.Errorf("%w: offset %d outside the batch at %d", ErrInvalidRecord, r.Offset, h.BaseOffset)
+		}
+		body = appendRecord(body, r, base, int32(delta))
+	}
+	if len(recs) == 0 {
+		attrs &^= attrCompressionMask
+	} else if h.Compression() != CompressionNone {
+		var err error
+		if body, err = compress(h.Compression(), body); err != nil {
+			return dst, err
+		}
+	}
+	start := len(dst)
+	dst = append(dst, make([]byte, HeaderSize)...)
+	dst = append(dst, body...)
+	b := dst[start:]
+	be := binary.BigEndian
+	be.PutUint64(b[offBaseOffset:], uint64(h.BaseOffset))
+	be.PutUint32(b[offBatchLength:], uint32(len(b)-lengthOverhead))
+	be.PutUint32(b[offLeaderEpoch:], uint32(h.PartitionLeaderEpoch))
+	b[offMagic] = 2
+	be.PutUint16(b[offAttributes:], uint16(attrs))
+	be.PutUint32(b[offLastOffsetDelta:], uint32(h.LastOffsetDelta))
+	be.PutUint64(b[offFirstTimestamp:], uint64(base))
+	be.PutUint64(b[offMaxTimestamp:], uint64(maxTS))
+	be.PutUint64(b[offProducerID:], uint64(h.ProducerID))
+	be.PutUint16(b[offProducerEpoch:], uint16(h.ProducerEpoch))
+	be.PutUint32(b[offBaseSequence:], uint32(h.BaseSequence))
+	be.PutUint32(b[offNumRecords:], uint32(len(recs)))
+	be.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
+	return dst, nil
+}
+
+// appendRecord encodes one record (v2 framing) with timestamp and offset
+// deltas relative to base and the batch's base offset.
+func appendRecord(dst []byte, r Record, base int64, offsetDelta int32) []byte {
+	var body []byte
+	body = append(body, 0) // attributes
+	body = binary.AppendVarint(body, r.Timestamp-base)
+	body = binary.AppendVarint(body, int64(offsetDelta))
+	body = appendBytes(body, r.Key, true)
+	body = appendBytes(body, r.Value, true)
+	body = binary.AppendVarint(body, int64(len(r.Headers)))
+	for _, hd := range r.Headers {
+		body = appendBytes(body, []byte(hd.Key), false)
+		body = appendBytes(body, hd.Value, true)
+	}
+	dst = binary.AppendVarint(dst, int64(len(body)))
+	return append(dst, body...)
+}
+
+func appendBytes(dst, v []byte, nullable bool) []byte {
+	if v == nil && nullable {
+		return binary.AppendVarint(dst, -1)
+	}
+	dst = binary.AppendVarint(dst, int64(len(v)))
+	return append(dst, v...)
+}
