@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -546,6 +547,10 @@ func logConfig(t config.Topic) storage.LogConfig {
 		RetentionMs: retention, RetentionBytes: t.RetentionBytes,
 		FlushMessages: t.FlushMessages, FlushMs: t.Flush.Milliseconds(),
 		IndexIntervalBytes: t.IndexIntervalBytes, SegmentIndexBytes: t.SegmentIndexBytes,
-		LogAppendTime: t.MessageTimestampType == "LogAppendTime",
+		LogAppendTime:     t.MessageTimestampType == "LogAppendTime",
+		Compact:           slices.Contains(t.CleanupPolicy, "compact"),
+		NoDelete:          !slices.Contains(t.CleanupPolicy, "delete"),
+		DeleteRetentionMs: t.DeleteRetention.Milliseconds(), MinCompactionLagMs: t.MinCompactionLag.Milliseconds(),
+		MaxCompactionLagMs: t.MaxCompactionLag.Milliseconds(), MinCleanableRatio: t.MinCleanableDirtyRatio,
 	}
 }

@@ -45,40 +45,47 @@ type Broker struct {
 	LogMessageTimestampType    string        // log.message.timestamp.type: CreateTime or LogAppendTime
 	LogPreallocate             bool          // log.preallocate
 	LogCleanupPolicy           []string      // log.cleanup.policy
-	CompressionType            string        // compression.type
-	NumRecoveryThreadsPerDir   int32         // num.recovery.threads.per.data.dir
-	HighWatermarkCheckpoint    time.Duration // replica.high.watermark.checkpoint.interval.ms
-	MessageMaxBytes            int32         // message.max.bytes
-	SocketRequestMaxBytes      int32         // socket.request.max.bytes
-	ConnectionsMaxIdle         time.Duration // connections.max.idle.ms
-	FetchMaxBytes              int32         // fetch.max.bytes
-	MinInsyncReplicas          int32         // min.insync.replicas
-	UncleanLeaderElection      bool          // unclean.leader.election.enable
-	ReplicaLagTimeMax          time.Duration // replica.lag.time.max.ms
-	ReplicaFetchMaxBytes       int32         // replica.fetch.max.bytes
-	ReplicaFetchWaitMax        time.Duration // replica.fetch.wait.max.ms
-	ReplicaFetchMinBytes       int32         // replica.fetch.min.bytes
-	ReplicaFetchBackoff        time.Duration // replica.fetch.backoff.ms
-	ReplicaFetchResponseMax    int32         // replica.fetch.response.max.bytes
-	ReplicaSocketTimeout       time.Duration // replica.socket.timeout.ms
-	NumReplicaFetchers         int32         // num.replica.fetchers
-	ControllerSocketTimeout    time.Duration // controller.socket.timeout.ms
-	ControlledShutdownEnable   bool          // controlled.shutdown.enable
-	ControlledShutdownRetries  int32         // controlled.shutdown.max.retries
-	ControlledShutdownBackoff  time.Duration // controlled.shutdown.retry.backoff.ms
-	AutoLeaderRebalanceEnable  bool          // auto.leader.rebalance.enable
-	LeaderImbalancePercentage  int32         // leader.imbalance.per.broker.percentage
-	LeaderImbalanceCheck       time.Duration // leader.imbalance.check.interval.seconds
-	OffsetsTopicReplication    int16         // offsets.topic.replication.factor
-	OffsetsTopicNumPartitions  int32         // offsets.topic.num.partitions
-	OffsetsTopicSegmentBytes   int32         // offsets.topic.segment.bytes
-	OffsetsRetention           time.Duration // offsets.retention.minutes
-	OffsetsRetentionCheck      time.Duration // offsets.retention.check.interval.ms
-	OffsetsCommitTimeout       time.Duration // offsets.commit.timeout.ms
-	GroupInitialRebalanceDelay time.Duration // group.initial.rebalance.delay.ms
-	GroupMinSessionTimeout     time.Duration // group.min.session.timeout.ms
-	GroupMaxSessionTimeout     time.Duration // group.max.session.timeout.ms
-	GroupMaxSize               int32         // group.max.size
+	LogCleanerEnable           bool          // log.cleaner.enable
+	LogCleanerThreads          int32         // log.cleaner.threads
+	LogCleanerDedupeBufferSize int64         // log.cleaner.dedupe.buffer.size
+	LogCleanerIOBufferSize     int32         // log.cleaner.io.buffer.size
+	// log.cleaner.io.max.bytes.per.second (Double.MAX_VALUE: unlimited)
+	LogCleanerIOMaxBytesPerSecond float64
+	LogCleanerBackoff             time.Duration // log.cleaner.backoff.ms
+	CompressionType               string        // compression.type
+	NumRecoveryThreadsPerDir      int32         // num.recovery.threads.per.data.dir
+	HighWatermarkCheckpoint       time.Duration // replica.high.watermark.checkpoint.interval.ms
+	MessageMaxBytes               int32         // message.max.bytes
+	SocketRequestMaxBytes         int32         // socket.request.max.bytes
+	ConnectionsMaxIdle            time.Duration // connections.max.idle.ms
+	FetchMaxBytes                 int32         // fetch.max.bytes
+	MinInsyncReplicas             int32         // min.insync.replicas
+	UncleanLeaderElection         bool          // unclean.leader.election.enable
+	ReplicaLagTimeMax             time.Duration // replica.lag.time.max.ms
+	ReplicaFetchMaxBytes          int32         // replica.fetch.max.bytes
+	ReplicaFetchWaitMax           time.Duration // replica.fetch.wait.max.ms
+	ReplicaFetchMinBytes          int32         // replica.fetch.min.bytes
+	ReplicaFetchBackoff           time.Duration // replica.fetch.backoff.ms
+	ReplicaFetchResponseMax       int32         // replica.fetch.response.max.bytes
+	ReplicaSocketTimeout          time.Duration // replica.socket.timeout.ms
+	NumReplicaFetchers            int32         // num.replica.fetchers
+	ControllerSocketTimeout       time.Duration // controller.socket.timeout.ms
+	ControlledShutdownEnable      bool          // controlled.shutdown.enable
+	ControlledShutdownRetries     int32         // controlled.shutdown.max.retries
+	ControlledShutdownBackoff     time.Duration // controlled.shutdown.retry.backoff.ms
+	AutoLeaderRebalanceEnable     bool          // auto.leader.rebalance.enable
+	LeaderImbalancePercentage     int32         // leader.imbalance.per.broker.percentage
+	LeaderImbalanceCheck          time.Duration // leader.imbalance.check.interval.seconds
+	OffsetsTopicReplication       int16         // offsets.topic.replication.factor
+	OffsetsTopicNumPartitions     int32         // offsets.topic.num.partitions
+	OffsetsTopicSegmentBytes      int32         // offsets.topic.segment.bytes
+	OffsetsRetention              time.Duration // offsets.retention.minutes
+	OffsetsRetentionCheck         time.Duration // offsets.retention.check.interval.ms
+	OffsetsCommitTimeout          time.Duration // offsets.commit.timeout.ms
+	GroupInitialRebalanceDelay    time.Duration // group.initial.rebalance.delay.ms
+	GroupMinSessionTimeout        time.Duration // group.min.session.timeout.ms
+	GroupMaxSessionTimeout        time.Duration // group.max.session.timeout.ms
+	GroupMaxSize                  int32         // group.max.size
 
 	MetadataStoreConnect        string        // metadata.store.connect; "": embedded store
 	MetadataStoreSessionTimeout time.Duration // metadata.store.session.timeout.ms

@@ -49,6 +49,15 @@ type LogConfig struct {
 	IndexIntervalBytes int32 // index.interval.bytes
 	SegmentIndexBytes  int32 // segment.index.bytes
 	LogAppendTime      bool  // message.timestamp.type=LogAppendTime
+
+	// cleanup.policy: Compact if it holds compact, NoDelete if it lacks
+	// delete (the zero value is Kafka's default, delete). Retention by
+	// time and size deletes segments only under the delete policy.
+	Compact, NoDelete  bool
+	DeleteRetentionMs  int64   // delete.retention.ms: tombstones kept after cleaning
+	MinCompactionLagMs int64   // min.compaction.lag.ms
+	MaxCompactionLagMs int64   // max.compaction.lag.ms; <= 0: MaxInt64
+	MinCleanableRatio  float64 // min.cleanable.dirty.ratio
 }
 
 // DefaultLogConfig returns Kafka's defaults.
@@ -62,6 +71,9 @@ func DefaultLogConfig() LogConfig {
 		FlushMs:            math.MaxInt64,
 		IndexIntervalBytes: 4096,
 		SegmentIndexBytes:  10 << 20,
+		DeleteRetentionMs:  86400000,
+		MaxCompactionLagMs: math.MaxInt64,
+		MinCleanableRatio:  0.5,
 	}
 }
 
@@ -87,6 +99,9 @@ func (c LogConfig) sane() LogConfig {
 	}
 	if c.IndexIntervalBytes < 0 {
 		c.IndexIntervalBytes = d.IndexIntervalBytes
+	}
+	if c.MaxCompactionLagMs <= 0 {
+		c.MaxCompactionLagMs = d.MaxCompactionLagMs
 	}
 	if c.SegmentIndexBytes < offsetEntrySize*2 {
 		c.SegmentIndexBytes = d.SegmentIndexBytes

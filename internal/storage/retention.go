@@ -9,7 +9,8 @@ import (
 )
 
 // enforceRetention deletes the oldest segments past retention.ms or beyond
-// retention.bytes, as Kafka's deleteOldSegments does: time first, then size
+// retention.bytes, as Kafka's deleteOldSegments does (only under the
+// delete cleanup policy: a compact-only log keeps every segment): time first, then size
 // (delete the oldest while the rest still holds at least retention.bytes).
 // Segments reaching above the high watermark stay (followers may still need
 // them). If every segment is due, the active one is rolled first so the log keeps
@@ -21,7 +22,7 @@ func (l *Log) enforceRetention(now time.Time) error {
 		return err
 	}
 	defer l.mu.Unlock()
-	if l.lazy.Load() {
+	if l.lazy.Load() || l.config().NoDelete {
 		return nil
 	}
 	sizes := make([]int64, len(l.segs))
@@ -136,7 +137,7 @@ func (l *Log) retentionDue(nowMs int64) bool {
 	l.mu.RLock()
 	cfg, closed, lazy := l.config(), l.closed, l.lazy.Load()
 	l.mu.RUnlock()
-	if closed || lazy || (cfg.RetentionMs < 0 && cfg.RetentionBytes < 0) {
+	if closed || lazy || cfg.NoDelete || (cfg.RetentionMs < 0 && cfg.RetentionBytes < 0) {
 		return false
 	}
 	bases, err := listSegments(l.dir())

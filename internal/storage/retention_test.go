@@ -254,3 +254,31 @@ func checkTagged(recs []byte, off int64) error {
 	}
 	return nil
 }
+
+
+// TestRetentionSparesCompactOnlyLog: retention by time deletes segments
+// only under the delete cleanup policy (Kafka's deleteOldSegments); a
+// compact-only log keeps them, and compact,delete deletes.
+func TestRetentionSparesCompactOnlyLog(t *testing.T) {
+	m := openManager(t, t.TempDir())
+	defer m.Close()
+	b, _ := batch(0, "x", 5)
+	cfg := DefaultLogConfig()
+	cfg.SegmentBytes, cfg.RetentionMs = int64(len(b)), 1
+	cfg.Compact, cfg.NoDelete = true, true
+	l, _ := m.Create(tp0, topic, cfg)
+	for j := range 4 {
+		mustAppend(t, l, t0.UnixMilli()-10_000, fmt.Sprint(j), 5)
+	}
+	commitAll(l)
+	m.RunOnce(t0)
+	if got := l.LogStartOffset(); got != 0 {
+		t.Fatalf("compact-only log start %d after retention, want 0", got)
+	}
+	cfg.NoDelete = false
+	l.SetConfig(cfg)
+	m.RunOnce(t0)
+	if got := l.LogStartOffset(); got == 0 {
+		t.Fatal("compact,delete log kept its expired segments")
+	}
+}
