@@ -213,15 +213,21 @@ func (l *Log) appendLocked(records []byte, hdrs []record.Header, nowMs int64) er
 
 // shouldRoll is Kafka's LogSegment.shouldRoll: a non-empty segment rolls if
 // the append would pass segment.bytes, segment.ms elapsed on its roll
-// clock, an index is full, or the offsets would overflow the relative int32
-// of the indexes.
+// clock (or max.compaction.lag.ms if shorter on a compacted log, KIP-354),
+// an index is full, or the offsets would overflow the relative int32 of
+// the indexes.
 func (l *Log) shouldRoll(s *segment, size int64, hdrs []record.Header, nowMs int64) bool {
 	if s.size == 0 {
 		return false
 	}
+	cfg := l.config()
+	rollMs := cfg.SegmentMs
+	if cfg.Compact {
+		rollMs = min(rollMs, cfg.MaxCompactionLagMs)
+	}
 	lastOffset := hdrs[len(hdrs)-1].LastOffset()
-	return s.size+size > l.config().SegmentBytes ||
-		timeWaitedForRoll(s, hdrs, nowMs) >= l.config().SegmentMs ||
+	return s.size+size > cfg.SegmentBytes ||
+		timeWaitedForRoll(s, hdrs, nowMs) >= rollMs ||
 		s.indexFull(l.config().SegmentIndexBytes) ||
 		lastOffset-s.base > math.MaxInt32 || s.size+size > math.MaxInt32
 }

@@ -76,15 +76,17 @@ func readAll(t testing.TB, l *Log, from int64) []record.Record {
 		if len(res.Records) == 0 {
 			t.Fatalf("empty read at %d below LEO %d", from, res.LogEndOffset)
 		}
-		hs, err := record.Validate(res.Records, 1<<30)
-		if err != nil {
-			t.Fatalf("read returned invalid batches: %v", err)
-		}
-		from = hs[len(hs)-1].LastOffset() + 1
 		for p := 0; p < len(res.Records); {
-			h, _ := record.ReadHeader(res.Records[p:])
-			record.Records(res.Records[p:p+h.Size()], func(r record.Record) bool { out = append(out, r); return true })
+			h, err := record.ReadHeader(res.Records[p:])
+			if err != nil || h.Size() > len(res.Records)-p || !record.CheckCRC(res.Records[p:p+h.Size()]) {
+				t.Fatalf("read returned a bad batch at byte %d: %v", p, err)
+			}
+			// As stored: compaction may have thinned the batch (offset gaps).
+			if err := record.Records(res.Records[p:p+h.Size()], func(r record.Record) bool { out = append(out, r); return true }); err != nil {
+				t.Fatalf("read returned an invalid batch: %v", err)
+			}
 			p += h.Size()
+			from = h.LastOffset() + 1
 		}
 	}
 	return out

@@ -25,7 +25,7 @@ import (
 // first segment, durable, and loads it. Called with mu held for writing. On
 // error the log stays lazy and what was made is removed.
 func (l *Log) materializeLocked() error {
-	l.onDisk = &onDisk{} // recovered: nothing to recover from 0
+	l.onDisk = &onDisk{firstDirty: -1} // recovered: nothing to recover from 0
 	if err := l.writeDirLocked(); err != nil {
 		l.onDisk = nil // lazy still
 		return err

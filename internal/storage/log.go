@@ -35,9 +35,13 @@ type Log struct {
 	// cleared under mu held for writing. Its fields are guarded by mu.
 	*onDisk
 
-	mu     sync.RWMutex
-	epochs epochCache   // leader epochs (epoch.go), guarded by mu
-	hw     atomic.Int64 // high watermark (hw.go); written under mu
+	mu sync.RWMutex
+	// cleanMu is held by a cleaning pass (cleanlog.go), before mu;
+	// cleanPauses counts truncations and deletions waiting for it.
+	cleanMu     sync.Mutex
+	cleanPauses atomic.Int32
+	epochs      epochCache   // leader epochs (epoch.go), guarded by mu
+	hw          atomic.Int64 // high watermark (hw.go); written under mu
 	// topicID is immutable once idKnown is set; before, it is read from
 	// partition.metadata under mu.
 	topicID [16]byte
@@ -63,12 +67,20 @@ type onDisk struct {
 
 	producers *producerStates // idempotent producers (producerlog.go), nil if none
 	snapshots []int64         // offsets of the producer snapshot files, sorted
+
+	// firstDirty: the log cleaner's checkpoint, offsets below were
+	// cleaned (cleaner-offset-checkpoint); -1 none.
+	firstDirty int64
 }
 
 // newLog returns the log of a partition directory found in d, not loaded.
 // cfg must be sane.
 func newLog(d *logDir, tp kafka.TopicPartition, cfg *LogConfig) *Log {
-	l := &Log{tp: tp, dirs: d, onDisk: &onDisk{recoveryPoint: d.recoveryPoints[tp], needRecovery: !d.clean}}
+	fd, ok := d.cleanerPoints[tp]
+	if !ok {
+		fd = -1
+	}
+	l := &Log{tp: tp, dirs: d, onDisk: &onDisk{recoveryPoint: d.recoveryPoints[tp], needRecovery: !d.clean, firstDirty: fd}}
 	l.cfg.Store(cfg)
 	l.hw.Store(d.hws[tp])
 	return l
@@ -184,7 +196,12 @@ func (l *Log) Open() error {
 // on after an unclean shutdown and checks the active segment's tail, then
 // loads the leader-epoch cache and clamps the high watermark.
 func (l *Log) loadLocked() error {
-	bases, snaps, err := listDir(l.dir())
+	bases, snaps, leftover, err := scanDir(l.dir())
+	if err == nil && leftover {
+		if err = recoverSwaps(l.dir()); err == nil {
+			bases, snaps, _, err = scanDir(l.dir())
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -340,12 +357,23 @@ func listSegments(dir string) ([]int64, error) {
 // listDir returns the base offsets of the .log files in dir and the
 // offsets of its producer snapshots, both sorted.
 func listDir(dir string) (bases, snaps []int64, err error) {
+	bases, snaps, _, err = scanDir(dir)
+	return bases, snaps, err
+}
+
+// scanDir is listDir, also telling whether files of an interrupted cleaner
+// swap are present (cleanswap.go).
+func scanDir(dir string) (bases, snaps []int64, leftover bool, err error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("storage: list segments: %w", err)
+		return nil, nil, false, fmt.Errorf("storage: list segments: %w", err)
 	}
 	for _, e := range ents {
 		if e.IsDir() {
+			continue
+		}
+		if swapLeftover(e.Name()) {
+			leftover = true
 			continue
 		}
 		if off, ok := parseSnapshotName(e.Name()); ok {
@@ -364,7 +392,7 @@ func listDir(dir string) (bases, snaps []int64, err error) {
 	}
 	slices.Sort(bases)
 	slices.Sort(snaps)
-	return bases, snaps, nil
+	return bases, snaps, leftover, nil
 }
 
 func createFiles(path string) error {

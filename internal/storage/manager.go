@@ -37,8 +37,17 @@ type ManagerConfig struct {
 	// (producer.id.expiration.check.interval.ms, default 600000, apart).
 	ProducerIDExpiration              time.Duration
 	ProducerIDExpirationCheckInterval time.Duration
-	Logger                            *slog.Logger
-	Now                               func() time.Time
+	// The log cleaner (cleaner.go), Kafka's log.cleaner.* settings; zero
+	// values take Kafka's defaults, but CleanerEnable (false: Run starts
+	// no cleaner thread; CleanOnce still cleans).
+	CleanerEnable              bool
+	CleanerThreads             int           // log.cleaner.threads, default 1
+	CleanerDedupeBufferSize    int64         // log.cleaner.dedupe.buffer.size, default 128 MiB
+	CleanerIOBufferSize        int           // log.cleaner.io.buffer.size, default 512 KiB
+	CleanerIOMaxBytesPerSecond float64       // log.cleaner.io.max.bytes.per.second, default unlimited
+	CleanerBackoff             time.Duration // log.cleaner.backoff.ms, default 15 s
+	Logger                     *slog.Logger
+	Now                        func() time.Time
 }
 
 // logDir is one of the configured log directories.
@@ -49,6 +58,8 @@ type logDir struct {
 	recoveryPoints map[kafka.TopicPartition]int64
 	dirty          atomic.Bool                    // recovery points changed since the last checkpoint
 	hws            map[kafka.TopicPartition]int64 // high watermarks read at open, for scanDir
+	cleanerPoints  map[kafka.TopicPartition]int64 // cleaner-offset-checkpoint read at open
+	cleanerDirty   atomic.Bool                    // a log's firstDirty changed since the last write
 	hwDirty        atomic.Bool                    // high watermarks changed since the last checkpoint
 	count          int                            // partitions, guarded by Manager.mu
 	cache          *fdCache                       // the manager's, for the logs in this dir
@@ -82,6 +93,10 @@ type Manager struct {
 	created  sync.Cond
 	deletes  []pendingDelete
 	closed   bool
+
+	cleaning    map[*Log]bool // logs a cleaner thread is cleaning
+	testCleaner *cleaner      // CleanOnce's
+	throttle    *throttle     // the cleaner threads'
 }
 
 // OpenManager locks each directory, notes and removes the clean-shutdown
@@ -116,7 +131,9 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	cfg.cleanerDefaults()
 	m := &Manager{cfg: cfg, log: cfg.Logger, now: cfg.Now, cache: newFDCache(cfg.MaxOpenFiles)}
+	m.throttle = &throttle{rate: cfg.CleanerIOMaxBytesPerSecond, now: time.Now}
 	m.created.L = &m.mu
 	for _, p := range cfg.Dirs {
 		d, err := m.openDir(p)
@@ -163,8 +180,9 @@ func (m *Manager) openDir(path string) (_ *logDir, err error) {
 		}
 	}
 	m.readHWCheckpoint(d)
+	m.readCleanerCheckpoint(d)
 	err = m.scanDir(d)
-	d.hws = nil // handed to the logs; logs created later start at 0
+	d.hws, d.cleanerPoints = nil, nil // handed to the logs
 	return d, err
 }
 
@@ -251,9 +269,11 @@ func (m *Manager) DeleteMany(tps []kafka.TopicPartition) error {
 		if l == nil {
 			continue
 		}
+		resume := l.pauseCleaning()
 		if err := l.closeLog(false); err != nil {
 			m.log.Warn("storage: close on delete", "partition", tp, "err", err)
 		}
+		resume()
 		if l.lazy.Load() { // closed: no append can materialize it now
 			continue // nothing on disk
 		}
@@ -315,11 +335,20 @@ func (m *Manager) RunOnce(now time.Time) {
 	m.checkpointHWs()
 }
 
-// Run calls RunOnce every RetentionCheckInterval, the time-based flush
+// Run runs the log cleaner threads if enabled (stopped and waited for
+// when ctx is done), calls RunOnce every RetentionCheckInterval, the time-based flush
 // every FlushCheckInterval if set, writes changed high watermark
 // checkpoints every HighWatermarkCheckpointInterval and expires idle
 // producers every ProducerIDExpirationCheckInterval, until ctx is done.
 func (m *Manager) Run(ctx context.Context) {
+	if m.cfg.CleanerEnable {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			m.runCleaners(ctx)
+		}()
+		defer func() { <-done }()
+	}
 	ret := time.NewTicker(m.cfg.RetentionCheckInterval)
 	defer ret.Stop()
 	pidt := time.NewTicker(m.cfg.ProducerIDExpirationCheckInterval)
@@ -449,9 +478,11 @@ func (m *Manager) Close() error {
 	unrecovered := map[*logDir]bool{}
 	logs := m.snapshot()
 	for _, l := range logs {
+		resume := l.pauseCleaning()
 		if err := l.close(); err != nil {
 			errs = append(errs, err)
 		}
+		resume()
 		if l.onDisk != nil && l.needRecovery { // closed: neither changes any more
 			unrecovered[l.dirs] = true
 		}
@@ -460,6 +491,9 @@ func (m *Manager) Close() error {
 		errs = append(errs, err)
 	}
 	if err := m.checkpointHW(true); err != nil {
+		errs = append(errs, err)
+	}
+	if err := m.checkpointCleaner(false); err != nil {
 		errs = append(errs, err)
 	}
 	if len(errs) == 0 {

@@ -255,7 +255,6 @@ func checkTagged(recs []byte, off int64) error {
 	return nil
 }
 
-
 // TestRetentionSparesCompactOnlyLog: retention by time deletes segments
 // only under the delete cleanup policy (Kafka's deleteOldSegments); a
 // compact-only log keeps them, and compact,delete deletes.

@@ -25,6 +25,7 @@ import (
 // emptied and restarts at offset (a negative offset counts as 0). A lazy
 // log is empty at 0 already and stays lazy.
 func (l *Log) TruncateTo(offset int64) error {
+	defer l.pauseCleaning()()
 	if err := l.lockLoaded(); err != nil {
 		return err
 	}
@@ -67,6 +68,7 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) error {
 	if offset < 0 {
 		return fmt.Errorf("storage: truncate %s to negative offset %d", l.tp, offset)
 	}
+	defer l.pauseCleaning()()
 	if err := l.lockLoaded(); err != nil {
 		return err
 	}
@@ -102,6 +104,10 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	}
 	l.recoveryPoint = offset
 	l.unflushed = 0
+	if l.firstDirty >= 0 {
+		l.firstDirty = offset
+		l.dirs.cleanerDirty.Store(true)
+	}
 	l.dirs.markDirty()
 	err = errors.Join(err, l.producersAfterFullTruncateLocked())
 	if l.epochs.clear() {
@@ -122,6 +128,10 @@ func (l *Log) afterTruncateLocked() {
 	l.clampHWLocked()
 	l.recoveryPoint = min(l.recoveryPoint, leo)
 	l.dirs.markDirty()
+	if l.firstDirty > leo {
+		l.firstDirty = leo
+		l.dirs.cleanerDirty.Store(true)
+	}
 	if err := l.producersAfterTruncateLocked(); err != nil {
 		l.dirs.log.Warn("storage: producer state after truncation", "partition", l.tp, "err", err)
 	}

@@ -1,0 +1,201 @@
+package storage
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/samsa-kafka/samsa/internal/record"
+	"github.com/samsa-kafka/samsa/internal/record/recordtest"
+)
+
+// compactConfig is a compact-only log config with small segments, dense
+// indexes, tombstones kept 1 s after cleaning and any dirt worth cleaning.
+func compactConfig() LogConfig {
+	cfg := DefaultLogConfig()
+	cfg.Compact, cfg.NoDelete = true, true
+	cfg.SegmentBytes, cfg.SegmentMs, cfg.IndexIntervalBytes = 1500, 1000, 100
+	cfg.DeleteRetentionMs, cfg.MinCleanableRatio = 1000, 0
+	return cfg
+}
+
+// model is the latest record per key, as a compacted log must keep it.
+type model map[string]record.Record
+
+// keyedBatch builds one batch of records (key, value; a nil value is a
+// tombstone) with the given codec at timestamp ts.
+func keyedBatch(ts int64, codec int8, kvs ...[2][]byte) ([]byte, []record.Header) {
+	recs := make([]recordtest.Rec, len(kvs))
+	for i, kv := range kvs {
+		recs[i] = recordtest.Rec{Key: kv[0], Value: kv[1]}
+	}
+	b := recordtest.Batch(ts, codec, recs...)
+	h, err := record.Validate(b, 1<<30)
+	if err != nil {
+		panic(err)
+	}
+	return b, h
+}
+
+// appendKeyed appends a batch and records it in the model.
+func appendKeyed(t testing.TB, l *Log, now time.Time, mdl model, codec int8, kvs ...[2][]byte) {
+	t.Helper()
+	b, h := keyedBatch(now.UnixMilli(), codec, kvs...)
+	info, err := l.Append(b, h, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, kv := range kvs {
+		mdl[string(kv[0])] = record.Record{Offset: info.FirstOffset + int64(i), Key: kv[0], Value: kv[1]}
+	}
+	commitAll(l)
+}
+
+// randomWrites appends n random batches of up to 4 records over nKeys
+// keys, 15% tombstones, some compressed, the clock moving so segments
+// roll by time and size.
+func randomWrites(t testing.TB, l *Log, rng *rand.Rand, now *time.Time, mdl model, n, nKeys int) {
+	codecs := []int8{recordtest.None, recordtest.None, recordtest.Gzip, recordtest.Zstd, recordtest.Lz4, recordtest.Snappy}
+	for range n {
+		kvs := make([][2][]byte, 1+rng.IntN(4))
+		for i := range kvs {
+			kvs[i][0] = fmt.Appendf(nil, "k%03d", rng.IntN(nKeys))
+			if rng.IntN(100) >= 15 {
+				kvs[i][1] = fmt.Appendf(nil, "v%d-%s", rng.Int64(), bytes.Repeat([]byte("x"), rng.IntN(40)))
+			}
+		}
+		appendKeyed(t, l, *now, mdl, codecs[rng.IntN(len(codecs))], kvs...)
+		*now = now.Add(time.Duration(rng.IntN(150)) * time.Millisecond)
+	}
+}
+
+// cleanAll runs cleaning passes at now until none is due.
+func cleanAll(t testing.TB, m *Manager, now time.Time) int {
+	t.Helper()
+	n := 0
+	for ; ; n++ {
+		ok, err := m.CleanOnce(now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok || n > 100 {
+			return n
+		}
+	}
+}
+
+// checkCompacted reads the whole log and checks it against the model:
+// offsets strictly increasing, every record the latest of its key, every
+// live key present, tombstones present only if keepTombstones allows,
+// and the offset indexes pointing at batch starts.
+func checkCompacted(t testing.TB, l *Log, mdl model, tombstonesGone bool) {
+	t.Helper()
+	got := readAll(t, l, l.LogStartOffset())
+	seen := map[string]bool{}
+	last := int64(-1)
+	for _, r := range got {
+		if r.Offset <= last {
+			t.Fatalf("offset %d after %d", r.Offset, last)
+		}
+		last = r.Offset
+		want, ok := mdl[string(r.Key)]
+		if !ok || want.Offset != r.Offset || !bytes.Equal(want.Value, r.Value) || (want.Value == nil) != (r.Value == nil) {
+			t.Fatalf("record %d key %s value %q: not the latest (%d %q)", r.Offset, r.Key, r.Value, want.Offset, want.Value)
+		}
+		if r.Value == nil && tombstonesGone {
+			t.Fatalf("tombstone of %s at %d outlived delete.retention.ms", r.Key, r.Offset)
+		}
+		seen[string(r.Key)] = true
+	}
+	for k, r := range mdl {
+		if r.Value != nil && !seen[k] {
+			t.Fatalf("key %s (offset %d) lost", k, r.Offset)
+		}
+	}
+	checkCleanedIndexes(t, l)
+}
+
+// checkCleanedIndexes checks every offset index entry of every segment: its
+// position starts a batch whose last offset is the entry's.
+func checkCleanedIndexes(t testing.TB, l *Log) {
+	t.Helper()
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	for _, s := range l.segs {
+		if err := s.acquire(); err != nil {
+			t.Fatal(err)
+		}
+		s.mu.Lock()
+		idx, f := append([]offsetEntry(nil), s.idx...), s.f
+		s.mu.Unlock()
+		for _, e := range idx {
+			var hb [record.HeaderSize]byte
+			if _, err := f.ReadAt(hb[:], int64(e.pos)); err != nil {
+				t.Fatal(err)
+			}
+			h, err := record.ReadHeader(hb[:])
+			if err != nil || h.LastOffset() != s.base+int64(e.rel) {
+				t.Fatalf("segment %d: index entry %+v points at %+v (%v)", s.base, e, h, err)
+			}
+		}
+		s.release()
+	}
+}
+
+// TestCleanerProperty: random keyed writes with tombstones and rolls,
+// cleaned (also between writes), read back as the latest value per key in
+// offset order; after delete.retention.ms and another pass the tombstones
+// are gone; a restart reads the same.
+func TestCleanerProperty(t *testing.T) {
+	tombs := 0 // tombstones kept within delete.retention.ms, over all seeds
+	defer func() {
+		if tombs == 0 && !t.Failed() {
+			t.Error("no tombstone was kept within delete.retention.ms")
+		}
+	}()
+	for seed := range uint64(6) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 17))
+			dir := t.TempDir()
+			m := openManager(t, dir)
+			now := t0
+			l, _ := m.Create(tp0, topic, compactConfig())
+			mdl := model{}
+			for range 3 {
+				randomWrites(t, l, rng, &now, mdl, 80, 10+int(seed)*10)
+				cleanAll(t, m, now)
+			}
+			roll := func() { // puts everything but a sentinel in rolled segments
+				now = now.Add(2 * time.Second)
+				appendKeyed(t, l, now, mdl, recordtest.None, [2][]byte{fmt.Append(nil, "sentinel", now.UnixMilli()), []byte("s")})
+			}
+			roll()
+			if cleanAll(t, m, now) == 0 {
+				t.Fatal("nothing cleaned")
+			}
+			checkCompacted(t, l, mdl, false)
+			for _, r := range readAll(t, l, 0) {
+				if r.Value == nil {
+					tombs++
+				}
+			}
+			now = now.Add(time.Duration(compactConfig().DeleteRetentionMs+1) * time.Millisecond)
+			roll()
+			cleanAll(t, m, now)
+			checkCompacted(t, l, mdl, true)
+			if n := len(readAll(t, l, 0)); n > len(mdl) || n >= int(l.LogEndOffset())/4 {
+				t.Fatalf("%d records left of %d, %d keys", n, l.LogEndOffset(), len(mdl))
+			}
+			if err := m.Close(); err != nil {
+				t.Fatal(err)
+			}
+			m = openManager(t, dir)
+			defer m.Close()
+			l = m.Get(tp0)
+			l.SetConfig(compactConfig())
+			checkCompacted(t, l, mdl, true)
+		})
+	}
+}

@@ -1,0 +1,268 @@
+package storage
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/samsa-kafka/samsa/internal/record"
+)
+
+// One cleaning pass over one log (Kafka's Cleaner.doClean): capture the
+// segments under Log.mu (prepareClean), map the dirty section's keys and
+// write the cleaned groups without the lock, reading the files through
+// descriptors of its own, then swap them in under Log.mu (swapCleaned),
+// after checking that no truncation, retention or deletion changed the
+// segments meanwhile. Truncation and deletion pause cleaning
+// (pauseCleaning) as Kafka's abortAndPauseCleaning: the pass aborts at
+// the next batch and they wait for it.
+
+var (
+	errCleanAborted         = errors.New("storage: cleaning aborted")
+	errDedupeBufferTooSmall = errors.New("storage: log.cleaner.dedupe.buffer.size too small for one batch")
+)
+
+// cleanJob is what a pass works on, captured under Log.mu.
+type cleanJob struct {
+	l     *Log
+	dir   string
+	cfg   LogConfig
+	segs  []*segment // the non-active segments below firstUncleanable
+	stats []segStat  // of segs, as captured
+	cl    cleanable
+	// liveLast: the last offset of each producer's newest batch; such a
+	// batch is kept, empty if need be, so the producer state survives.
+	liveLast map[int64]int64
+}
+
+// cleaner is one cleaner thread's state (Kafka's Cleaner): its offset map,
+// I/O buffer size and throttle. Not safe for concurrent use.
+type cleaner struct {
+	m        *offsetMap
+	ioBuf    int
+	throttle func(bytes int) // may sleep; nil: unthrottled
+	recs     []record.Record
+	out      []byte
+	stats    cleanStats
+}
+
+// cleanStats counts what passes read and wrote.
+type cleanStats struct {
+	bytesRead, bytesWritten, recordsRead, recordsKept int64
+}
+
+func newCleaner(dedupeBytes int64, ioBuf int, throttle func(int)) *cleaner {
+	return &cleaner{m: newOffsetMap(dedupeBytes), ioBuf: max(ioBuf, 64<<10), throttle: throttle}
+}
+
+// pauseCleaning aborts a pass in progress on the log, waits for it, and
+// keeps passes away until the returned resume is called.
+func (l *Log) pauseCleaning() (resume func()) {
+	l.cleanPauses.Add(1)
+	l.cleanMu.Lock()
+	return func() {
+		l.cleanMu.Unlock()
+		l.cleanPauses.Add(-1)
+	}
+}
+
+func (l *Log) cleaningPaused() bool { return l.cleanPauses.Load() > 0 }
+
+// clean runs one pass over l at nowMs if it is due (or force). It reports
+// whether it swapped cleaned segments in.
+func (c *cleaner) clean(l *Log, nowMs int64, force bool) (bool, error) {
+	if l.cleaningPaused() || !l.cleanMu.TryLock() {
+		return false, nil
+	}
+	defer l.cleanMu.Unlock()
+	job, err := l.prepareClean(nowMs, force)
+	if err != nil || job == nil {
+		return false, err
+	}
+	mapEnd, err := c.buildMap(job)
+	if err != nil {
+		return false, err
+	}
+	groups, err := c.writeGroups(job, mapEnd, nowMs)
+	if err != nil {
+		removeCleaned(job.dir, groups)
+		return false, err
+	}
+	if err := l.swapCleaned(job, groups, mapEnd); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// prepareClean captures the log's segments and dirty section; nil if the
+// log is not compacted or not due.
+func (l *Log) prepareClean(nowMs int64, force bool) (*cleanJob, error) {
+	if err := l.lockLoaded(); err != nil {
+		return nil, err
+	}
+	defer l.mu.Unlock()
+	cfg := *l.config()
+	if l.lazy.Load() || !cfg.Compact {
+		return nil, nil
+	}
+	stats, err := l.segStatsLocked(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cl := cleanableOffsets(stats, l.active().base, l.firstDirty, l.hw.Load(), cfg, nowMs)
+	if cl.dirtyBytes == 0 || (!force && !cl.due(cfg)) {
+		return nil, nil
+	}
+	n := 0
+	for n < len(stats) && stats[n].base < cl.firstUncleanable {
+		n++
+	}
+	job := &cleanJob{l: l, dir: l.dir(), cfg: cfg, segs: append([]*segment(nil), l.segs[:n]...),
+		stats: stats[:n], cl: cl, liveLast: map[int64]int64{}}
+	if l.producers != nil {
+		for id, e := range l.producers.producers {
+			if b, ok := e.last(); ok {
+				job.liveLast[id] = b.lastOffset
+			}
+		}
+	}
+	return job, nil
+}
+
+// segStatsLocked describes the non-active segments.
+func (l *Log) segStatsLocked(cfg LogConfig) ([]segStat, error) {
+	out := make([]segStat, 0, len(l.segs)-1)
+	for i, s := range l.segs[:len(l.segs)-1] {
+		ts, _, err := s.timestamps()
+		if err != nil {
+			return nil, err
+		}
+		st := segStat{base: s.base, end: l.segmentEnd(i), size: s.size, largestTS: ts, firstBatchTS: -1,
+			indexBytes: s.size / int64(max(cfg.IndexIntervalBytes, 1)) * offsetEntrySize}
+		if cfg.MaxCompactionLagMs < 1<<62 && i < len(l.segs)-1 && s.end() > l.firstDirty {
+			if !s.rollKnown {
+				if err := s.acquire(); err != nil {
+					return nil, err
+				}
+				s.loadRollClock()
+				s.release()
+			}
+			if !s.rollMtime {
+				st.firstBatchTS = s.rollTS
+			}
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func (s *segment) end() int64 { return s.next }
+
+// buildMap maps the keys of the dirty section, from firstDirty on, as far
+// as the map holds whole batches. It returns where the mapped part ends:
+// the new firstDirty once the pass is done.
+func (c *cleaner) buildMap(job *cleanJob) (int64, error) {
+	c.m.reset()
+	first, end := job.cl.firstDirty, job.cl.firstUncleanable
+	for i, s := range job.segs {
+		if job.stats[i].end <= first {
+			continue
+		}
+		stop := int64(-1)
+		err := c.forEachBatch(job, s, job.stats[i].size, func(h record.Header, b []byte) (bool, error) {
+			if h.LastOffset() < first || h.Control() {
+				return true, nil
+			}
+			if c.m.full(int(h.NumRecords)) {
+				stop = h.BaseOffset
+				return false, nil
+			}
+			return true, record.Records(b, func(r record.Record) bool {
+				if r.Key != nil && r.Offset >= first {
+					c.m.put(r.Key, r.Offset)
+				}
+				return true
+			})
+		})
+		if err != nil {
+			return 0, err
+		}
+		if stop >= 0 {
+			if stop <= first {
+				return 0, errDedupeBufferTooSmall
+			}
+			return stop, nil
+		}
+	}
+	return end, nil
+}
+
+// forEachBatch reads the batches of s's first size bytes through a
+// descriptor of its own, calling fn until it returns false. It aborts when
+// cleaning of the log is paused.
+func (c *cleaner) forEachBatch(job *cleanJob, s *segment, size int64, fn func(record.Header, []byte) (bool, error)) error {
+	f, err := os.Open(s.path + ".log")
+	if err != nil {
+		return fmt.Errorf("storage: clean: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), c.ioBuf)
+	buf := make([]byte, 0, 64<<10)
+	for pos := int64(0); size-pos >= record.HeaderSize; {
+		if job.l.cleaningPaused() {
+			return errCleanAborted
+		}
+		buf = buf[:record.HeaderSize]
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return fmt.Errorf("storage: clean: read %s: %w", s.path, err)
+		}
+		h, err := record.ReadHeader(buf)
+		if err != nil || int64(h.Size()) > size-pos {
+			return fmt.Errorf("storage: clean: bad batch in %s at %d: %v", s.path, pos, err)
+		}
+		buf = append(buf[:record.HeaderSize], make([]byte, h.Size()-record.HeaderSize)...)
+		if _, err := io.ReadFull(r, buf[record.HeaderSize:]); err != nil {
+			return fmt.Errorf("storage: clean: read %s: %w", s.path, err)
+		}
+		pos += int64(h.Size())
+		c.stats.bytesRead += int64(h.Size())
+		if c.throttle != nil {
+			c.throttle(h.Size())
+		}
+		more, err := fn(h, buf)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// cleanedGroup is one cleaned output segment: it replaces the segments
+// [base, end) (old, by base) with the file <base>.log.cleaned of size
+// bytes.
+type cleanedGroup struct {
+	base, end, size int64
+	old             []int64
+	mtime           time.Time
+}
+
+// writeGroups rewrites every segment from the log start up to the one
+// holding mapEnd-1, grouped, into .cleaned files.
+func (c *cleaner) writeGroups(job *cleanJob, mapEnd, nowMs int64) ([]cleanedGroup, error) {
+	n := 0
+	for n < len(job.stats) && job.stats[n].base < mapEnd {
+		n++
+	}
+	var out []cleanedGroup
+	for _, g := range groupSegments(job.stats[:n], job.cfg.SegmentBytes, int64(job.cfg.SegmentIndexBytes)) {
+		cg, err := c.writeGroup(job, g[0], g[1], nowMs)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, cg)
+	}
+	return out, nil
+}

@@ -1,0 +1,80 @@
+package storage
+
+import "hash/maphash"
+
+// offsetMap is Kafka's SkimpyOffsetMap: key hash -> offset of the latest
+// record with that key, in a fixed buffer (log.cleaner.dedupe.buffer.size
+// per cleaner thread). A key is its 128-bit hash (two maphash seeds; Kafka
+// keeps 16 bytes of MD5), so an entry is 24 bytes; open addressing with
+// linear probing, filled to at most dedupeLoadFactor of its slots
+// (log.cleaner.io.buffer.load.factor, 0.9), so a cleaning pass maps as much
+// of the dirty section as fits and leaves the rest to the next pass.
+type offsetMap struct {
+	slots      []uint64 // 3 words a slot: hash hi (never 0 when used), hash lo, offset
+	mask       uint64   // slot count - 1 (a power of two)
+	size, max  int
+	seed1      maphash.Seed
+	seed2      maphash.Seed
+	lastOffset int64 // the largest offset put, -1 none
+}
+
+const (
+	offsetMapEntryBytes = 24
+	dedupeLoadFactor    = 0.9
+)
+
+// newOffsetMap sizes a map to at most bytes of memory.
+func newOffsetMap(bytes int64) *offsetMap {
+	n := uint64(1)
+	for n*2*offsetMapEntryBytes <= uint64(max(bytes, 2*offsetMapEntryBytes)) {
+		n *= 2
+	}
+	m := &offsetMap{slots: make([]uint64, 3*n), mask: n - 1, max: int(float64(n) * dedupeLoadFactor),
+		seed1: maphash.MakeSeed(), seed2: maphash.MakeSeed(), lastOffset: -1}
+	return m
+}
+
+// reset empties the map, keeping its buffer.
+func (m *offsetMap) reset() {
+	clear(m.slots)
+	m.size, m.lastOffset = 0, -1
+}
+
+// full reports whether n more keys might not fit.
+func (m *offsetMap) full(n int) bool { return m.size+n > m.max }
+
+func (m *offsetMap) hash(key []byte) (uint64, uint64) {
+	return maphash.Bytes(m.seed1, key) | 1<<63, maphash.Bytes(m.seed2, key)
+}
+
+// put records offset as the latest for key. The caller checks full first.
+func (m *offsetMap) put(key []byte, offset int64) {
+	hi, lo := m.hash(key)
+	for i := lo & m.mask; ; i = (i + 1) & m.mask {
+		s := m.slots[3*i : 3*i+3 : 3*i+3]
+		if s[0] == 0 {
+			s[0], s[1], s[2] = hi, lo, uint64(offset)
+			m.size++
+			break
+		}
+		if s[0] == hi && s[1] == lo {
+			s[2] = uint64(offset)
+			break
+		}
+	}
+	m.lastOffset = max(m.lastOffset, offset)
+}
+
+// get returns the latest offset put for key, -1 if none.
+func (m *offsetMap) get(key []byte) int64 {
+	hi, lo := m.hash(key)
+	for i := lo & m.mask; ; i = (i + 1) & m.mask {
+		s := m.slots[3*i : 3*i+3 : 3*i+3]
+		if s[0] == 0 {
+			return -1
+		}
+		if s[0] == hi && s[1] == lo {
+			return int64(s[2])
+		}
+	}
+}
