@@ -39,6 +39,8 @@ func errorCode(err error) int16 {
 		return kerr.InvalidRecord.Code
 	case errors.Is(err, record.ErrUnsupportedMagic):
 		return kerr.UnsupportedForMessageFormat.Code
+	case errors.Is(err, storage.ErrRecordSetTooLarge):
+		return kerr.RecordListTooLarge.Code
 	case errors.Is(err, storage.ErrOffsetOutOfRange):
 		return kerr.OffsetOutOfRange.Code
 	case errors.Is(err, replica.ErrNotLeader), errors.Is(err, replica.ErrNotAssigned):

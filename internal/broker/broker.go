@@ -142,6 +142,12 @@ func (b *Broker) openStorage() (err error) {
 		HighWatermarkCheckpointInterval:   cfg.HighWatermarkCheckpoint,
 		ProducerIDExpiration:              cfg.ProducerIDExpiration,
 		ProducerIDExpirationCheckInterval: cfg.ProducerIDExpirationCheck,
+		CleanerEnable:                     cfg.LogCleanerEnable && cfg.LogCleanerThreads > 0,
+		CleanerThreads:                    int(cfg.LogCleanerThreads),
+		CleanerDedupeBufferSize:           cfg.LogCleanerDedupeBufferSize,
+		CleanerIOBufferSize:               int(cfg.LogCleanerIOBufferSize),
+		CleanerIOMaxBytesPerSecond:        cfg.LogCleanerIOMaxBytesPerSecond,
+		CleanerBackoff:                    cfg.LogCleanerBackoff,
 		Logger:                            b.log.With("component", "storage"),
 	})
 	if err != nil {

@@ -50,6 +50,11 @@ func (l *Log) appendLeader(records []byte, hdrs []record.Header, now time.Time, 
 	if err := checkLayout(records, hdrs); err != nil {
 		return AppendInfo{}, err
 	}
+	if l.config().Compact {
+		if err := l.checkKeys(records, hdrs); err != nil {
+			return AppendInfo{}, err
+		}
+	}
 	var dup *AppendInfo
 	err := l.lockForAppend(func(end int64) (bool, error) {
 		if b, isDup, err := l.checkProducersLocked(hdrs); err != nil {
@@ -101,6 +106,31 @@ func (l *Log) appendLeader(records []byte, hdrs []record.Header, now time.Time, 
 	l.updateProducersLocked(hdrs)
 	info.LogStartOffset = l.segs[0].base
 	return info, nil
+}
+
+// checkKeys is Kafka's LogValidator rule for compacted topics: every record
+// of a data batch has a key, else the append is refused (INVALID_RECORD)
+// and nothing is written.
+func (l *Log) checkKeys(records []byte, hdrs []record.Header) error {
+	pos := 0
+	for _, h := range hdrs {
+		b := records[pos : pos+h.Size()]
+		pos += h.Size()
+		if h.Control() {
+			continue
+		}
+		keyless := false
+		if err := record.Records(b, func(r record.Record) bool {
+			keyless = r.Key == nil
+			return !keyless
+		}); err != nil {
+			return err
+		}
+		if keyless {
+			return fmt.Errorf("%w: Compacted topic cannot accept message without key in topic partition %s.", record.ErrInvalidRecord, l.tp)
+		}
+	}
+	return nil
 }
 
 // errDuplicate makes lockForAppend give up on a retried batch: nothing is

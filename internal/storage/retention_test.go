@@ -264,12 +264,13 @@ func TestRetentionSparesCompactOnlyLog(t *testing.T) {
 	b, _ := batch(0, "x", 5)
 	cfg := DefaultLogConfig()
 	cfg.SegmentBytes, cfg.RetentionMs = int64(len(b)), 1
-	cfg.Compact, cfg.NoDelete = true, true
 	l, _ := m.Create(tp0, topic, cfg)
-	for j := range 4 {
+	for j := range 4 { // keyless records: written before the policy becomes compact
 		mustAppend(t, l, t0.UnixMilli()-10_000, fmt.Sprint(j), 5)
 	}
 	commitAll(l)
+	cfg.Compact, cfg.NoDelete = true, true
+	l.SetConfig(cfg)
 	m.RunOnce(t0)
 	if got := l.LogStartOffset(); got != 0 {
 		t.Fatalf("compact-only log start %d after retention, want 0", got)
