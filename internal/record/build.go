@@ -32,25 +32,24 @@ func Rebuild(dst []byte, h Header, recs []Record, horizon int64) ([]byte, error)
 		base = horizon
 		attrs |= attrDeleteHorizon
 	}
-	var body []byte
+	start := len(dst)
+	dst = append(dst, make([]byte, HeaderSize)...)
 	for _, r := range recs {
 		delta := r.Offset - h.BaseOffset
 		if delta < 0 || delta > int64(h.LastOffsetDelta) {
-			return dst, fmt.Errorf("%w: offset %d outside the batch at %d", ErrInvalidRecord, r.Offset, h.BaseOffset)
+			return dst[:start], fmt.Errorf("%w: offset %d outside the batch at %d", ErrInvalidRecord, r.Offset, h.BaseOffset)
 		}
-		body = appendRecord(body, r, base, int32(delta))
+		dst = appendRecord(dst, r, base, int32(delta))
 	}
 	if len(recs) == 0 {
 		attrs &^= attrCompressionMask
 	} else if h.Compression() != CompressionNone {
-		var err error
-		if body, err = compress(h.Compression(), body); err != nil {
-			return dst, err
+		body, err := compress(h.Compression(), dst[start+HeaderSize:])
+		if err != nil {
+			return dst[:start], err
 		}
+		dst = append(dst[:start+HeaderSize], body...)
 	}
-	start := len(dst)
-	dst = append(dst, make([]byte, HeaderSize)...)
-	dst = append(dst, body...)
 	b := dst[start:]
 	be := binary.BigEndian
 	be.PutUint64(b[offBaseOffset:], uint64(h.BaseOffset))
@@ -72,25 +71,43 @@ func Rebuild(dst []byte, h Header, recs []Record, horizon int64) ([]byte, error)
 // appendRecord encodes one record (v2 framing) with timestamp and offset
 // deltas relative to base and the batch's base offset.
 func appendRecord(dst []byte, r Record, base int64, offsetDelta int32) []byte {
-	var body []byte
-	body = append(body, 0) // attributes
-	body = binary.AppendVarint(body, r.Timestamp-base)
-	body = binary.AppendVarint(body, int64(offsetDelta))
-	body = appendBytes(body, r.Key, true)
-	body = appendBytes(body, r.Value, true)
-	body = binary.AppendVarint(body, int64(len(r.Headers)))
+	n := 1 + varintLen(r.Timestamp-base) + varintLen(int64(offsetDelta)) + bytesLen(r.Key) + bytesLen(r.Value) +
+		varintLen(int64(len(r.Headers)))
 	for _, hd := range r.Headers {
-		body = appendBytes(body, []byte(hd.Key), false)
-		body = appendBytes(body, hd.Value, true)
+		n += varintLen(int64(len(hd.Key))) + len(hd.Key) + bytesLen(hd.Value)
 	}
-	dst = binary.AppendVarint(dst, int64(len(body)))
-	return append(dst, body...)
+	dst = binary.AppendVarint(dst, int64(n))
+	dst = append(dst, 0) // attributes
+	dst = binary.AppendVarint(dst, r.Timestamp-base)
+	dst = binary.AppendVarint(dst, int64(offsetDelta))
+	dst = appendBytes(dst, r.Key)
+	dst = appendBytes(dst, r.Value)
+	dst = binary.AppendVarint(dst, int64(len(r.Headers)))
+	for _, hd := range r.Headers {
+		dst = binary.AppendVarint(dst, int64(len(hd.Key)))
+		dst = append(dst, hd.Key...)
+		dst = appendBytes(dst, hd.Value)
+	}
+	return dst
 }
 
-func appendBytes(dst, v []byte, nullable bool) []byte {
-	if v == nil && nullable {
+// appendBytes appends a varint length (-1 for nil) and v.
+func appendBytes(dst, v []byte) []byte {
+	if v == nil {
 		return binary.AppendVarint(dst, -1)
 	}
 	dst = binary.AppendVarint(dst, int64(len(v)))
 	return append(dst, v...)
+}
+
+func bytesLen(v []byte) int {
+	if v == nil {
+		return 1
+	}
+	return varintLen(int64(len(v))) + len(v)
+}
+
+func varintLen(v int64) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutVarint(b[:], v)
 }

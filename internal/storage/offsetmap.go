@@ -1,6 +1,9 @@
 package storage
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"math/bits"
+)
 
 // offsetMap is Kafka's SkimpyOffsetMap: key hash -> offset of the latest
 // record with that key, in a fixed buffer (log.cleaner.dedupe.buffer.size
@@ -11,7 +14,7 @@ import "hash/maphash"
 // of the dirty section as fits and leaves the rest to the next pass.
 type offsetMap struct {
 	slots      []uint64 // 3 words a slot: hash hi (never 0 when used), hash lo, offset
-	mask       uint64   // slot count - 1 (a power of two)
+	n          uint64   // slots
 	size, max  int
 	seed1      maphash.Seed
 	seed2      maphash.Seed
@@ -25,17 +28,17 @@ const (
 
 // newOffsetMap sizes a map to at most bytes of memory.
 func newOffsetMap(bytes int64) *offsetMap {
-	n := uint64(1)
-	for n*2*offsetMapEntryBytes <= uint64(max(bytes, 2*offsetMapEntryBytes)) {
-		n *= 2
-	}
-	m := &offsetMap{slots: make([]uint64, 3*n), mask: n - 1, max: int(float64(n) * dedupeLoadFactor),
+	n := uint64(max(bytes/offsetMapEntryBytes, 2))
+	m := &offsetMap{slots: make([]uint64, 3*n), n: n, max: int(float64(n) * dedupeLoadFactor),
 		seed1: maphash.MakeSeed(), seed2: maphash.MakeSeed(), lastOffset: -1}
 	return m
 }
 
 // reset empties the map, keeping its buffer.
 func (m *offsetMap) reset() {
+	if m.size == 0 {
+		return // clean already: do not touch the pages of an unused buffer
+	}
 	clear(m.slots)
 	m.size, m.lastOffset = 0, -1
 }
@@ -47,10 +50,24 @@ func (m *offsetMap) hash(key []byte) (uint64, uint64) {
 	return maphash.Bytes(m.seed1, key) | 1<<63, maphash.Bytes(m.seed2, key)
 }
 
+// slot maps a hash onto [0, n) (Lemire's multiply-shift: the map uses
+// the whole buffer, not the largest power of two in it).
+func (m *offsetMap) slot(h uint64) uint64 {
+	hi, _ := bits.Mul64(h, m.n)
+	return hi
+}
+
+func (m *offsetMap) next(i uint64) uint64 {
+	if i++; i == m.n {
+		return 0
+	}
+	return i
+}
+
 // put records offset as the latest for key. The caller checks full first.
 func (m *offsetMap) put(key []byte, offset int64) {
 	hi, lo := m.hash(key)
-	for i := lo & m.mask; ; i = (i + 1) & m.mask {
+	for i := m.slot(lo); ; i = m.next(i) {
 		s := m.slots[3*i : 3*i+3 : 3*i+3]
 		if s[0] == 0 {
 			s[0], s[1], s[2] = hi, lo, uint64(offset)
@@ -68,7 +85,7 @@ func (m *offsetMap) put(key []byte, offset int64) {
 // get returns the latest offset put for key, -1 if none.
 func (m *offsetMap) get(key []byte) int64 {
 	hi, lo := m.hash(key)
-	for i := lo & m.mask; ; i = (i + 1) & m.mask {
+	for i := m.slot(lo); ; i = m.next(i) {
 		s := m.slots[3*i : 3*i+3 : 3*i+3]
 		if s[0] == 0 {
 			return -1
