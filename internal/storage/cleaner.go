@@ -177,6 +177,8 @@ func (m *Manager) readCleanerCheckpoint(d *logDir) {
 // checkpointCleaner writes cleaner-offset-checkpoint in the dirs whose
 // logs' firstDirty changed (all if force), in Kafka's format.
 func (m *Manager) checkpointCleaner(force bool) error {
+	m.cleanerCkpt.Lock() // cleaner threads write the same files
+	defer m.cleanerCkpt.Unlock()
 	byDir := map[*logDir]map[kafka.TopicPartition]int64{}
 	for _, l := range m.snapshot() {
 		l.mu.RLock()

@@ -95,6 +95,7 @@ type Manager struct {
 	closed   bool
 
 	cleaning    map[*Log]bool // logs a cleaner thread is cleaning
+	cleanerCkpt sync.Mutex    // one cleaner-offset-checkpoint write at a time
 	testCleaner *cleaner      // CleanOnce's
 	throttle    *throttle     // the cleaner threads'
 }
