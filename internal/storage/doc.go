@@ -9,7 +9,8 @@
 // leader-epoch-checkpoint ("0\n<n>\n<epoch> <startOffset>\n"...). Each log
 // dir holds recovery-point-offset-checkpoint, replication-offset-checkpoint
 // (high watermarks), .kafka_cleanshutdown after a clean Close, and .lock
-// (flock) while open. Checkpoints are written atomically (temp file, fsync,
+// (flock) while open, and cleaner-offset-checkpoint once a log was
+// compacted. Checkpoints are written atomically (temp file, fsync,
 // rename). Deleted partitions are renamed
 // <topic>-<partition>.<uuid>-delete and removed after file.delete.delay.ms.
 //
@@ -79,10 +80,42 @@
 //     deletes the snapshots above the new end and reloads; retention
 //     deletes those below the new log start; producers idle for
 //     producer.id.expiration.ms are dropped by Manager.ExpireProducers.
-//   - Lock order: Log.mu, then segment.mu, then fdCache.mu.
+//   - Log compaction (Kafka's LogCleaner; cleanrules.go the decisions as
+//     pure functions, cleanlog.go and cleanbatch.go a pass, cleanswap.go
+//     the swap, cleaner.go the threads, offsetmap.go the key map): a log
+//     whose cleanup.policy holds compact is cleaned when its dirty ratio
+//     (bytes from the cleaner checkpoint to the first uncleanable
+//     segment over all non-active bytes) reaches min.cleanable.dirty.ratio
+//     or max.compaction.lag.ms forces it. The dirty section ends at the
+//     active segment, the first segment above the high watermark and the
+//     first holding a record newer than min.compaction.lag.ms; a pass maps
+//     as much of it as log.cleaner.dedupe.buffer.size holds, then rewrites
+//     every segment from the log start to there, grouped within
+//     segment.bytes and segment.index.bytes: a record stays if it has a
+//     key and no later offset of its key is mapped, a tombstone until the
+//     delete horizon (cleaning time + delete.retention.ms) stamped in its
+//     batch the first time it was cleaned (KIP-534). Batches keep their
+//     base and last offsets, producer fields and codec (gaps appear, no
+//     offset changes); an emptied batch that is its producer's newest is
+//     kept empty. Output is <base>.log.cleaned, swapped in under Log.mu
+//     only if no truncation, retention or deletion changed the segments
+//     (truncation and deletion pause cleaning: a pass aborts at the next
+//     batch and they wait for it); the swap's steps (a .swapend marker,
+//     rename to .log.swap as the commit point, old files deleted, rename
+//     to .log) are finished or rolled back by recoverSwaps when the log
+//     loads. The cleaned segment's indexes are rebuilt when it is first
+//     opened. cleaner-offset-checkpoint (Kafka's format) holds each log's
+//     first dirty offset; truncation lowers it. Producer snapshots and
+//     the leader-epoch cache are left as they are: both stay valid over a
+//     log whose offsets do not move. Only the delete policy lets
+//     retention delete segments. AppendAsLeader refuses records without a
+//     key on a compacted log (record.ErrInvalidRecord).
+//   - Lock order: Log.cleanMu, then Log.mu, then segment.mu, then
+//     fdCache.mu.
 //
 // Goroutines: none, except Manager.Run (retention, flush, high watermark
-// checkpoint and producer expiration tickers), which the caller starts and stops through
-// its context. Everything else runs on the caller's goroutine;
+// checkpoint and producer expiration tickers, and log.cleaner.threads
+// cleaner goroutines if enabled, waited for before Run returns), which the
+// caller starts and stops through its context. Everything else runs on the caller's goroutine;
 // RunOnce(now) is the deterministic unit that tests drive.
 package storage
