@@ -169,7 +169,7 @@ func (c *Cache) applyPartition(t *topic, known bool, name string, id [16]byte, p
 	if ps.Leader == kafka.LeaderDuringDelete {
 		if t != nil {
 			t.remove(ps.Partition)
-			if t.n == 0 {
+			if t.parts.Len() == 0 {
 				c.removeTopic(name)
 				return nil
 			}
