@@ -149,10 +149,6 @@ func (c *Cache) ApplyUpdateMetadata(req *kmsg.UpdateMetadataRequest) int16 {
 			t = c.applyPartition(t, i > 0, ts.Topic, ts.TopicID, &ts.PartitionStates[i], ts.PartitionStates[i:])
 		}
 	}
-	for i := range req.PartitionStates { // v0–v4
-		ps := &req.PartitionStates[i]
-		c.applyPartition(nil, false, ps.Topic, [16]byte{}, ps, nil)
-	}
 	c.changedLocked()
 	return 0
 }
