@@ -159,6 +159,10 @@ func (s *fetchSession) upsertFrom(slab *sessSlab, p *fetchPart, more int) (*sess
 // while the session holds it (or a fetch, a partition's listeners), so an
 // array may outlive its forgotten partitions by up to slabParts-1 of them;
 // the bound keeps that small.
+//
+// Evidence: BenchmarkFirstFetch (a follower's first fetch of 16k
+// partitions) ~48 -> 29-30 ms, 14.8 -> 9.4 MB, 33600 -> ~1100 allocs/op
+// (commit 6f057c7, with the request's partitions in one array).
 type sessSlab struct{ free []sessPart }
 
 const slabParts = 128

@@ -208,7 +208,9 @@ type topicCfg struct {
 
 // topicCfgs are the topic configurations resolved for one request; the
 // last one is at hand without hashing its topic's name (a request lists
-// partitions topic by topic).
+// partitions topic by topic). Evidence: added with the O(changed)
+// LeaderAndIsr (commit ea14e28), whose figure covers it with the rest:
+// BenchmarkLeaderAndIsrApply 306-330 ms / 570k allocs -> 185-272 ms / 136k.
 type topicCfgs struct {
 	byTopic map[string]*topicCfg
 	last    string

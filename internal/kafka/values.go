@@ -14,6 +14,16 @@ import (
 // partitions keep their tables this way. Each topic's values are a
 // Partitions.
 //
+// Evidence, from the copies it replaces: the controller's (commit 812313b,
+// with state chunks) samsa-failover-bench -mode crash, 100k partitions,
+// 29.7 -> 12.8 µs per led partition; the fetcher's (97737c3)
+// BenchmarkAddPartitions ~100 -> 21 ms, 68495 -> 4665 allocs/op and
+// BenchmarkFetchRounds ~105 -> 25 ms, 51105 -> 1727 allocs/op; the metadata
+// cache's (ed973e7) BenchmarkUpdateMetadataApply/apply 21 -> 12-16 ms,
+// 100734 -> 334 allocs/op. Sharing one implementation cost the fetcher and
+// the cache one allocation per topic more (the presence slice), the
+// controller one small allocation per topic walk (partTable.topic).
+//
 // A ValueTable remembers the topic it found last, so that a run of
 // look-ups of one topic's partitions hashes its name once: it is not safe
 // for concurrent use, even for look-ups. The zero value is an empty table.

@@ -7,6 +7,10 @@ package metacache
 // (Partitions.Sorted; copied before the next change to it, as TopicInfos
 // are shared). The replica lists of the partitions a request brings are
 // copied into one allocation for the topic (ints).
+//
+// Evidence: BenchmarkUpdateMetadataApply/apply 21 -> 12-16 ms, 23.7 -> 11.5
+// MB, 100734 -> 334 allocs/op; apply+topic 44 -> 16-17 ms, 102334 -> 434
+// allocs/op (commit ed973e7: the slice, its sharing and ints together).
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
