@@ -31,6 +31,7 @@ import (
 // partitionView is one partition as Metadata shows it.
 type partitionView struct {
 	leader int32
+	epoch  int32 // leader epoch
 	isr    []int32
 }
 
@@ -63,7 +64,7 @@ func describe(ctx context.Context, addrs []string, topic string) (map[int32]part
 	for id, p := range parts {
 		isr := slices.Clone(p.ISR)
 		slices.Sort(isr)
-		out[id] = partitionView{leader: p.Leader, isr: isr}
+		out[id] = partitionView{leader: p.Leader, epoch: p.LeaderEpoch, isr: isr}
 	}
 	return out, nil
 }

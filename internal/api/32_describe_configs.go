@@ -5,10 +5,14 @@ package api
 // Resource types TOPIC (2) and BROKER (4). A broker resource names this
 // broker's id, or is empty for the cluster-wide defaults; other ids are
 // INVALID_REQUEST (clients send broker resources to that broker). Unknown
-// topics are UNKNOWN_TOPIC_OR_PARTITION. ConfigNames filters; synonyms (v1+)
-// and documentation (v3+) only when asked for.
+// topics are UNKNOWN_TOPIC_OR_PARTITION. A topic's overrides are read from
+// the store (Admin.TopicConfig), so a describe right after a create sees
+// them (a store failure is that resource's UNKNOWN_SERVER_ERROR).
+// ConfigNames filters; synonyms (v1+) and documentation (v3+) only when
+// asked for.
 
 import (
+	"context"
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -17,12 +21,12 @@ import (
 	"github.com/samsa-kafka/samsa/internal/config"
 )
 
-func (h *Handler) describeConfigs(req *kmsg.DescribeConfigsRequest) kmsg.Response {
+func (h *Handler) describeConfigs(ctx context.Context, req *kmsg.DescribeConfigsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
 	for _, rr := range req.Resources {
 		sr := kmsg.NewDescribeConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		entries, code := h.configEntries(rr)
+		entries, code := h.configEntries(ctx, rr)
 		sr.ErrorCode = code
 		if code == 0 {
 			sr.Configs = filterConfigs(entries, rr.ConfigNames, req.IncludeSynonyms, req.IncludeDocumentation)
@@ -32,14 +36,18 @@ func (h *Handler) describeConfigs(req *kmsg.DescribeConfigsRequest) kmsg.Respons
 	return resp
 }
 
-func (h *Handler) configEntries(rr kmsg.DescribeConfigsRequestResource) ([]config.Entry, int16) {
+func (h *Handler) configEntries(ctx context.Context, rr kmsg.DescribeConfigsRequestResource) ([]config.Entry, int16) {
 	switch rr.ResourceType {
 	case kmsg.ConfigResourceTypeTopic:
-		t, ok := h.Meta.Topic(rr.ResourceName)
-		if !ok {
+		if _, ok := h.Meta.Topic(rr.ResourceName); !ok {
 			return nil, kerr.UnknownTopicOrPartition.Code
 		}
-		return h.Broker.DescribeTopic(t.Configs), 0
+		overrides, err := h.Admin.TopicConfig(ctx, rr.ResourceName)
+		if err != nil {
+			h.Logger.Warn("describe configs: reading topic overrides", "topic", rr.ResourceName, "err", err)
+			return nil, errorCode(err)
+		}
+		return h.Broker.DescribeTopic(overrides), 0
 	case kmsg.ConfigResourceTypeBroker:
 		if rr.ResourceName != "" && rr.ResourceName != strconv.Itoa(int(h.NodeID)) {
 			return nil, kerr.InvalidRequest.Code

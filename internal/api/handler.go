@@ -53,6 +53,9 @@ type Metadata interface {
 	// Deleting reports a topic whose deletion is under way (auto-creation
 	// must not resurrect it).
 	Deleting(name string) bool
+	// Ready returns a channel closed once the broker may serve clients
+	// (ready.go).
+	Ready() <-chan struct{}
 }
 
 // CreateTopic is one topic of a CreateTopics request after defaults and
@@ -75,6 +78,10 @@ type Admin interface {
 	AutoCreateTopic(ctx context.Context, t CreateTopic) error
 	// DeleteTopic queues a deletion and waits for it (or ctx's end).
 	DeleteTopic(ctx context.Context, name string) error
+	// TopicConfig reads a topic's overrides from the store, as Kafka's
+	// DescribeConfigs reads them from ZooKeeper: what an AlterConfigs or a
+	// CreateTopics just wrote, before the broker's watch has applied it.
+	TopicConfig(ctx context.Context, name string) (map[string]string, error)
 }
 
 // Partitions finds partitions hosted on this broker.
@@ -115,8 +122,14 @@ func New(cfg Config) *Handler {
 
 var _ server.Handler = (*Handler)(nil)
 
-// Handle dispatches one request by its type.
+// Handle dispatches one request by its type, once the broker is ready for
+// it (ready.go).
 func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHeader, req kmsg.Request) (kmsg.Response, error) {
+	if gated, bound := needsReady(req); gated {
+		if err := h.awaitReady(ctx, req, bound); err != nil {
+			return nil, err
+		}
+	}
 	switch r := req.(type) {
 	case *kmsg.ProduceRequest:
 		return h.produce(ctx, r)
@@ -135,7 +148,7 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 	case *kmsg.OffsetForLeaderEpochRequest:
 		return h.offsetForLeaderEpoch(r), nil
 	case *kmsg.DescribeConfigsRequest:
-		return h.describeConfigs(r), nil
+		return h.describeConfigs(ctx, r), nil
 	case *kmsg.DescribeClusterRequest:
 		return h.describeCluster(r), nil
 	case *kmsg.LeaderAndISRRequest:

@@ -26,6 +26,12 @@ func (m *fakeMeta) ClusterID() string     { return "test" }
 func (m *fakeMeta) ControllerID() int32   { return self }
 func (m *fakeMeta) Brokers() []BrokerInfo { return nil }
 func (m *fakeMeta) Deleting(string) bool  { return false }
+
+// Ready: the fake cluster is always caught up.
+func (m *fakeMeta) Ready() <-chan struct{} { return closedChan }
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
 func (m *fakeMeta) Topics() []TopicInfo {
 	var out []TopicInfo
 	for _, t := range m.topics {

@@ -36,7 +36,7 @@ func (f *fakeReassign) ListPartitionReassignments(ctx context.Context, req *kmsg
 func TestReassignmentRequests(t *testing.T) {
 	ctx := context.Background()
 	alter, list := kmsg.NewPtrAlterPartitionAssignmentsRequest(), kmsg.NewPtrListPartitionReassignmentsRequest()
-	none := New(Config{NodeID: self})
+	none := New(Config{NodeID: self, Meta: &fakeMeta{}})
 	if r, _ := none.Handle(ctx, nil, wire.RequestHeader{}, alter); r.(*kmsg.AlterPartitionAssignmentsResponse).ErrorCode != kerr.NotController.Code {
 		t.Fatalf("alter without a controller: %+v", r)
 	}
@@ -45,7 +45,7 @@ func TestReassignmentRequests(t *testing.T) {
 	}
 
 	f := &fakeReassign{}
-	h := New(Config{NodeID: self, Reassign: f})
+	h := New(Config{NodeID: self, Reassign: f, Meta: &fakeMeta{}})
 	alter.TimeoutMillis = 30000
 	if r, err := h.Handle(ctx, nil, wire.RequestHeader{}, alter); err != nil || r.(*kmsg.AlterPartitionAssignmentsResponse).ErrorCode != 0 || f.alter != alter || !f.deadline {
 		t.Fatalf("alter: %v %+v forwarded=%v deadline=%v", err, r, f.alter == alter, f.deadline)

@@ -13,6 +13,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/controller"
 	"github.com/samsa-kafka/samsa/internal/metacache"
 	"github.com/samsa-kafka/samsa/internal/metadata"
+	"github.com/samsa-kafka/samsa/internal/metastore"
 )
 
 // clusterAdmin serves topic administration (api.Admin) through the store,
@@ -24,6 +25,12 @@ type clusterAdmin struct {
 	md    *metadata.Client
 	ctrl  *controller.Controller
 	cache *metacache.Cache
+	store metastore.Store
+}
+
+// TopicConfig reads the topic's overrides from the store (api.Admin).
+func (a *clusterAdmin) TopicConfig(ctx context.Context, topic string) (map[string]string, error) {
+	return storeTopicConfig(ctx, a.store, topic)
 }
 
 func (a *clusterAdmin) CreateTopic(ctx context.Context, ct api.CreateTopic, validateOnly bool) (api.TopicInfo, error) {

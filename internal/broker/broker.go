@@ -74,7 +74,9 @@ type Options struct {
 
 // Start joins the cluster: it opens the store and storage, starts
 // listening, registers the broker, and campaigns for controller. The broker
-// serves until Close.
+// serves until Close. Clients are served only once it is registered and
+// caught up with the controller's metadata (api/ready.go); ApiVersions and
+// the requests of other brokers are served from the start.
 func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	b := &Broker{cfg: cfg, log: opts.Logger, nodeID: max(cfg.BrokerID, 0)}
 	if b.log == nil {
@@ -93,51 +95,12 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	if err := b.joinCluster(); err != nil {
 		return nil, err
 	}
-	b.logs, err = storage.OpenManager(storage.ManagerConfig{
-		Dirs:                            cfg.LogDirs,
-		RetentionCheckInterval:          cfg.LogRetentionCheckInterval,
-		FileDeleteDelay:                 cfg.LogSegmentDeleteDelay,
-		FlushCheckInterval:              min(cfg.LogFlushSchedulerInterval, cfg.LogRetentionCheckInterval),
-		HighWatermarkCheckpointInterval: cfg.HighWatermarkCheckpoint,
-		Logger:                          b.log.With("component", "storage"),
-	})
-	if err != nil {
+	if err := b.openStorage(); err != nil {
 		return nil, err
 	}
-	b.replicas = replica.NewManager(b.logs)
-	b.cache = metacache.New(b.nodeID)
-	b.cache.SetClusterID(b.clusterID)
-	b.channels = controller.NewChannelManager(b.log.With("component", "controller-channel"), cfg.ControllerSocketTimeout)
-	b.ctrl = controller.New(controller.Config{
-		NodeID: b.nodeID, Store: b.store, Sender: b.channels,
-		UncleanLeaderElection:        cfg.UncleanLeaderElection,
-		Logger:                       b.log.With("component", "controller"),
-		StateChange:                  b.log.With("component", "state-change"),
-		AutoLeaderRebalance:          cfg.AutoLeaderRebalanceEnable,
-		LeaderImbalanceCheckInterval: cfg.LeaderImbalanceCheck,
-		LeaderImbalancePercentage:    cfg.LeaderImbalancePercentage,
-	})
-	b.loop = controller.NewLoop(b.ctrl)
+	b.newController()
 	b.startReplication()
-	h := api.New(api.Config{
-		NodeID: b.nodeID, Broker: cfg, Meta: b.cache, Partitions: b.replicas,
-		Admin: &clusterAdmin{md: b.md, ctrl: b.ctrl, cache: b.cache},
-		Control: &controlPlane{cache: b.cache, replicas: b.replicas, fetchers: b.fetchers, nodeID: b.nodeID,
-			log: b.log.With("component", "replica"), topicConfig: b.topicConfig, partitionConfig: b.partitionConfig,
-			alterPartition: b.loop.AlterPartition, controlledShutdown: b.loop.ControlledShutdown},
-		Elections: &leaderElections{loop: b.loop, cache: b.cache},
-		Reassign:  b.loop, // KIP-455, controller/reassignment.go
-		Logger:    b.log.With("component", "api"),
-	})
-	b.srv, err = server.New(server.Config{
-		Addr:            net.JoinHostPort(cfg.Listeners[0].Host, strconv.Itoa(int(cfg.Listeners[0].Port))),
-		MaxRequestBytes: cfg.SocketRequestMaxBytes,
-		IdleTimeout:     cfg.ConnectionsMaxIdle,
-		Logger:          b.log.With("component", "server"),
-		Handler:         h,
-		Registerer:      opts.Registry,
-	})
-	if err != nil {
+	if err := b.listen(opts.Registry); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -156,9 +119,72 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	b.goRun(func() { b.watchTopicConfigs(ctx) })
 	b.goRun(func() { b.shrinkISRs(ctx) })
 	b.goRun(func() { b.keepSession(ctx, sess) })
+	b.goRun(func() { b.watchStalls(ctx) })
 	b.loop.Enqueue(controller.Startup{Session: sess})
 	b.log.Info("broker started", "cluster", b.clusterID, "listener", b.srv.Addr().String(), "log.dirs", cfg.LogDirs)
 	return b, nil
+}
+
+// openStorage opens the log dirs and the partitions on them.
+func (b *Broker) openStorage() (err error) {
+	cfg := b.cfg
+	b.logs, err = storage.OpenManager(storage.ManagerConfig{
+		Dirs:                            cfg.LogDirs,
+		RetentionCheckInterval:          cfg.LogRetentionCheckInterval,
+		FileDeleteDelay:                 cfg.LogSegmentDeleteDelay,
+		FlushCheckInterval:              min(cfg.LogFlushSchedulerInterval, cfg.LogRetentionCheckInterval),
+		HighWatermarkCheckpointInterval: cfg.HighWatermarkCheckpoint,
+		Logger:                          b.log.With("component", "storage"),
+	})
+	if err != nil {
+		return err
+	}
+	b.replicas = replica.NewManager(b.logs)
+	b.cache = metacache.New(b.nodeID)
+	b.cache.SetClusterID(b.clusterID)
+	return nil
+}
+
+// newController makes this broker's controller (idle until it wins the
+// election) and its channels to the brokers.
+func (b *Broker) newController() {
+	cfg := b.cfg
+	b.channels = controller.NewChannelManager(b.log.With("component", "controller-channel"), cfg.ControllerSocketTimeout)
+	b.ctrl = controller.New(controller.Config{
+		NodeID: b.nodeID, Store: b.store, Sender: b.channels,
+		UncleanLeaderElection:        cfg.UncleanLeaderElection,
+		Logger:                       b.log.With("component", "controller"),
+		StateChange:                  b.log.With("component", "state-change"),
+		AutoLeaderRebalance:          cfg.AutoLeaderRebalanceEnable,
+		LeaderImbalanceCheckInterval: cfg.LeaderImbalanceCheck,
+		LeaderImbalancePercentage:    cfg.LeaderImbalancePercentage,
+	})
+	b.loop = controller.NewLoop(b.ctrl)
+}
+
+// listen binds the listener with the request handlers behind it; Serve
+// starts accepting.
+func (b *Broker) listen(reg prometheus.Registerer) (err error) {
+	cfg := b.cfg
+	h := api.New(api.Config{
+		NodeID: b.nodeID, Broker: cfg, Meta: b.cache, Partitions: b.replicas,
+		Admin: &clusterAdmin{md: b.md, ctrl: b.ctrl, cache: b.cache, store: b.store},
+		Control: &controlPlane{cache: b.cache, replicas: b.replicas, fetchers: b.fetchers, nodeID: b.nodeID,
+			log: b.log.With("component", "replica"), topicConfig: b.topicConfig, partitionConfig: b.partitionConfig,
+			alterPartition: b.loop.AlterPartition, controlledShutdown: b.loop.ControlledShutdown},
+		Elections: &leaderElections{loop: b.loop, cache: b.cache},
+		Reassign:  b.loop, // KIP-455, controller/reassignment.go
+		Logger:    b.log.With("component", "api"),
+	})
+	b.srv, err = server.New(server.Config{
+		Addr:            net.JoinHostPort(cfg.Listeners[0].Host, strconv.Itoa(int(cfg.Listeners[0].Port))),
+		MaxRequestBytes: cfg.SocketRequestMaxBytes,
+		IdleTimeout:     cfg.ConnectionsMaxIdle,
+		Logger:          b.log.With("component", "server"),
+		Handler:         h,
+		Registerer:      reg,
+	})
+	return err
 }
 
 func (b *Broker) goRun(f func()) {
@@ -213,45 +239,91 @@ func (b *Broker) joinCluster() error {
 	return ensureMetaProperties(b.cfg.LogDirs, b.nodeID, b.clusterID)
 }
 
-// register opens a store session and writes /brokers/ids/<id> bound to it.
+// Registration: a broker writes /brokers/ids/<id> bound to a store
+// session. A registration left by this broker's previous life (kill -9)
+// lasts until its session times out, while a live broker with our id
+// renews its own: waiting out a session (twice the timeout: a store that
+// restarted extends old leases by an election timeout) tells them apart.
+// Until it has registered, a broker serves no client (api/ready.go) and
+// says why every few seconds.
+const (
+	registerRetry        = 200 * time.Millisecond
+	registerCallTimeout  = 5 * time.Second // one store call of an attempt
+	notRegisteredLogEach = 3 * time.Second
+)
+
+// register registers the broker, retrying for up to twice the session
+// timeout while another registration holds its id or the store is
+// unreachable; after that it fails (ErrBrokerIDInUse: another live broker
+// has the id).
 func (b *Broker) register(ctx context.Context) (metastore.Session, error) {
-	sess, err := b.store.NewSession(ctx, b.cfg.MetadataStoreSessionTimeout)
-	if err != nil {
-		return nil, err
-	}
 	self := b.self()
 	reg := metadata.NewBroker(b.nodeID, self.Host, self.Port, b.cfg.BrokerRack, time.Now())
-	// A registration left by this broker's previous life (kill -9) lasts
-	// until its session times out; a live broker with our id renews it.
-	// Waiting out a session tells them apart (twice the timeout: a store
-	// that restarted extends old leases by an election timeout).
 	deadline := time.Now().Add(2*b.cfg.MetadataStoreSessionTimeout + 2*time.Second)
-	epoch, err := b.md.RegisterBroker(ctx, sess, reg)
-	for errors.Is(err, metadata.ErrBrokerIDInUse) && time.Now().Before(deadline) {
+	var sess metastore.Session
+	var lastLog time.Time
+	for {
+		epoch, err := b.tryRegister(ctx, &sess, reg)
+		if err == nil {
+			b.cache.SetBrokerEpoch(epoch)
+			b.sessMu.Lock()
+			b.sess = sess
+			b.sessMu.Unlock()
+			b.log.Info("registered", "epoch", epoch)
+			return sess, nil
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			if sess != nil {
+				sess.Close()
+			}
+			if errors.Is(err, metadata.ErrBrokerIDInUse) {
+				return nil, fmt.Errorf("broker: another live broker is registered with broker.id=%d: %w", b.nodeID, err)
+			}
+			return nil, fmt.Errorf("broker: cannot register broker.id=%d: %w", b.nodeID, err)
+		}
+		if now := time.Now(); now.Sub(lastLog) >= notRegisteredLogEach {
+			lastLog = now
+			b.log.Warn("not serving clients: cannot register yet", "reason", notRegisteredReason(err),
+				"err", err, "gives_up_in", time.Until(deadline).Round(time.Second))
+		}
 		select {
 		case <-ctx.Done():
-			err = ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-			epoch, err = b.md.RegisterBroker(ctx, sess, reg)
+		case <-time.After(registerRetry):
 		}
 	}
-	if err != nil {
-		sess.Close()
-		if errors.Is(err, metadata.ErrBrokerIDInUse) {
-			return nil, fmt.Errorf("broker: another live broker is registered with broker.id=%d: %w", b.nodeID, err)
+}
+
+// tryRegister makes one attempt, in *sess (a new session if nil; one that
+// failed for any reason but our id being taken is closed and cleared).
+func (b *Broker) tryRegister(ctx context.Context, sess *metastore.Session, reg metadata.Broker) (int64, error) {
+	cctx, cancel := context.WithTimeout(ctx, registerCallTimeout)
+	defer cancel()
+	if *sess == nil {
+		s, err := b.store.NewSession(cctx, b.cfg.MetadataStoreSessionTimeout)
+		if err != nil {
+			return 0, err
 		}
-		return nil, err
+		*sess = s
 	}
-	b.cache.SetBrokerEpoch(epoch)
-	b.sessMu.Lock()
-	b.sess = sess
-	b.sessMu.Unlock()
-	b.log.Info("registered", "epoch", epoch)
-	return sess, nil
+	epoch, err := b.md.RegisterBroker(cctx, *sess, reg)
+	if err != nil && !errors.Is(err, metadata.ErrBrokerIDInUse) {
+		(*sess).Close()
+		*sess = nil
+	}
+	return epoch, err
+}
+
+func notRegisteredReason(err error) string {
+	if errors.Is(err, metadata.ErrBrokerIDInUse) {
+		return "broker.id is registered by another session: this broker's previous life (waiting for its session to expire) or another live broker"
+	}
+	return "metadata store unreachable or failing"
 }
 
 // keepSession re-registers after the store session ends (expiry after a
-// stall, store failover) and tells the controller to campaign again.
+// stall, store failover) and tells the controller to campaign again. From
+// the session's end until the new registration's metadata arrives, clients
+// are not served (the cache is unready).
 func (b *Broker) keepSession(ctx context.Context, sess metastore.Session) {
 	for {
 		select {
@@ -262,20 +334,19 @@ func (b *Broker) keepSession(ctx context.Context, sess metastore.Session) {
 		if ctx.Err() != nil {
 			return
 		}
-		b.log.Warn("store session ended; re-registering")
+		b.cache.Unready()
+		b.log.Warn("store session ended; not serving clients until registered again")
 		b.loop.Enqueue(controller.SessionExpired{})
-		for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 2*time.Second) {
+		for {
 			s, err := b.register(ctx)
 			if err == nil {
 				sess = s
 				break
 			}
-			b.log.Warn("re-registration failed", "err", err)
-			select {
-			case <-ctx.Done():
+			if ctx.Err() != nil {
 				return
-			case <-time.After(backoff):
 			}
+			b.log.Warn("re-registration failed; retrying", "err", err)
 		}
 		b.loop.Enqueue(controller.Startup{Session: sess})
 	}
@@ -338,7 +409,13 @@ func (b *Broker) topicConfig(ctx context.Context, topic string) (map[string]stri
 	if t, ok := b.cache.Topic(topic); ok && t.Configs != nil {
 		return t.Configs, nil
 	}
-	kv, found, err := b.store.Get(ctx, metadata.TopicConfigKey(topic))
+	return storeTopicConfig(ctx, b.store, topic)
+}
+
+// storeTopicConfig reads a topic's overrides from the store; nil if it has
+// none.
+func storeTopicConfig(ctx context.Context, store metastore.Store, topic string) (map[string]string, error) {
+	kv, found, err := store.Get(ctx, metadata.TopicConfigKey(topic))
 	if err != nil || !found {
 		return nil, err
 	}

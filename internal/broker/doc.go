@@ -4,6 +4,12 @@
 // accepts, and the listener closes before storage flushes and writes its
 // clean-shutdown marker.
 //
+// Readiness: the listener opens before the broker registers (its bound port
+// goes into the registration), but clients are served only once it has
+// registered and applied an UpdateMetadata sent for that registration
+// (api/ready.go, metacache/ready.go); a lost session or a stall past the
+// session timeout (stall.go) makes it unready until it has registered again.
+//
 // Goroutines. Start runs these through goRun; Close cancels their context,
 // ends the store session, closes the listener and waits for them all:
 //   - the log manager's background loop (storage.Manager.Run: retention,
@@ -17,7 +23,9 @@
 //   - the topic-config watch (watchTopicConfigs);
 //   - the ISR shrink check (shrinkISRs, Kafka's isr-expiration task);
 //   - the session keeper (keepSession: re-registers after the store
-//     session ends).
+//     session ends);
+//   - the stall watch (watchStalls: beats the cache's stall detection and
+//     ends a session that a stall has outlived).
 //
 // Started by the packages broker wires, and stopped by Close after those
 // above have returned: the follower fetchers (fetcher.Manager, one

@@ -33,6 +33,8 @@ type Cache struct {
 	changed         chan struct{}
 	list            []api.TopicInfo // built lazily, valid when listOK
 	listOK          bool
+	rd              readiness // ready.go
+	st              stall     // ready.go
 }
 
 // New returns an empty cache for broker nodeID: no controller, no brokers,
@@ -42,6 +44,7 @@ func New(nodeID int32) *Cache {
 		nodeID: nodeID, controllerID: -1,
 		topics: map[string]*topic{}, byID: map[[16]byte]string{},
 		configs: map[string]map[string]string{}, changed: make(chan struct{}),
+		rd: newReadiness(),
 	}
 }
 
@@ -76,11 +79,13 @@ func (c *Cache) SetListenerName(name string) {
 }
 
 // SetBrokerEpoch records this broker's epoch (the creation revision of its
-// registration).
+// registration): the broker has registered, and becomes ready once an
+// UpdateMetadata for this epoch is applied (ready.go).
 func (c *Cache) SetBrokerEpoch(e int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.brokerEpoch = e
+	c.registeredLocked(e)
 }
 
 // BrokerEpoch returns this broker's epoch.
@@ -150,6 +155,7 @@ func (c *Cache) ApplyUpdateMetadata(req *kmsg.UpdateMetadataRequest) int16 {
 		}
 	}
 	c.changedLocked()
+	c.appliedLocked(req.BrokerEpoch)
 	return 0
 }
 

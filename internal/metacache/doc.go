@@ -11,6 +11,9 @@
 // request, and ApplyUpdateMetadata checks and applies under one lock, so a
 // deposed controller's request can never land after its successor's.
 //
+// It says when the broker may serve clients (ready.go): once registered and
+// caught up with an UpdateMetadata sent for that registration.
+//
 // Invariants: a topic exists in the cache iff it has at least one partition;
 // a partition whose leader is -2 (LeaderDuringDelete) is removed. Topics()
 // and Topic() results are shared, built lazily after a change and must not
