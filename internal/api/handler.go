@@ -89,6 +89,17 @@ type Partitions interface {
 	Get(tp kafka.TopicPartition) *replica.Partition
 }
 
+// ProducerIDs issues producer ids (InitProducerId) and tells ids that
+// were issued from made-up ones (InitProducerId, Produce):
+// *producerid.Manager.
+type ProducerIDs interface {
+	// Next hands out a new producer id, waiting (within ctx) only when
+	// the broker has no block of ids; an error means no id now.
+	Next(ctx context.Context) (int64, error)
+	// Issued reports whether some broker ever handed out id.
+	Issued(id int64) bool
+}
+
 // Config is everything a Handler needs.
 type Config struct {
 	NodeID     int32
@@ -99,8 +110,10 @@ type Config struct {
 	Reassign   Reassignments // nil: KIP-455 requests answer NOT_CONTROLLER
 	Elections  Elections     // nil: ElectLeaders answers NOT_CONTROLLER
 	Partitions Partitions
-	Logger     *slog.Logger
-	Now        func() time.Time
+	// ProducerIDs: nil answers InitProducerId COORDINATOR_NOT_AVAILABLE.
+	ProducerIDs ProducerIDs
+	Logger      *slog.Logger
+	Now         func() time.Time
 }
 
 // Handler serves every API key in wire.Supported.
@@ -169,6 +182,8 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.controlledShutdown(ctx, r), nil
 	case *kmsg.CreatePartitionsRequest:
 		return h.createPartitions(ctx, r), nil
+	case *kmsg.InitProducerIDRequest:
+		return h.initProducerID(ctx, r), nil
 	}
 	return nil, fmt.Errorf("api: no handler for key %d", req.Key())
 }

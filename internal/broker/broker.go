@@ -26,6 +26,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/metastore"
 	"github.com/samsa-kafka/samsa/internal/metastore/embedetcd"
 	"github.com/samsa-kafka/samsa/internal/metastore/etcdstore"
+	"github.com/samsa-kafka/samsa/internal/producerid"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/server"
 	"github.com/samsa-kafka/samsa/internal/storage"
@@ -52,6 +53,7 @@ type Broker struct {
 	srv      *server.Server
 	fetchers *fetcher.Manager
 	alter    *alterpartition.Manager
+	pids     *producerid.Manager
 
 	sessMu sync.Mutex
 	sess   metastore.Session
@@ -100,12 +102,14 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	}
 	b.newController()
 	b.startReplication()
+	b.pids = b.newProducerIDs()
 	if err := b.listen(opts.Registry); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
 	b.goRun(func() { b.logs.Run(ctx) })
+	b.goRun(func() { b.pids.Run(ctx) })
 	b.goRun(func() {
 		if err := b.srv.Serve(); err != nil {
 			b.log.Error("listener stopped", "err", err)
@@ -167,7 +171,7 @@ func (b *Broker) newController() {
 func (b *Broker) listen(reg prometheus.Registerer) (err error) {
 	cfg := b.cfg
 	h := api.New(api.Config{
-		NodeID: b.nodeID, Broker: cfg, Meta: b.cache, Partitions: b.replicas,
+		NodeID: b.nodeID, Broker: cfg, Meta: b.cache, Partitions: b.replicas, ProducerIDs: b.pids,
 		Admin: &clusterAdmin{md: b.md, ctrl: b.ctrl, cache: b.cache, store: b.store},
 		Control: &controlPlane{cache: b.cache, replicas: b.replicas, fetchers: b.fetchers, nodeID: b.nodeID,
 			log: b.log.With("component", "replica"), topicConfig: b.topicConfig, partitionConfig: b.partitionConfig,

@@ -9,6 +9,13 @@
 // StateChunkSize partitions, /brokers/topics/<topic>/states/<n>
 // (chunks.go): elections write a key per chunk, not per partition.
 //
+// /latest_producer_id_block is Kafka's ProducerIdBlockZNode,
+// {"version":1,"broker":<id>,"block_start":"<first>","block_end":"<last>"}:
+// the last block of ProducerIDBlockSize producer ids a broker claimed. A
+// claim reads it and writes the next block conditional on the version read
+// (producerids.go), so no two brokers ever hold overlapping blocks; it is
+// never fenced by the controller (any broker claims) and never deleted.
+//
 // Fencing: a controller's writes go through a Fence holding the version of
 // /controller_epoch it wrote; every write transaction first compares that
 // version, so a deposed controller's writes fail with ErrControllerMoved and

@@ -15,6 +15,9 @@ const (
 	DeleteTopicsPrefix = "/admin/delete_topics/"
 	ReassignKey        = "/admin/reassign_partitions"
 	TopicConfigsPrefix = "/config/topics/"
+	// ProducerIDBlockKey holds the last producer id block a broker
+	// claimed (producerids.go).
+	ProducerIDBlockKey = "/latest_producer_id_block"
 )
 
 // BrokerKey is /brokers/ids/<id>.

@@ -64,8 +64,18 @@ func sampleRequests() []kmsg.Request {
 		r.ClientSoftwareName, r.ClientSoftwareVersion = "samsa-test", "1.0"
 		return r
 	}
+	initProducerID := func(v int16) kmsg.Request {
+		r := kmsg.NewPtrInitProducerIDRequest()
+		r.SetVersion(v)
+		r.TransactionTimeoutMillis = 60000
+		if v >= 3 {
+			r.ProducerID, r.ProducerEpoch = 1234, 7
+		}
+		return r
+	}
 	return []kmsg.Request{
 		produce(3), produce(9), produce(11),
+		initProducerID(0), initProducerID(1), initProducerID(2), initProducerID(3), initProducerID(5),
 		fetch(4), fetch(12), fetch(16),
 		metadata(0, "a", "b"), metadata(9), metadata(12, "a"),
 		apiVersions(0), apiVersions(2), apiVersions(3),

@@ -20,6 +20,9 @@ var Supported = map[int16]VersionRange{
 	int16(kmsg.DescribeConfigs):  {0, 4},
 	int16(kmsg.DescribeCluster):  {0, 1},
 	int16(kmsg.CreatePartitions): {0, 3},
+	// Idempotent producers, from any broker (KIP-98, KIP-360); v2+ is
+	// flexible. A transactional id is refused until transactions exist.
+	int16(kmsg.InitProducerID): {0, 5},
 	// Admin, served by the controller (KIP-455).
 	int16(kmsg.AlterPartitionAssignments):  {0, 0},
 	int16(kmsg.ListPartitionReassignments): {0, 0},
