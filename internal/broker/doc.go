@@ -14,6 +14,8 @@
 // ends the store session, closes the listener and waits for them all:
 //   - the log manager's background loop (storage.Manager.Run: retention,
 //     flush, high-watermark checkpoints, delayed deletion);
+//   - the producer id manager (producerid.Manager.Run: claims blocks of
+//     producer ids from the store ahead of need);
 //   - the listener's accept loop (server.Server.Serve), which runs three
 //     goroutines per connection: its handling loop, a frame reader and a
 //     response writer;
