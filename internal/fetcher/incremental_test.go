@@ -55,9 +55,9 @@ func TestIncrementalFetchListsOnlyChanges(t *testing.T) {
 	added.write(1, "x")
 	added.setHW(1)
 	h.mu.Lock()
-	h.logs[tpN(20)] = added
+	h.logs[tpN(20)] = added // h.logs is leaders: written under the leader's lock only
 	h.mu.Unlock()
-	leaders[tpN(20)], followers[tpN(20)] = added, f
+	followers[tpN(20)] = f
 	m.AddPartitions([]Target{target(tpN(20), 1, 1, f)})
 	waitAllCaughtUp(t, followers, leaders)
 
