@@ -55,6 +55,7 @@ func (m *Manager) AddPartitions(ts []Target) {
 	}
 	var b handover
 	b.presize(ts)
+	m.leaders.reserveRuns(len(ts), func(i int) kafka.TopicPartition { return ts[i].TP })
 	last := lastTargets(ts)
 	for i := range ts {
 		t := &ts[i]

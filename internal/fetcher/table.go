@@ -18,8 +18,11 @@ type table[V comparable] struct {
 
 // get returns tp's value, zero if none.
 func (t *table[V]) get(tp kafka.TopicPartition) V {
-	v, _ := t.t.Get(tp.Topic, tp.Partition)
-	return v
+	if r := t.t.Ref(tp.Topic, tp.Partition); r != nil {
+		return *r
+	}
+	var zero V
+	return zero
 }
 
 // set makes v (not zero) tp's value.
@@ -37,3 +40,25 @@ func (t *table[V]) len() int { return t.t.Len() }
 // all yields every partition and its value, topic by topic, each topic's
 // in partition order. The table must not change meanwhile.
 func (t *table[V]) all() iter.Seq2[kafka.TopicPartition, V] { return t.t.All() }
+
+// reserveRuns makes room for the partitions tp(0) ... tp(n-1), run of one
+// topic by run (a LeaderAndIsr and a fetch list them topic by topic), so
+// that a run of thousands grows its topic's slices once instead of once
+// per doubling; a run whose numbers are out of proportion to its length is
+// left to grow as it is set.
+func (t *table[V]) reserveRuns(n int, tp func(i int) kafka.TopicPartition) {
+	for i := 0; i < n; {
+		topic, hi, j := tp(i).Topic, int32(-1), i
+		for ; j < n; j++ {
+			k := tp(j)
+			if k.Topic != topic {
+				break
+			}
+			hi = max(hi, k.Partition)
+		}
+		if hi >= 0 && int64(hi) < int64(4*(j-i)+1024) {
+			t.t.Reserve(topic, int(hi)+1)
+		}
+		i = j
+	}
+}

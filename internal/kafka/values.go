@@ -69,12 +69,27 @@ func (t *ValueTable[V]) topicOrNew(name string) *Partitions[V] {
 }
 
 // Get returns the value of (topic, p) and whether it has one.
-func (t *ValueTable[V]) Get(topic string, p int32) (V, bool) { return t.Topic(topic).Get(p) }
+func (t *ValueTable[V]) Get(topic string, p int32) (V, bool) {
+	if r := t.Ref(topic, p); r != nil {
+		return *r, true
+	}
+	var zero V
+	return zero, false
+}
 
 // Ref returns the value of (topic, p) in place, nil if it has none: for
 // reading a large value without copying it. It is valid until the table
 // next changes, and must not be written through.
-func (t *ValueTable[V]) Ref(topic string, p int32) *V { return t.Topic(topic).Ref(p) }
+func (t *ValueTable[V]) Ref(topic string, p int32) *V {
+	tt := t.last
+	if tt == nil || topic != t.lastName {
+		if tt = t.topics[topic]; tt == nil {
+			return nil
+		}
+		t.lastName, t.last = topic, tt
+	}
+	return tt.Ref(p)
+}
 
 // Set makes v the value of (topic, p).
 func (t *ValueTable[V]) Set(topic string, p int32, v V) {
@@ -251,17 +266,35 @@ func (tt *Partitions[V]) set(p int32, v V, dense bool) (added bool) {
 	return added
 }
 
-// extend lengthens the slice to n (amortised, as append grows), moving in
-// the values kept aside that it now covers.
+// extend lengthens the slice to n, moving in the values kept aside that
+// it now covers. Past their old length both slices were never written, or
+// cleared when their values were deleted: the new places are empty.
 func (tt *Partitions[V]) extend(n int) {
-	old := len(tt.vals)
-	tt.vals = slices.Grow(tt.vals, n-old)[:n]
-	tt.has = slices.Grow(tt.has, n-old)[:n]
-	// Past their old length both were never written, or cleared when their
-	// values were deleted: the new places are empty.
-	if len(tt.aside) == 0 || int(tt.asideMin) >= n {
-		return
+	if n > cap(tt.vals) || n > cap(tt.has) {
+		tt.grow(n)
 	}
+	tt.vals, tt.has = tt.vals[:n], tt.has[:n]
+	if len(tt.aside) > 0 && int(tt.asideMin) < n {
+		tt.moveIn(n)
+	}
+}
+
+// grow gives both slices room for n, as append grows (amortised), the
+// presence slice as much as the values' (one growth for both).
+func (tt *Partitions[V]) grow(n int) {
+	vals := tt.vals
+	if tt.shared { // the new array below is the table's own
+		vals, tt.shared = slices.Clip(vals), false
+	}
+	vals = slices.Grow(vals, n-len(vals))
+	has := make([]bool, len(tt.has), cap(vals))
+	copy(has, tt.has)
+	tt.vals, tt.has = vals, has
+}
+
+// moveIn moves the values kept aside below n into the slice (extended to
+// n), and recomputes asideMin.
+func (tt *Partitions[V]) moveIn(n int) {
 	tt.asideMin = math.MaxInt32
 	for p, r := range tt.aside {
 		switch {
@@ -277,10 +310,8 @@ func (tt *Partitions[V]) extend(n int) {
 // Reserve makes room for the partitions numbered below n, so that setting
 // them costs no regrowth and keeps them at their number.
 func (tt *Partitions[V]) Reserve(n int) {
-	if n > cap(tt.vals) {
-		// A new array: what Sorted handed out stays as it was.
-		tt.vals, tt.shared = slices.Grow(tt.vals, n-len(tt.vals)), false
-		tt.has = slices.Grow(tt.has, n-len(tt.has))
+	if n > cap(tt.vals) || n > cap(tt.has) {
+		tt.grow(n)
 	}
 }
 
