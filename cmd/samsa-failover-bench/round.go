@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/samsa-kafka/samsa/internal/controller"
+	"github.com/samsa-kafka/samsa/internal/controller/channel"
 	"github.com/samsa-kafka/samsa/internal/metadata"
 	"github.com/samsa-kafka/samsa/internal/metastore"
 	"github.com/samsa-kafka/samsa/internal/metastore/embedetcd"
@@ -57,7 +58,7 @@ type round struct {
 type candidate struct {
 	id   int32
 	c    *controller.Controller
-	cm   *controller.ChannelManager
+	cm   *channel.Manager
 	sess metastore.Session // the session it campaigns with
 	stop context.CancelFunc
 	done chan struct{}
@@ -187,7 +188,7 @@ func (r *round) startCandidate(ctx context.Context, id int32) error {
 			return err
 		}
 	}
-	cm := controller.NewChannelManager(r.log, 30*time.Second)
+	cm := channel.NewManager(r.log, 30*time.Second)
 	c := controller.New(controller.Config{NodeID: id, Store: store, Sender: cm, Logger: r.log, StateChange: r.o.stateChange,
 		OnChange: func(_ int32, active bool) {
 			if active {

@@ -19,6 +19,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/api"
 	"github.com/samsa-kafka/samsa/internal/config"
 	"github.com/samsa-kafka/samsa/internal/controller"
+	"github.com/samsa-kafka/samsa/internal/controller/channel"
 	"github.com/samsa-kafka/samsa/internal/fetcher"
 	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metacache"
@@ -49,7 +50,7 @@ type Broker struct {
 	cache    *metacache.Cache
 	ctrl     *controller.Controller
 	loop     *controller.Loop
-	channels *controller.ChannelManager
+	channels *channel.Manager
 	srv      *server.Server
 	fetchers *fetcher.Manager
 	alter    *alterpartition.Manager
@@ -153,7 +154,7 @@ func (b *Broker) openStorage() (err error) {
 // election) and its channels to the brokers.
 func (b *Broker) newController() {
 	cfg := b.cfg
-	b.channels = controller.NewChannelManager(b.log.With("component", "controller-channel"), cfg.ControllerSocketTimeout)
+	b.channels = channel.NewManager(b.log.With("component", "controller-channel"), cfg.ControllerSocketTimeout)
 	b.ctrl = controller.New(controller.Config{
 		NodeID: b.nodeID, Store: b.store, Sender: b.channels,
 		UncleanLeaderElection:        cfg.UncleanLeaderElection,

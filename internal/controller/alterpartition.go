@@ -82,7 +82,10 @@ func (a apAnswer) set(s metadata.LeaderAndIsr) {
 	a.out.ISR, a.out.PartitionEpoch = slices.Clone(s.ISR), s.PartitionEpoch
 }
 
-// onAlterPartition validates, writes and answers one request.
+// onAlterPartition validates, writes and answers one request: the
+// requesting broker first, then each partition (planAlterPartition), then
+// the accepted changes in one write (writeAlterPartition), then the answer
+// and the UpdateMetadata of the changed partitions.
 func (c *Controller) onAlterPartition(ctx context.Context, e AlterPartition) error {
 	req := e.Req
 	if c.ctx == nil {
@@ -95,17 +98,48 @@ func (c *Controller) onAlterPartition(ctx context.Context, e AlterPartition) err
 		e.Reply(alterPartitionError(req, kerr.StaleBrokerEpoch.Code))
 		return nil
 	}
-	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
-	var updates []stateUpdate
-	var pending []apAnswer // parallel to updates
-	var out outcomes       // refusals at info: a shutting-down broker's followers are refused in bulk
+	plan := c.planAlterPartition(req)
+	changed, err := c.writeAlterPartition(ctx, req, plan)
+	plan.out.done = len(changed)
+	c.logOutcomes("ISRs changed", &plan.out, "requested_by", req.BrokerID)
+	if err != nil {
+		code := kerr.UnknownServerError.Code
+		if errors.Is(err, metadata.ErrControllerMoved) {
+			code = kerr.NotController.Code
+		}
+		e.Reply(alterPartitionError(req, code))
+		return err
+	}
+	e.Reply(plan.resp)
+	if len(changed) > 0 {
+		b := newBatch()
+		b.addUpdateMetadata(c.ctx.liveBrokerIDs(), changed)
+		c.send(b)
+	}
+	// An ISR that grew may complete reassignments (reassignment_exec.go).
+	return c.maybeCompleteReassignments(ctx, changed)
+}
+
+// alterPlan is a request decided partition by partition: the response,
+// with every refusal and every unchanged state filled in, and the updates
+// to write with the answers they fill.
+type alterPlan struct {
+	resp    *kmsg.AlterPartitionResponse
+	updates []stateUpdate
+	pending []apAnswer // parallel to updates
+	out     outcomes   // refusals at info: a shutting-down broker's followers are refused in bulk
+}
+
+// planAlterPartition decides every partition of req.
+func (c *Controller) planAlterPartition(req *kmsg.AlterPartitionRequest) *alterPlan {
+	p := &alterPlan{resp: req.ResponseKind().(*kmsg.AlterPartitionResponse)}
 	seen := map[TP]bool{}
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		ot := kmsg.NewAlterPartitionResponseTopic()
 		ot.Topic, ot.TopidID = rt.Topic, rt.TopicID
 		ot.Partitions = make([]kmsg.AlterPartitionResponseTopicPartition, len(rt.Partitions))
-		resp.Topics = append(resp.Topics, ot) // shares ot.Partitions, filled below
+		p.resp.Topics = append(p.resp.Topics, ot) // shares ot.Partitions, filled below
 		name, known := rt.Topic, true
 		if req.Version >= 2 {
 			name, known = c.ctx.byID[rt.TopicID]
@@ -115,41 +149,52 @@ func (c *Controller) onAlterPartition(ctx context.Context, e AlterPartition) err
 			ot.Partitions[j] = kmsg.NewAlterPartitionResponseTopicPartition()
 			ot.Partitions[j].Partition = rp.Partition
 			a := apAnswer{tp: TP{Topic: name, Partition: rp.Partition}, out: &ot.Partitions[j]}
-			if !known {
-				a.out.ErrorCode = kerr.UnknownTopicID.Code
-				continue
-			}
-			if seen[a.tp] {
-				a.out.ErrorCode = kerr.InvalidRequest.Code
-				continue
-			}
-			seen[a.tp] = true
-			u, code, write := c.checkAlterPartition(req, a.tp, rp)
 			switch {
-			case code != 0:
-				a.out.ErrorCode = code
-				if c.logsStateChanges(slog.LevelDebug) {
-					c.stateTrace("AlterPartition refused", "partition", a.tp, "broker", req.BrokerID,
-						"leader_epoch", rp.LeaderEpoch, "partition_epoch", rp.PartitionEpoch, "err", kerr.ErrorForCode(code))
-				}
-				out.skip("AlterPartition refused: "+errorName(code), a.tp)
-			case !write:
-				a.set(c.ctx.states.at(a.tp))
+			case !known:
+				a.out.ErrorCode = kerr.UnknownTopicID.Code
+			case seen[a.tp]:
+				a.out.ErrorCode = kerr.InvalidRequest.Code
 			default:
-				updates = append(updates, u)
-				pending = append(pending, a)
+				seen[a.tp] = true
+				c.planPartition(p, req, rp, a)
 			}
 		}
 	}
+	return p
+}
 
-	olds := make([]metadata.LeaderAndIsr, len(updates))
-	for i, u := range updates {
+// planPartition decides one partition: refused, answered with its state
+// as it is, or to be written.
+func (c *Controller) planPartition(p *alterPlan, req *kmsg.AlterPartitionRequest, rp *kmsg.AlterPartitionRequestTopicPartition, a apAnswer) {
+	u, code, write := c.checkAlterPartition(req, a.tp, rp)
+	switch {
+	case code != 0:
+		a.out.ErrorCode = code
+		if c.logsStateChanges(slog.LevelDebug) {
+			c.stateTrace("AlterPartition refused", "partition", a.tp, "broker", req.BrokerID,
+				"leader_epoch", rp.LeaderEpoch, "partition_epoch", rp.PartitionEpoch, "err", kerr.ErrorForCode(code))
+		}
+		p.out.skip("AlterPartition refused: "+errorName(code), a.tp)
+	case !write:
+		a.set(c.ctx.states.at(a.tp))
+	default:
+		p.updates = append(p.updates, u)
+		p.pending = append(p.pending, a)
+	}
+}
+
+// writeAlterPartition writes the plan's updates in one go and fills their
+// answers: the new state, or INVALID_UPDATE_VERSION after a version
+// conflict (the chunk is re-read). It returns the partitions changed.
+func (c *Controller) writeAlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest, p *alterPlan) ([]TP, error) {
+	olds := make([]metadata.LeaderAndIsr, len(p.updates))
+	for i, u := range p.updates {
 		olds[i] = c.ctx.states.at(u.TP)
 	}
-	conflict, err := c.writeStates(ctx, updates)
+	conflict, err := c.writeStates(ctx, p.updates)
 	var changed []TP
-	for i := 0; err == nil && i < len(updates); i++ {
-		u, a := updates[i], pending[i]
+	for i := 0; err == nil && i < len(p.updates); i++ {
+		u, a := p.updates[i], p.pending[i]
 		if conflict[i] {
 			c.stateChange("AlterPartition: partition state version conflict; re-reading", "partition", u.TP,
 				"chunk_version", c.ctx.chunkVer[chunkOf(u.TP)])
@@ -164,24 +209,7 @@ func (c *Controller) onAlterPartition(ctx context.Context, e AlterPartition) err
 		a.set(u.State)
 		changed = append(changed, u.TP)
 	}
-	out.done = len(changed)
-	c.logOutcomes("ISRs changed", &out, "requested_by", req.BrokerID)
-	if err != nil {
-		code := kerr.UnknownServerError.Code
-		if errors.Is(err, metadata.ErrControllerMoved) {
-			code = kerr.NotController.Code
-		}
-		e.Reply(alterPartitionError(req, code))
-		return err
-	}
-	e.Reply(resp)
-	if len(changed) > 0 {
-		b := newBatch()
-		b.addUpdateMetadata(c.ctx.liveBrokerIDs(), changed)
-		c.send(b)
-	}
-	// An ISR that grew may complete reassignments (reassignment_exec.go).
-	return c.maybeCompleteReassignments(ctx, changed)
+	return changed, err
 }
 
 // checkAlterPartition decides one partition: an error code, or the update

@@ -56,34 +56,7 @@ func (s *scenario) alterPartition(d *datadriven.TestData, out *strings.Builder) 
 	s.brokerEpochArg(d, &req.BrokerEpoch)
 	byTopic := map[string]int{}
 	for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
-		fields := strings.Fields(line)
-		tp := parseTP(s.t, fields[0])
-		args := map[string]string{}
-		for _, f := range fields[1:] {
-			k, v, _ := strings.Cut(f, "=")
-			args[k] = v
-		}
-		p := kmsg.NewAlterPartitionRequestTopicPartition()
-		p.Partition = tp.Partition
-		if st, ok := s.storedState(tp); ok {
-			p.LeaderEpoch, p.PartitionEpoch = st.LeaderEpoch, st.PartitionEpoch
-		}
-		if v, ok := args["leader-epoch"]; ok {
-			p.LeaderEpoch = atoi32(s.t, v)
-		}
-		if v, ok := args["partition-epoch"]; ok {
-			p.PartitionEpoch = atoi32(s.t, v)
-		}
-		for _, r := range strings.Split(args["isr"], ",") {
-			id := atoi32(s.t, r)
-			p.NewISR = append(p.NewISR, id)
-			m := kmsg.NewAlterPartitionRequestTopicPartitionNewEpochISR()
-			m.BrokerID, m.BrokerEpoch = id, s.brokerEpoch(id)
-			if args["stale-member"] == r {
-				m.BrokerEpoch = 999999
-			}
-			p.NewEpochISR = append(p.NewEpochISR, m)
-		}
+		tp, p := s.alterPartitionLine(line)
 		i, ok := byTopic[tp.Topic]
 		if !ok {
 			t := kmsg.NewAlterPartitionRequestTopic()
@@ -141,13 +114,50 @@ func atoi32(t *testing.T, s string) int32 {
 	return int32(n)
 }
 
+// alterPartitionLine reads one partition line of the command:
+// t-0 isr=2,3 [leader-epoch=N] [partition-epoch=N] [stale-member=3].
+func (s *scenario) alterPartitionLine(line string) (TP, kmsg.AlterPartitionRequestTopicPartition) {
+	fields := strings.Fields(line)
+	tp := parseTP(s.t, fields[0])
+	args := map[string]string{}
+	for _, f := range fields[1:] {
+		k, v, _ := strings.Cut(f, "=")
+		args[k] = v
+	}
+	p := kmsg.NewAlterPartitionRequestTopicPartition()
+	p.Partition = tp.Partition
+	if st, ok := s.storedState(tp); ok {
+		p.LeaderEpoch, p.PartitionEpoch = st.LeaderEpoch, st.PartitionEpoch
+	}
+	if v, ok := args["leader-epoch"]; ok {
+		p.LeaderEpoch = atoi32(s.t, v)
+	}
+	if v, ok := args["partition-epoch"]; ok {
+		p.PartitionEpoch = atoi32(s.t, v)
+	}
+	for _, r := range strings.Split(args["isr"], ",") {
+		id := atoi32(s.t, r)
+		p.NewISR = append(p.NewISR, id)
+		m := kmsg.NewAlterPartitionRequestTopicPartitionNewEpochISR()
+		m.BrokerID, m.BrokerEpoch = id, s.brokerEpoch(id)
+		if args["stale-member"] == r {
+			m.BrokerEpoch = 999999
+		}
+		p.NewEpochISR = append(p.NewEpochISR, m)
+	}
+	return tp, p
+}
+
 func (s *scenario) storedState(tp TP) (metadata.LeaderAndIsr, bool) {
 	st, found, err := metadata.New(s.store).ReadState(s.ctx, tp)
 	return st, found && err == nil
 }
 
 func (s *scenario) brokerEpoch(id int32) int64 {
-	brokers, _, _ := metadata.New(s.store).Brokers(s.ctx)
+	brokers, _, err := metadata.New(s.store).Brokers(s.ctx)
+	if err != nil {
+		s.t.Fatal(err)
+	}
 	for _, b := range brokers {
 		if b.ID == id {
 			return b.Epoch
@@ -157,11 +167,17 @@ func (s *scenario) brokerEpoch(id int32) int64 {
 }
 
 func (s *scenario) topicID(topic string) [16]byte {
-	kv, found, _ := s.store.Get(s.ctx, metadata.TopicKey(topic))
+	kv, found, err := s.store.Get(s.ctx, metadata.TopicKey(topic))
+	if err != nil {
+		s.t.Fatal(err)
+	}
 	if !found {
 		return [16]byte{0xff}
 	}
-	a, _ := metadata.DecodeAssignment(kv.Value)
+	a, err := metadata.DecodeAssignment(kv.Value)
+	if err != nil {
+		s.t.Fatal(err)
+	}
 	return a.TopicID
 }
 
@@ -172,7 +188,10 @@ func TestLoopAlterPartition(t *testing.T) {
 	cl.startupAll()
 	cl.createTopic("t", map[int32][]int32{0: {2, 1}})
 	st := cl.state("t", 0)
-	brokers, _, _ := metadata.New(cl.store).Brokers(cl.ctx)
+	brokers, _, err := metadata.New(cl.store).Brokers(cl.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var epoch2 int64
 	for _, b := range brokers {
 		if b.ID == 2 {

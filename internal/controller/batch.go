@@ -119,7 +119,7 @@ func (b *requestBatch) build(c *Controller, emit func(broker int32, req kmsg.Req
 	ctx := c.ctx
 	// Brokers told the same partitions (the surviving replicas after a
 	// failure, every replica of new partitions) share one body; only the
-	// broker epoch differs.
+	// broker epoch differs (f51a9f8; no figure recorded).
 	var prev *kmsg.LeaderAndISRRequest
 	var prevParts *tpList[bool]
 	for _, id := range sortedIDs(b.lair) {
@@ -191,7 +191,9 @@ func (c *Controller) leaderAndIsrRequest(broker int32, parts *tpList[bool]) *kms
 			return
 		}
 		// Filled in place: the struct is 150 bytes, and a copy per
-		// partition showed in a broker failure's profile.
+		// partition showed in a broker failure's profile; the leaders go
+		// into a bitmap, not a map (9a92a15: with tplist.go's folding,
+		// BenchmarkBrokerFailure 72.5 → 70.1 MB/op, ns/op within noise).
 		ps := make([]kmsg.LeaderAndISRRequestTopicPartition, len(vals))
 		n := 0
 		for _, e := range vals {

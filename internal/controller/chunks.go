@@ -9,6 +9,11 @@ package controller
 // fence in between, an operator) is a version conflict: the callers re-read
 // the chunk and decide again, as Kafka re-reads a znode after a zkVersion
 // mismatch.
+//
+// Evidence for chunks (812313b): elections wrote one etcd key per
+// partition, ~10 µs each; with chunks (and the dense context of topics.go)
+// cmd/samsa-failover-bench -mode crash at 100k partitions went from 29.7
+// to 12.8 µs per led partition.
 
 import (
 	"context"

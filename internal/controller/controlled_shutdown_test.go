@@ -50,7 +50,6 @@ func (s *scenario) controlledShutdown(d *datadriven.TestData, out *strings.Build
 func TestLoopControlledShutdown(t *testing.T) {
 	cl := newCluster(t, 1, 2)
 	cl.startupAll()
-	cl.broadcast(BrokerChange{})
 	cl.createTopic("t", map[int32][]int32{0: {2, 1}, 1: {1, 2}})
 	req := kmsg.NewPtrControlledShutdownRequest()
 	req.Version, req.BrokerID = 3, 2

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -14,7 +15,8 @@ import (
 )
 
 // Sender delivers controller requests to brokers (Kafka's
-// ControllerChannelManager). Callbacks may run on any goroutine.
+// ControllerChannelManager; channel.Manager is the real one, the tests
+// record). Callbacks may run on any goroutine.
 type Sender interface {
 	AddBroker(b metadata.Broker)
 	RemoveBroker(id int32)
@@ -65,6 +67,7 @@ type Controller struct {
 
 	mirroring     bool         // the loop feeds store changes
 	warmFailovers atomic.Int64 // failovers served from the warm context
+	unknownEvents atomic.Int64 // events Handle has no case for (dropped, logged)
 	active        atomic.Bool
 	controllerID  atomic.Int32
 	enqueue       func(Event) // set by the loop: responses re-enter as events
@@ -146,20 +149,6 @@ func (c *Controller) Handle(ctx context.Context, ev Event) {
 	case Startup:
 		c.session = e.Session
 		err = c.elect(ctx)
-	case ControllerChange:
-		err = c.onControllerChange(ctx)
-	case BrokerChange:
-		if c.ctx != nil {
-			err = c.onBrokerChange(ctx)
-		}
-	case TopicChange:
-		if c.ctx != nil {
-			err = c.onTopicChange(ctx, e.KVs)
-		}
-	case DeleteTopics:
-		if c.ctx != nil {
-			err = c.onDeleteTopics(ctx)
-		}
 	case SessionExpired:
 		c.resign("session expired")
 	case AlterPartition:
@@ -184,6 +173,9 @@ func (c *Controller) Handle(ctx context.Context, ev Event) {
 		if c.warmPending() {
 			c.decodePending(c.warm, warmDecodeSlice)
 		}
+	default: // an event type added without its case here
+		c.unknownEvents.Add(1)
+		c.cfg.Logger.Error("controller: unknown event dropped", "event", ev.name(), "type", fmt.Sprintf("%T", ev))
 	}
 	if errors.Is(err, metadata.ErrControllerMoved) {
 		c.resign("controller moved")
@@ -240,7 +232,7 @@ func (c *Controller) failover(ctx context.Context) error {
 			c.cfg.Logger.Error("controller failover failed; giving up the controllership", "err", err)
 		}
 		c.resign("failover failed")
-		c.md.Store().Txn(ctx, []metastore.Cmp{{Key: metadata.ControllerKey, Version: ver}}, []metastore.Op{metastore.Delete(metadata.ControllerKey)})
+		c.giveUpControllerKey(ctx, ver)
 		return nil
 	}
 	if warm {
@@ -249,6 +241,18 @@ func (c *Controller) failover(ctx context.Context) error {
 	c.cfg.Logger.Info("became controller", "epoch", c.ctx.epoch, "warm", warm, "brokers", len(c.ctx.liveBrokers),
 		"topics", len(c.ctx.topics), "partitions", c.ctx.states.len(), "took", c.cfg.Now().Sub(start))
 	return nil
+}
+
+// giveUpControllerKey deletes /controller if it is still the one this
+// broker wrote (version ver), so that another broker campaigns now rather
+// than when this broker's session ends. A failed compare means it is gone
+// or another's already: nothing to give up. An error leaves the key to the
+// session; it is logged, and the failover's own error was logged before.
+func (c *Controller) giveUpControllerKey(ctx context.Context, ver int64) {
+	_, err := c.md.Store().Txn(ctx, []metastore.Cmp{{Key: metadata.ControllerKey, Version: ver}}, []metastore.Op{metastore.Delete(metadata.ControllerKey)})
+	if err != nil && ctx.Err() == nil {
+		c.cfg.Logger.Warn("could not delete /controller after a failed failover; it goes when the session ends", "err", err)
+	}
 }
 
 // onControllerChange: /controller changed or vanished.

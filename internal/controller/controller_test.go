@@ -7,7 +7,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/metadata"
-	"github.com/samsa-kafka/samsa/internal/metastore"
 )
 
 // Three brokers campaign: exactly one becomes controller, the others learn
@@ -29,8 +28,7 @@ func TestElectionAndFailover(t *testing.T) {
 	prev := cl.epoch()
 	for _, dead := range []int32{1, 2} {
 		cl.kill(dead)
-		cl.broadcast(ControllerChange{})
-		cl.broadcast(BrokerChange{})
+		cl.settle()
 		a := cl.active()
 		if len(a) != 1 {
 			t.Fatalf("after killing %d: active %v", dead, a)
@@ -78,7 +76,7 @@ func TestBrokerFailureElectsFromISR(t *testing.T) {
 	cl.createTopic("t", map[int32][]int32{0: {3, 2, 1}})
 	cl.nodes[1].sender.take()
 	cl.kill(3)
-	cl.broadcast(BrokerChange{})
+	cl.settle()
 	s := cl.state("t", 0)
 	if s.Leader != 2 || slices.Contains(s.ISR, 3) || s.LeaderEpoch != 1 {
 		t.Fatalf("after broker 3 died: %+v", s)
@@ -89,7 +87,7 @@ func TestBrokerFailureElectsFromISR(t *testing.T) {
 	}
 	// It comes back: it gets the full metadata and its replica's state.
 	cl.start(3)
-	cl.broadcast(BrokerChange{})
+	cl.settle()
 	sentTo = byKind(cl.nodes[1].sender.take())
 	if sentTo[3]["UpdateMetadata"] == 0 || sentTo[3]["LeaderAndISR"] == 0 {
 		t.Fatalf("returning broker not told: %v", sentTo)
@@ -97,34 +95,36 @@ func TestBrokerFailureElectsFromISR(t *testing.T) {
 }
 
 // A deposed controller — its session gone and a new controller elected
-// while it did not notice — performs no store write: its fenced
-// transaction fails and it resigns.
+// while its loop was paused — wakes to the changes it missed: it resigns
+// before acting on any (were it to write, its fence would fail), and
+// keeps what they brought in its warm context.
 func TestDeposedControllerIsFenced(t *testing.T) {
 	cl := newCluster(t, 1, 2)
 	cl.startupAll()
 	old := cl.nodes[1]
 	// Broker 1 stalls: its session expires, broker 2 takes over.
-	cl.store.ExpireSession(old.sess.ID())
-	cl.handle(2, ControllerChange{})
+	old.stalled = true
+	cl.expire(old)
+	cl.settle()
 	if !cl.nodes[2].c.IsActive() || cl.epoch() != 2 {
 		t.Fatalf("broker 2 did not take over (epoch %d)", cl.epoch())
 	}
-	before := cl.store.Revision()
-	// The stalled controller wakes up with stale work.
-	if err := metadata.New(cl.store).CreateTopic(cl.ctx, "x", metadata.Assignment{Partitions: map[int32][]int32{0: {1}}}, nil); err != nil {
+	// A topic is created; the stalled controller wakes up and handles it
+	// with everything else it missed, before the new controller does.
+	if err := metadata.New(cl.store).CreateTopic(cl.ctx, "x", metadata.Assignment{Partitions: map[int32][]int32{0: {2, 1}}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	admin := cl.store.Revision()
-	kv, _, _ := cl.store.Get(cl.ctx, metadata.TopicKey("x"))
-	old.c.Handle(cl.ctx, TopicChange{KVs: []metastore.KV{kv}})
+	old.stalled = false
+	cl.deliver(old.id)
 	if old.c.IsActive() {
 		t.Fatal("deposed controller still active")
 	}
+	if old.c.warm == nil || old.c.warm.topic("x") == nil || len(old.c.warm.registered) != 1 || old.c.warm.registered[2].ID != 2 {
+		t.Fatal("the deposed controller's warm context lacks what it missed")
+	}
 	for _, ev := range cl.store.Changes(admin + 1) {
 		t.Fatalf("deposed controller wrote %s", ev.KV.Key)
-	}
-	if admin != before+1 {
-		t.Fatalf("unexpected writes between %d and %d", before, admin)
 	}
 	for _, s := range old.sender.take() {
 		if s.req.Key() == int16(kmsg.LeaderAndISR) {

@@ -35,17 +35,13 @@ func (cl *cluster) answerStopReplicas(id int32) int {
 	return count
 }
 
-func (cl *cluster) markForDeletion(topic string) {
-	if err := metadata.New(cl.store).MarkTopicForDeletion(cl.ctx, topic); err != nil {
-		cl.t.Fatal(err)
-	}
-	cl.broadcast(DeleteTopics{})
-}
-
 func (cl *cluster) topicKeys(topic string) int {
 	n := 0
 	for _, prefix := range []string{metadata.TopicKey(topic), metadata.TopicConfigKey(topic), metadata.DeleteTopicKey(topic)} {
-		kvs, _, _ := cl.store.List(cl.ctx, prefix)
+		kvs, _, err := cl.store.List(cl.ctx, prefix)
+		if err != nil {
+			cl.t.Fatal(err)
+		}
 		n += len(kvs)
 	}
 	return n
@@ -74,7 +70,7 @@ func TestDeleteWaitsForDeadBroker(t *testing.T) {
 	cl.startupAll()
 	cl.createTopic("wait", map[int32][]int32{0: {1, 2, 3}})
 	cl.kill(3)
-	cl.broadcast(BrokerChange{})
+	cl.settle()
 	cl.nodes[1].sender.take()
 	cl.markForDeletion("wait")
 	cl.answerStopReplicas(1)
@@ -82,7 +78,7 @@ func TestDeleteWaitsForDeadBroker(t *testing.T) {
 		t.Fatal("deleted while a replica's broker was dead")
 	}
 	cl.start(3)
-	cl.broadcast(BrokerChange{})
+	cl.settle()
 	if n := cl.answerStopReplicas(1); n != 3 {
 		t.Fatalf("after broker 3 returned: %d deletions answered, want 3 (deletion starts once every replica is live)", n)
 	}
@@ -100,8 +96,7 @@ func TestDeletionResumesAfterFailover(t *testing.T) {
 	cl.markForDeletion("half")
 	cl.nodes[1].sender.take() // StopReplicas sent, never answered
 	cl.kill(1)
-	cl.broadcast(ControllerChange{})
-	cl.broadcast(BrokerChange{})
+	cl.settle()
 	if !cl.nodes[2].c.IsActive() {
 		t.Fatal("broker 2 did not take over")
 	}

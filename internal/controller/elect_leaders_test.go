@@ -79,7 +79,6 @@ func (s *scenario) autoRebalance(d *datadriven.TestData, out *strings.Builder) {
 func TestLoopElectLeaders(t *testing.T) {
 	cl := newCluster(t, 1, 2)
 	cl.startupAll()
-	cl.broadcast(BrokerChange{})
 	cl.createTopic("t", map[int32][]int32{0: {2, 1}, 1: {1, 2}})
 	tps := []TP{{Topic: "t", Partition: 1}, {Topic: "t", Partition: 0}, {Topic: "t", Partition: 1}}
 

@@ -6,23 +6,16 @@ import (
 	"github.com/samsa-kafka/samsa/internal/metastore"
 )
 
-// Event is something for the controller's loop to handle.
+// Event is something for the controller's loop to handle. What Kafka's
+// ZooKeeper watches deliver as ControllerChange, BrokerChange, TopicChange
+// and TopicDeletion events reaches the loop as store changes (storeChange,
+// standby.go), which run the same handlers; the others are below and next
+// to their handlers (AlterPartition, ControlledShutdown, ElectLeaders,
+// AlterReassignments, ListReassignments, AutoLeaderRebalance, decodeWarm).
 type Event interface{ name() string }
 
 // Startup begins campaigning with the broker's (new) session.
 type Startup struct{ Session metastore.Session }
-
-// ControllerChange: /controller was written or deleted.
-type ControllerChange struct{}
-
-// BrokerChange: /brokers/ids/ changed.
-type BrokerChange struct{}
-
-// TopicChange: topic assignments under /brokers/topics/ changed.
-type TopicChange struct{ KVs []metastore.KV }
-
-// DeleteTopics: /admin/delete_topics/ changed.
-type DeleteTopics struct{}
 
 // SessionExpired: the broker's store session ended.
 type SessionExpired struct{}
@@ -37,11 +30,7 @@ type response struct {
 	err    error
 }
 
-func (Startup) name() string          { return "Startup" }
-func (ControllerChange) name() string { return "ControllerChange" }
-func (BrokerChange) name() string     { return "BrokerChange" }
-func (TopicChange) name() string      { return "TopicChange" }
-func (SessionExpired) name() string   { return "SessionExpired" }
-func (DeleteTopics) name() string     { return "DeleteTopics" }
-func (Expire) name() string           { return "Expire" }
-func (response) name() string         { return "BrokerResponse" }
+func (Startup) name() string        { return "Startup" }
+func (SessionExpired) name() string { return "SessionExpired" }
+func (Expire) name() string         { return "Expire" }
+func (response) name() string       { return "BrokerResponse" }

@@ -9,66 +9,103 @@ import (
 )
 
 // onControllerFailover runs when this broker wins the election (Kafka's
-// onControllerFailover): bump the epoch, load the context, connect to the
-// brokers, tell them everything, then start the replica and partition state
-// machines (online replicas told their state; new and offline partitions
-// elected with the offline strategy).
+// onControllerFailover): bump the epoch, take the warm context or load
+// one, connect to the brokers and tell them everything, then start the
+// replica and partition state machines (online replicas told their state,
+// offline ones out of the ISR; new and offline partitions elected with
+// the offline strategy), then resume reassignments and deletions.
 func (c *Controller) onControllerFailover(ctx context.Context) error {
 	fence, err := c.md.IncrementControllerEpoch(ctx, c.ctrlVersion)
 	if err != nil {
 		return err
 	}
-	cx := c.warm
-	if cx != nil {
+	cx, err := c.failoverContext(ctx)
+	if err != nil {
+		return err
+	}
+	c.activate(cx, fence)
+	c.sendStartupMetadata()
+	initial := c.initializeStates()
+	if err := c.startReplicaStateMachine(ctx, initial); err != nil {
+		return err
+	}
+	if err := c.startPartitionStateMachine(ctx, initial.toElect); err != nil {
+		return err
+	}
+	if err := c.initializeReassignments(ctx); err != nil {
+		return err
+	}
+	return c.resumeDeletions(ctx)
+}
+
+// failoverContext is the context to fail over from: the warm one, its
+// pending chunks decoded, or else one read from the store.
+func (c *Controller) failoverContext(ctx context.Context) (*Context, error) {
+	if cx := c.warm; cx != nil {
 		c.decodePending(cx, -1)
-		cx.adoptLegacy()
+		return cx, nil
 	}
-	if cx == nil {
-		cx = newContext()
-		if err := c.loadContext(ctx, cx); err != nil {
-			return err
-		}
-	}
+	cx := newContext()
+	return cx, c.loadContext(ctx, cx)
+}
+
+// activate makes cx the active context under fence: the registered
+// brokers are the live ones, the state machines start empty, and the
+// channel manager connects to every live broker.
+func (c *Controller) activate(cx *Context, fence metadata.Fence) {
 	cx.epoch, cx.fence = fence.Epoch, fence
 	cx.resetLive()
 	cx.partState, cx.replicaSt = newPartTable[PartitionState](), newReplicaTable()
 	c.warm = nil
 	c.ctx = cx
-	if err := c.migrateLegacy(ctx); err != nil {
-		return err
-	}
 	c.shutting = map[int32]bool{}
 	c.setController(c.cfg.NodeID, true)
 	for _, b := range cx.liveBrokers {
 		c.cfg.Sender.AddBroker(b)
 	}
+}
 
-	// As Kafka: first an UpdateMetadata with the live brokers and the new
-	// controller (brokers keep the partition metadata they have), so that
-	// they can act on what follows. Then every partition's metadata, from
-	// the ready-made body; the replica state machine's batch below would
-	// repeat it (Kafka's replicaStateMachine.startup does), so its
-	// UpdateMetadata is dropped and only its LeaderAndIsr go out.
-	lb := newBatch()
-	lb.addUpdateMetadata(cx.liveBrokerIDs(), nil)
-	c.send(lb)
-	c.sendFullMetadata(cx.liveBrokerIDs())
+// sendStartupMetadata tells the live brokers about the new controller.
+// As Kafka: first an UpdateMetadata with the live brokers and the new
+// controller (brokers keep the partition metadata they have), so that they
+// can act on what follows. Then every partition's metadata, from the
+// ready-made body; the replica state machine's startup repeats it in
+// Kafka, here it sends only its LeaderAndIsr (startReplicaStateMachine).
+func (c *Controller) sendStartupMetadata() {
 	b := newBatch()
-	all := cx.allPartitions()
-	var online, offline []replicaKey
-	var toElect []TP
-	for _, tp := range all {
+	b.addUpdateMetadata(c.ctx.liveBrokerIDs(), nil)
+	c.send(b)
+	c.sendFullMetadata(c.ctx.liveBrokerIDs())
+}
+
+// initialStates is what the state machines' initialization found: the
+// replicas to move online and offline, the partitions to elect.
+type initialStates struct {
+	online, offline []replicaKey
+	toElect         []TP
+}
+
+// initializeStates sets every replica's and partition's first state
+// (Kafka's initializeReplicaState and initializePartitionState) in one pass
+// over the partitions: a replica is Online on a live broker, else
+// DeletionIneligible (and to be taken offline unless its topic is being
+// deleted); a partition is New without a state, Online with a live
+// leader, else Offline (and to be elected unless being deleted).
+func (c *Controller) initializeStates() initialStates {
+	cx := c.ctx
+	var initial initialStates
+	for _, tp := range cx.allPartitions() {
 		for _, r := range cx.replicas(tp) {
 			k := replicaKey{tp, r}
 			switch {
 			case cx.isLive(r):
 				cx.replicaSt.set(k, OnlineReplica)
-				online = append(online, k)
+				initial.online = append(initial.online, k)
 			case c.deleting[tp.Topic]:
 				cx.replicaSt.set(k, ReplicaDeletionIneligible)
-			default: // taken out of the ISR below, as Kafka's replica state machine startup
+			default: // taken out of the ISR, as Kafka's replica state machine startup
 				cx.replicaSt.set(k, ReplicaDeletionIneligible)
-				offline = append(offline, k)
+				initial.offline = append(initial.offline, k)
 			}
 		}
 		st, ok := cx.states.get(tp)
@@ -81,28 +118,40 @@ func (c *Controller) onControllerFailover(ctx context.Context) error {
 			cx.partState.set(tp, OfflinePartition)
 		}
 		if cx.partState.at(tp) != OnlinePartition && !c.deleting[tp.Topic] {
-			toElect = append(toElect, tp)
+			initial.toElect = append(initial.toElect, tp)
 		}
 	}
-	if err := c.changeReplicas(ctx, b, online, OnlineReplica); err != nil {
+	return initial
+}
+
+// startReplicaStateMachine (Kafka's ReplicaStateMachine.startup) moves the
+// online replicas to OnlineReplica — their LeaderAndIsr go out, not the
+// UpdateMetadata sendStartupMetadata already sent — then the offline ones
+// to OfflineReplica, out of their ISRs.
+func (c *Controller) startReplicaStateMachine(ctx context.Context, initial initialStates) error {
+	b := newBatch()
+	if err := c.changeReplicas(ctx, b, initial.online, OnlineReplica); err != nil {
 		return err
 	}
 	b.dropMetadata()
 	c.send(b)
 	b = newBatch()
-	if err := c.changeReplicas(ctx, b, offline, OfflineReplica); err != nil {
+	if err := c.changeReplicas(ctx, b, initial.offline, OfflineReplica); err != nil {
 		return err
 	}
 	c.send(b)
-	b = newBatch()
+	return nil
+}
+
+// startPartitionStateMachine (Kafka's PartitionStateMachine.startup)
+// elects leaders for the new and offline partitions, offline strategy.
+func (c *Controller) startPartitionStateMachine(ctx context.Context, toElect []TP) error {
+	b := newBatch()
 	if err := c.changePartitions(ctx, b, toElect, OnlinePartition, OfflineElection); err != nil {
 		return err
 	}
 	c.send(b)
-	if err := c.initializeReassignments(ctx); err != nil {
-		return err
-	}
-	return c.resumeDeletions(ctx)
+	return nil
 }
 
 // loadContext reads brokers, topics, states, configs and deletion markers.
@@ -130,9 +179,6 @@ func (c *Controller) loadContext(ctx context.Context, cx *Context) error {
 		}
 		for ch, v := range t.ChunkVersions {
 			cx.chunkVer[chunkID{name, ch}] = v
-		}
-		for p, s := range t.Legacy {
-			cx.addLegacy(TP{Topic: name, Partition: p}, s)
 		}
 	}
 	c.unclean = map[string]bool{}
@@ -169,21 +215,9 @@ func (c *Controller) applyTopicConfig(kv metastore.KV) {
 	}
 }
 
-// onBrokerChange diffs the registered brokers against the live set. A
-// broker whose registration changed epoch bounced: it counts as failed and
-// started.
-func (c *Controller) onBrokerChange(ctx context.Context) error {
-	brokers, _, err := c.md.Brokers(ctx)
-	if err != nil {
-		return err
-	}
-	for _, b := range brokers {
-		c.ctx.registered[b.ID] = b
-	}
-	return c.brokersChanged(ctx, brokers)
-}
-
-// brokersChanged acts on the registered brokers.
+// brokersChanged diffs the registered brokers against the live set (Kafka's
+// BrokerChange). A broker whose registration changed epoch bounced: it
+// counts as failed and started.
 func (c *Controller) brokersChanged(ctx context.Context, brokers []metadata.Broker) error {
 	current := map[int32]metadata.Broker{}
 	for _, b := range brokers {

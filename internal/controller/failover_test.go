@@ -1,10 +1,14 @@
 package controller
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/metadata"
+	"github.com/samsa-kafka/samsa/internal/metastore"
 )
 
 // A broker failure elects new leaders for the partitions the broker led
@@ -19,7 +23,7 @@ func TestBrokerFailureTellsNewLeadersFirst(t *testing.T) {
 	before := cl.store.Revision()
 	cl.kill(3)
 	deregistered := cl.store.Revision()
-	cl.handle(1, BrokerChange{})
+	cl.settle()
 	if w := cl.store.Revision() - deregistered; w != 2 || deregistered-before != 1 {
 		t.Fatalf("%d store writes for the failure (want 2: elections, ISR removals), %d for the deregistration", w, deregistered-before)
 	}
@@ -43,5 +47,29 @@ func TestBrokerFailureTellsNewLeadersFirst(t *testing.T) {
 	}
 	if len(told) != 2 || !slices.Equal(told[0], []int32{0}) || !slices.Equal(told[1], []int32{1, 300}) {
 		t.Fatalf("LeaderAndIsr to broker 2: %v, want [[0] [1 300]]", told)
+	}
+}
+
+// A failover that fails (here the epoch's increment) gives /controller up
+// at once, so that a broker campaigns again now, not when the failed
+// controller's session ends.
+func TestFailedFailoverGivesUpController(t *testing.T) {
+	cl := newCluster(t, 1, 2)
+	failure := errors.New("injected store failure")
+	cl.nodes[1].client.beforeTxns(
+		func() error { return nil },     // the campaign: won
+		func() error { return failure }, // the epoch's increment
+	)
+	before := cl.store.Revision()
+	cl.startupAll()
+	deleted := false
+	for _, ev := range cl.store.Changes(before + 1) {
+		deleted = deleted || ev.KV.Key == metadata.ControllerKey && ev.Type == metastore.EventDelete
+	}
+	if !deleted {
+		t.Fatal("/controller was not given up")
+	}
+	if a := cl.active(); len(a) != 1 || cl.epoch() != 1 {
+		t.Fatalf("after the failed failover: active %v, epoch %d", a, cl.epoch())
 	}
 }

@@ -9,6 +9,10 @@ package controller
 // at its length, so an append copies it rather than writing into its
 // neighbour; like every list the context holds, it is never modified in
 // place.
+//
+// Evidence: BenchmarkBrokerFailure at 100k partitions allocated 183k
+// times per failure, 17k with these lists and the slab-backed replica
+// states of tables.go (3e3c172; ns/op not recorded).
 type int32Lists struct{ block []int32 }
 
 const listBlock = 1024

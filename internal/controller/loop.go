@@ -57,19 +57,25 @@ func (l *Loop) Run(ctx context.Context) {
 			return
 		case <-l.signal:
 		}
-		for {
-			l.mu.Lock()
-			if len(l.queue) == 0 {
-				l.mu.Unlock()
-				break
-			}
-			ev := l.next()
+		l.drain(ctx, func(ev Event) { decode.schedule(l, ev) })
+	}
+}
+
+// drain hands the queued events to the controller in order (consecutive
+// store changes as one, next), calling after, if set, behind each, until
+// the queue is empty or ctx ends.
+func (l *Loop) drain(ctx context.Context, after func(Event)) {
+	for ctx.Err() == nil {
+		l.mu.Lock()
+		if len(l.queue) == 0 {
 			l.mu.Unlock()
-			l.c.Handle(ctx, ev)
-			decode.schedule(l, ev)
-			if ctx.Err() != nil {
-				break
-			}
+			return
+		}
+		ev := l.next()
+		l.mu.Unlock()
+		l.c.Handle(ctx, ev)
+		if after != nil {
+			after(ev)
 		}
 	}
 }
@@ -112,7 +118,7 @@ func (l *Loop) follow(ctx context.Context, wg *sync.WaitGroup) {
 	go func() {
 		defer wg.Done()
 		for ctx.Err() == nil {
-			kvs, rev, err := l.store.List(ctx, "/")
+			snapshot, ch, err := l.startFollowing(ctx)
 			if err != nil {
 				select {
 				case <-ctx.Done():
@@ -120,16 +126,31 @@ func (l *Loop) follow(ctx context.Context, wg *sync.WaitGroup) {
 				}
 				continue
 			}
-			ch := l.store.WatchPrefix(ctx, "/", rev+1)
-			l.Enqueue(storeChange{snapshot: true, kvs: kvs, revision: rev})
+			l.Enqueue(snapshot)
 			for resp := range ch {
 				if resp.Err != nil {
 					break
 				}
-				l.Enqueue(storeChange{events: resp.Events, revision: resp.Revision})
+				l.Enqueue(changeOf(resp))
 			}
 		}
 	}()
+}
+
+// startFollowing reads the whole store and watches it from the next
+// revision on: the snapshot is the first event follow feeds the loop, the
+// watch's responses (changeOf) the others.
+func (l *Loop) startFollowing(ctx context.Context) (storeChange, <-chan metastore.WatchResponse, error) {
+	kvs, rev, err := l.store.List(ctx, "/")
+	if err != nil {
+		return storeChange{}, nil, err
+	}
+	return storeChange{snapshot: true, kvs: kvs, revision: rev}, l.store.WatchPrefix(ctx, "/", rev+1), nil
+}
+
+// changeOf is the event of one watch response.
+func changeOf(resp metastore.WatchResponse) storeChange {
+	return storeChange{events: resp.Events, revision: resp.Revision}
 }
 
 // askLoop enqueues the event ev builds and waits for its reply: fail's

@@ -1,6 +1,10 @@
 package controller
 
 import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/samsa-kafka/samsa/internal/metastore"
@@ -16,7 +20,7 @@ func TestLoopMergesStoreChanges(t *testing.T) {
 	for _, e := range []Event{
 		storeChange{events: ev("/a"), revision: 2},
 		storeChange{events: ev("/b"), revision: 3},
-		BrokerChange{},
+		Expire{},
 		storeChange{events: ev("/c"), revision: 4},
 		storeChange{snapshot: true, revision: 5},
 		storeChange{events: ev("/d"), revision: 6},
@@ -39,7 +43,7 @@ func TestLoopMergesStoreChanges(t *testing.T) {
 			got = append(got, e.name())
 		}
 	}
-	want := []string{"change /a /b @3", "BrokerChange", "change /c @4", "snapshot @5", "change /d @6"}
+	want := []string{"change /a /b @3", "Expire", "change /c @4", "snapshot @5", "change /d @6"}
 	if len(got) != len(want) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
@@ -47,5 +51,24 @@ func TestLoopMergesStoreChanges(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("got %q, want %q", got, want)
 		}
+	}
+}
+
+// unknownEvent is an event Handle has no case for.
+type unknownEvent struct{}
+
+func (unknownEvent) name() string { return "Unknown" }
+
+// An event Handle does not know is not dropped silently: it is logged and
+// counted.
+func TestHandleCountsUnknownEvents(t *testing.T) {
+	var log bytes.Buffer
+	c := New(Config{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	c.Handle(context.Background(), unknownEvent{})
+	if n := c.unknownEvents.Load(); n != 1 {
+		t.Fatalf("%d unknown events counted, want 1", n)
+	}
+	if !strings.Contains(log.String(), "unknown event") || !strings.Contains(log.String(), "event=Unknown") {
+		t.Fatalf("not logged: %q", log.String())
 	}
 }

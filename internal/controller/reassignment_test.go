@@ -61,7 +61,10 @@ func (s *scenario) reassignmentCommands(d *datadriven.TestData, out *strings.Bui
 	case "assignment":
 		var topic string
 		d.ScanArgs(s.t, "topic", &topic)
-		kv, found, _ := s.store.Get(s.ctx, metadata.TopicKey(topic))
+		kv, found, err := s.store.Get(s.ctx, metadata.TopicKey(topic))
+		if err != nil {
+			s.t.Fatal(err)
+		}
 		if !found {
 			out.WriteString("no assignment\n")
 			break

@@ -2,8 +2,13 @@ package controller
 
 // Scenario scripts in testdata/*.txt (cockroachdb/datadriven, as etcd-io/raft
 // uses): each command drives the cluster harness one step and prints what
-// the active controller did — state-change log lines, partition states in
-// the store, requests sent per broker. Rewrite the expectations with
+// the controllers did — state-change log lines, partition states in the
+// store, requests sent per broker. A command is what happens to a cluster:
+// a broker starts or dies, an admin writes a topic or a deletion marker, a
+// broker sends a request. Whatever it writes to the store reaches the
+// controllers as in production, through their loops' store watches
+// (harness_test.go), and the step ends when every controller has acted on
+// every change. Rewrite the expectations with
 // `go test ./internal/controller -run TestScenarios -rewrite`.
 
 import (
@@ -40,6 +45,7 @@ type scenario struct {
 	*cluster
 	t       *testing.T
 	log     bytes.Buffer // state-change log of every controller
+	raced   []string     // writes bump-state made race the controller's (printed once they happened)
 	pending []sent       // StopReplica(delete) requests not answered yet, with their sender in broker
 	senders []int32      // who sent pending[i]
 }
@@ -47,105 +53,138 @@ type scenario struct {
 func (s *scenario) run(d *datadriven.TestData) string {
 	s.log.Reset()
 	var out strings.Builder
+	if s.query(d, &out) {
+		return out.String()
+	}
+	if !s.clusterCommand(d, &out) && !s.moreCommands(d, &out) {
+		s.t.Fatalf("unknown command %q", d.Cmd)
+	}
+	s.settle()
+	for _, r := range s.raced {
+		out.WriteString(r + "\n")
+	}
+	s.raced = nil
+	out.WriteString(s.stateChanges())
+	out.WriteString(s.sentSummary())
+	return out.String()
+}
+
+// query runs the commands that only read the store.
+func (s *scenario) query(d *datadriven.TestData, out *strings.Builder) bool {
+	switch d.Cmd {
+	case "states": // states topic=t: the partition states as stored
+		var topic string
+		d.ScanArgs(s.t, "topic", &topic)
+		out.WriteString(s.states(topic))
+	case "controller": // who holds /controller, the epoch, and who believes to be active
+		id, _, err := metadata.New(s.store).Controller(s.ctx)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		fmt.Fprintf(out, "controller=%d epoch=%d believed active by %v\n", id, s.epoch(), s.active())
+	default:
+		return false
+	}
+	return true
+}
+
+// clusterCommand runs the commands of this file: what happens to brokers,
+// topics and the store.
+func (s *scenario) clusterCommand(d *datadriven.TestData, out *strings.Builder) bool {
+	var id int
+	var name string
 	switch d.Cmd {
 	case "start": // start ids=(1,2,3): register and campaign
 		var ids []int
 		d.ScanArgs(s.t, "ids", &ids)
 		for _, id := range ids {
-			n := s.start(int32(id))
-			n.c.cfg.StateChange = slog.New(slog.NewTextHandler(&s.log, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: dropTime}))
-			n.c.Handle(s.ctx, Startup{Session: n.sess})
+			s.startBroker(int32(id))
 		}
-		s.broadcast(BrokerChange{})
 	case "create-topic": // create-topic name=t, input "p: r1 r2 r3" lines
-		var name string
 		d.ScanArgs(s.t, "name", &name)
 		s.createTopic(name, parseAssignment(s.t, d.Input))
 		for _, id := range s.ids() { // only the active controller acts; the others ignore it
 			if len(s.nodes[id].sender.sentSoFar()) > 0 && !s.nodes[id].c.IsActive() {
-				fmt.Fprintf(&out, "inactive controller %d sent requests\n", id)
+				fmt.Fprintf(out, "inactive controller %d sent requests\n", id)
 			}
 		}
 	case "kill": // kill id=n: its session ends
-		var id int
 		d.ScanArgs(s.t, "id", &id)
 		s.kill(int32(id))
-		s.broadcast(ControllerChange{})
-		s.broadcast(BrokerChange{})
 	case "restart": // restart id=n: registers again
-		var id int
 		d.ScanArgs(s.t, "id", &id)
-		n := s.start(int32(id))
-		n.c.cfg.StateChange = slog.New(slog.NewTextHandler(&s.log, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: dropTime}))
-		n.c.Handle(s.ctx, Startup{Session: n.sess})
-		s.broadcast(BrokerChange{})
-	case "delete-topic":
-		var name string
+		s.startBroker(int32(id))
+	case "delete-topic": // delete-topic name=t: the DeleteTopics handler's marker
 		d.ScanArgs(s.t, "name", &name)
 		s.markForDeletion(name)
 	case "answer-stop-replicas": // the brokers answer every StopReplica(delete) sent so far, successfully
-		fmt.Fprintf(&out, "answered %d\n", s.answerPending())
+		fmt.Fprintf(out, "answered %d\n", s.answerPending())
 	case "transition": // transition partition=t-0 to=NonExistentPartition: ask the state machine directly
-		var part, to string
-		d.ScanArgs(s.t, "partition", &part)
-		d.ScanArgs(s.t, "to", &to)
-		tp := parseTP(s.t, part)
-		c := s.nodes[s.activeID()].c
-		b := newBatch()
-		target := map[string]PartitionState{"NewPartition": NewPartition, "OnlinePartition": OnlinePartition,
-			"OfflinePartition": OfflinePartition, "NonExistentPartition": NonExistentPartition}[to]
-		if err := c.changePartitions(s.ctx, b, []TP{tp}, target, OfflineElection); err != nil {
-			fmt.Fprintf(&out, "error: %v\n", err)
-		}
-		c.send(b)
-	case "bump-state": // bump-state partition=t-0: someone else rewrites the state (a version conflict ahead)
-		var part string
-		d.ScanArgs(s.t, "partition", &part)
-		tp := parseTP(s.t, part)
-		kv, _, _ := s.store.Get(s.ctx, metadata.StateChunkKey(tp.Topic, metadata.ChunkOf(tp.Partition)))
-		s.store.Txn(s.ctx, nil, []metastore.Op{metastore.Put(kv.Key, kv.Value)})
-	case "stall": // stall id=n: its session expires but it does not notice; another takes over
-		var id int
+		s.transition(d, out)
+	case "bump-state": // bump-state partition=t-0: someone else rewrites the state just before the active controller's next write (a version conflict ahead)
+		s.bumpState(d)
+	case "stall": // stall id=n: its session expires but its loop, paused, takes nothing; another takes over
 		d.ScanArgs(s.t, "id", &id)
-		s.store.ExpireSession(s.nodes[int32(id)].sess.ID())
-		for _, other := range s.ids() {
-			if other != int32(id) {
-				s.handle(other, ControllerChange{})
-				s.handle(other, BrokerChange{})
-			}
-		}
-	case "wake": // wake id=n: the stalled controller handles a topic change it missed
-		var id int
+		n := s.nodes[int32(id)]
+		n.stalled = true
+		s.expire(n)
+	case "wake": // wake id=n: the stalled loop takes every store change it missed
 		d.ScanArgs(s.t, "id", &id)
 		before := s.store.Revision()
-		kvs, _, _ := s.store.List(s.ctx, metadata.TopicsPrefix)
-		var topics []metastore.KV
-		for _, kv := range kvs {
-			if _, p, ok := metadata.ParseTopicsKey(kv.Key); ok && p < 0 {
-				topics = append(topics, kv)
-			}
-		}
 		n := s.nodes[int32(id)]
-		n.c.Handle(s.ctx, TopicChange{KVs: topics})
-		fmt.Fprintf(&out, "active=%v store writes=%d\n", n.c.IsActive(), s.store.Revision()-before)
-		s.nodes[int32(id)].sender.take()
-	case "states":
-		var topic string
-		d.ScanArgs(s.t, "topic", &topic)
-		out.WriteString(s.states(topic))
-		return out.String()
-	case "controller": // who holds /controller, the epoch, and who believes to be active
-		id, _, _ := metadata.New(s.store).Controller(s.ctx)
-		fmt.Fprintf(&out, "controller=%d epoch=%d believed active by %v\n", id, s.epoch(), s.active())
-		return out.String()
+		n.stalled = false
+		s.deliver(int32(id))
+		fmt.Fprintf(out, "active=%v store writes=%d\n", n.c.IsActive(), s.store.Revision()-before)
+		n.sender.take()
 	default:
-		if !s.moreCommands(d, &out) {
-			s.t.Fatalf("unknown command %q", d.Cmd)
-		}
+		return false
 	}
-	out.WriteString(s.stateChanges())
-	out.WriteString(s.sentSummary())
-	return out.String()
+	return true
+}
+
+func (s *scenario) transition(d *datadriven.TestData, out *strings.Builder) {
+	var part, to string
+	d.ScanArgs(s.t, "partition", &part)
+	d.ScanArgs(s.t, "to", &to)
+	tp := parseTP(s.t, part)
+	c := s.nodes[s.activeID()].c
+	b := newBatch()
+	target := map[string]PartitionState{"NewPartition": NewPartition, "OnlinePartition": OnlinePartition,
+		"OfflinePartition": OfflinePartition, "NonExistentPartition": NonExistentPartition}[to]
+	if err := c.changePartitions(s.ctx, b, []TP{tp}, target, OfflineElection); err != nil {
+		fmt.Fprintf(out, "error: %v\n", err)
+	}
+	c.send(b)
+}
+
+// bumpState arms the rewrite of a partition's state chunk (its own
+// content again, a new version) before the active controller's next
+// transaction.
+func (s *scenario) bumpState(d *datadriven.TestData) {
+	var part string
+	d.ScanArgs(s.t, "partition", &part)
+	tp := parseTP(s.t, part)
+	key := metadata.StateChunkKey(tp.Topic, metadata.ChunkOf(tp.Partition))
+	s.nodes[s.activeID()].client.beforeTxns(func() error {
+		kv, found, err := s.store.Get(s.ctx, key)
+		if err != nil || !found {
+			s.t.Errorf("bump-state: %s: found=%v err=%v", key, found, err)
+			return nil
+		}
+		if _, err := s.store.Txn(s.ctx, nil, []metastore.Op{metastore.Put(kv.Key, kv.Value)}); err != nil {
+			s.t.Errorf("bump-state: %v", err)
+		}
+		s.raced = append(s.raced, "someone else rewrote "+key+" just before the controller's write")
+		return nil
+	})
+}
+
+// startBroker registers broker id, logging its state changes into s.log,
+// and has it campaign.
+func (s *scenario) startBroker(id int32) {
+	n := s.start(id)
+	n.c.cfg.StateChange = slog.New(slog.NewTextHandler(&s.log, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: dropTime}))
+	n.c.Handle(s.ctx, Startup{Session: n.sess})
 }
 
 // answerPending answers the pending StopReplica(delete) requests to the

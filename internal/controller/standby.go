@@ -30,34 +30,101 @@ type storeChange struct {
 func (storeChange) name() string { return "StoreChange" }
 
 // onStoreChange folds changes into the warm (or active) context, then runs
-// the handlers Kafka's watches would trigger.
+// the handlers Kafka's watches would trigger. An active controller first
+// makes sure it still is one when /controller changed: a deposed one
+// resigns before acting on anything else, and the rest folds into its
+// warm context (Kafka handles a ControllerChange in queue order, ahead of
+// the events behind it).
 func (c *Controller) onStoreChange(ctx context.Context, sc storeChange) error {
-	events := sc.events
-	if sc.snapshot {
-		c.warm = newContext()
-		c.deleting, c.unclean = map[string]bool{}, map[string]bool{}
-		events = make([]metastore.Event, len(sc.kvs))
-		for i, kv := range sc.kvs {
-			events[i] = metastore.Event{Type: metastore.EventPut, KV: kv}
+	controllerChanged := sc.touches(metadata.ControllerKey)
+	if c.ctx != nil && controllerChanged {
+		controllerChanged = false
+		if err := c.onControllerChange(ctx); err != nil {
+			return err
 		}
 	}
+	events := sc.events
+	if sc.snapshot {
+		events = c.startOver(sc.kvs)
+	}
+	changed := c.fold(events)
+	if c.ctx == nil {
+		c.warmRev = sc.revision
+		c.warm.liveBrokers = c.warm.registered
+	}
+	if c.ctx != nil {
+		if err := c.onWatchedChanges(ctx, changed); err != nil {
+			return err
+		}
+	}
+	if controllerChanged && c.pendingFailover == 0 {
+		if err := c.onControllerChange(ctx); err != nil {
+			return err
+		}
+	}
+	if c.pendingFailover > 0 && c.warmRev >= c.pendingFailover {
+		return c.failover(ctx)
+	}
+	return nil
+}
+
+// touches reports whether the change writes or deletes key.
+func (sc storeChange) touches(key string) bool {
+	for _, kv := range sc.kvs {
+		if kv.Key == key {
+			return true
+		}
+	}
+	for _, ev := range sc.events {
+		if ev.KV.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// startOver prepares for a snapshot, which replaces everything known with
+// its keys, and returns them as puts. A standby starts a new warm context;
+// an active controller keeps its own, whose topics and deletions it
+// drives, and relearns only what others write: registrations (a broker
+// gone while the watch was broken is gone) and topic configs.
+func (c *Controller) startOver(kvs []metastore.KV) []metastore.Event {
+	if c.ctx == nil {
+		c.warm = newContext()
+		c.deleting = map[string]bool{}
+	} else {
+		c.ctx.registered = map[int32]metadata.Broker{}
+	}
+	c.unclean = map[string]bool{}
+	events := make([]metastore.Event, len(kvs))
+	for i, kv := range kvs {
+		events[i] = metastore.Event{Type: metastore.EventPut, KV: kv}
+	}
+	return events
+}
+
+// watched is what a change touched that an active controller acts on.
+type watched struct {
+	brokers, markers bool
+	topicPuts        []metastore.KV // assignment writes
+}
+
+// fold applies events to the active context, else to the warm one.
+func (c *Controller) fold(events []metastore.Event) watched {
 	cx := c.ctx
 	if cx == nil {
 		cx = c.warm
 	}
-	var brokersChanged, controllerChanged, markersChanged bool
-	var topicPuts []metastore.KV
+	var w watched
 	for _, ev := range events {
 		key := ev.KV.Key
 		switch {
-		case key == metadata.ControllerKey:
-			controllerChanged = true
 		case strings.HasPrefix(key, metadata.BrokerIDsPrefix):
-			brokersChanged = true
+			w.brokers = true
 			c.applyBroker(cx, ev)
 		case strings.HasPrefix(key, metadata.TopicsPrefix):
 			if t := c.applyTopicsEvent(cx, ev); t != nil {
-				topicPuts = append(topicPuts, *t)
+				w.topicPuts = append(w.topicPuts, *t)
 			}
 		case strings.HasPrefix(key, metadata.TopicConfigsPrefix):
 			if ev.Type == metastore.EventPut {
@@ -66,7 +133,7 @@ func (c *Controller) onStoreChange(ctx context.Context, sc storeChange) error {
 				delete(c.unclean, key[len(metadata.TopicConfigsPrefix):])
 			}
 		case strings.HasPrefix(key, metadata.DeleteTopicsPrefix):
-			markersChanged = true
+			w.markers = true
 			if c.ctx == nil {
 				topic := key[len(metadata.DeleteTopicsPrefix):]
 				if ev.Type == metastore.EventPut {
@@ -77,34 +144,24 @@ func (c *Controller) onStoreChange(ctx context.Context, sc storeChange) error {
 			}
 		}
 	}
-	if c.ctx == nil {
-		c.warmRev = sc.revision
-		c.warm.liveBrokers = c.warm.registered
-	}
-	if c.ctx != nil {
-		if brokersChanged {
-			if err := c.brokersChanged(ctx, c.ctx.registeredList()); err != nil {
-				return err
-			}
-		}
-		if len(topicPuts) > 0 {
-			if err := c.onTopicChange(ctx, topicPuts); err != nil {
-				return err
-			}
-		}
-		if markersChanged {
-			if err := c.onDeleteTopics(ctx); err != nil {
-				return err
-			}
-		}
-	}
-	if controllerChanged && c.pendingFailover == 0 {
-		if err := c.onControllerChange(ctx); err != nil {
+	return w
+}
+
+// onWatchedChanges runs the active controller's handlers of Kafka's
+// watches: broker changes, topic changes, deletion markers.
+func (c *Controller) onWatchedChanges(ctx context.Context, w watched) error {
+	if w.brokers {
+		if err := c.brokersChanged(ctx, c.ctx.registeredList()); err != nil {
 			return err
 		}
 	}
-	if c.pendingFailover > 0 && c.warmRev >= c.pendingFailover {
-		return c.failover(ctx)
+	if len(w.topicPuts) > 0 {
+		if err := c.onTopicChange(ctx, w.topicPuts); err != nil {
+			return err
+		}
+	}
+	if w.markers {
+		return c.onDeleteTopics(ctx)
 	}
 	return nil
 }
@@ -129,19 +186,6 @@ func (c *Controller) applyBroker(cx *Context, ev metastore.Event) {
 // applyTopicsEvent folds an assignment or partition-state change into cx.
 // An active controller handles assignment writes itself: they are returned.
 func (c *Controller) applyTopicsEvent(cx *Context, ev metastore.Event) *metastore.KV {
-	if topic, p, ok := metadata.ParseLegacyStateKey(ev.KV.Key); ok {
-		tp := TP{Topic: topic, Partition: p}
-		if ev.Type == metastore.EventDelete {
-			delete(cx.legacy, tp)
-			return nil
-		}
-		if st, err := metadata.DecodeLegacyState(ev.KV.Value); err == nil {
-			cx.addLegacy(tp, st)
-		} else {
-			c.cfg.Logger.Warn("bad partition state", "key", ev.KV.Key, "err", err)
-		}
-		return nil
-	}
 	topic, chunk, ok := metadata.ParseTopicsKey(ev.KV.Key)
 	if !ok {
 		return nil

@@ -1,7 +1,7 @@
 package controller
 
 import (
-	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -25,21 +25,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // context (no reload) and tells every live broker the whole state.
 func TestHotStandbyFailover(t *testing.T) {
 	cl := newCluster(t, 1, 2, 3)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan struct{})
-	for _, id := range cl.ids() {
-		n := cl.nodes[id]
-		l := NewLoop(n.c)
-		go func() { l.Run(ctx); done <- struct{}{} }()
-		l.Enqueue(Startup{Session: n.sess})
-	}
-	defer func() {
-		cancel()
-		for range cl.ids() {
-			<-done
-		}
-	}()
+	ctx := cl.runLoops()
 	eventually(t, "one active controller", func() bool { return len(cl.active()) == 1 })
 	first := cl.active()[0]
 	if err := metadata.New(cl.store).CreateTopic(ctx, "warm", metadata.Assignment{Partitions: map[int32][]int32{0: {3, 2, 1}, 1: {2, 1, 3}}}, nil); err != nil {
@@ -51,7 +37,10 @@ func TestHotStandbyFailover(t *testing.T) {
 	})
 	// A third partition: the states chunk is written a second time, and the
 	// standby must take over with that latest copy.
-	kv, _, _ := cl.store.Get(ctx, metadata.TopicKey("warm"))
+	kv, _, err := cl.store.Get(ctx, metadata.TopicKey("warm"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	a, err := metadata.DecodeAssignment(kv.Value)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +56,7 @@ func TestHotStandbyFailover(t *testing.T) {
 	for _, id := range cl.ids() {
 		cl.nodes[id].sender.take()
 	}
-	cl.store.ExpireSession(cl.nodes[first].sess.ID())
+	cl.expire(cl.nodes[first])
 	var next int32 = -1
 	eventually(t, "a new active controller", func() bool {
 		for _, id := range cl.ids() {
@@ -111,23 +100,7 @@ func TestHotStandbyFailover(t *testing.T) {
 // a time, and each failover raises the epoch.
 func TestConcurrentCampaignsElectOne(t *testing.T) {
 	cl := newCluster(t, 1, 2, 3, 4, 5)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var running []chan struct{}
-	for _, id := range cl.ids() {
-		n := cl.nodes[id]
-		l := NewLoop(n.c)
-		done := make(chan struct{})
-		running = append(running, done)
-		go func() { l.Run(ctx); close(done) }()
-		l.Enqueue(Startup{Session: n.sess})
-	}
-	defer func() {
-		cancel()
-		for _, d := range running {
-			<-d
-		}
-	}()
+	cl.runLoops()
 	prev := int32(0)
 	for round := 0; round < 4; round++ {
 		eventually(t, "exactly one active controller", func() bool { return len(cl.active()) == 1 && cl.epoch() > prev })
@@ -136,5 +109,48 @@ func TestConcurrentCampaignsElectOne(t *testing.T) {
 		}
 		prev = cl.epoch()
 		cl.kill(cl.active()[0])
+	}
+}
+
+// A broken watch (compaction) starts over with a snapshot of the store. An
+// active controller learns from it the brokers that vanished meanwhile —
+// the snapshot holds only the keys that exist — and keeps the deletions it
+// drives: a topic being deleted is not elected for, and its replica on
+// the dead broker is deletion-ineligible.
+func TestActiveControllerStartsOverFromSnapshot(t *testing.T) {
+	cl := newCluster(t, 1, 2, 3)
+	cl.startupAll()
+	cl.createTopic("t", map[int32][]int32{0: {3, 1, 2}})
+	cl.createTopic("gone", map[int32][]int32{0: {3, 1, 2}})
+	cl.markForDeletion("gone") // StopReplicas sent, not answered yet
+	cl.nodes[1].sender.take()
+	// Broker 3 dies while node 1's watch is broken: it only ever sees the
+	// snapshot its loop reads when it starts over.
+	cl.expire(cl.nodes[3])
+	kvs, rev, err := cl.store.List(cl.ctx, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.handle(1, storeChange{snapshot: true, kvs: kvs, revision: rev})
+	if st := cl.state("t", 0); st.Leader != 1 || slices.Contains(st.ISR, 3) {
+		t.Fatalf("t-0 after broker 3 vanished during the gap: %+v", st)
+	}
+	for _, s := range cl.nodes[1].sender.take() {
+		if lr, ok := s.req.(*kmsg.LeaderAndISRRequest); ok {
+			for _, ts := range lr.TopicStates {
+				if ts.Topic == "gone" {
+					t.Fatalf("LeaderAndIsr for the topic being deleted to broker %d", s.broker)
+				}
+			}
+		}
+	}
+	c := cl.nodes[1].c
+	if !c.deleting["gone"] {
+		t.Fatal("the deletion in progress was forgotten")
+	}
+	// Its replica on the dead broker will never answer StopReplica: the
+	// deletion waits for the broker's return, not for that answer.
+	if st := c.ctx.replicaSt.at(replicaKey{TP{Topic: "gone", Partition: 0}, 3}); st != ReplicaDeletionIneligible {
+		t.Fatalf("gone-0's replica on the dead broker is %v, want ReplicaDeletionIneligible", st)
 	}
 }

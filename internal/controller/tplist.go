@@ -7,6 +7,11 @@ package controller
 // entries sorted by partition and a partition added more than once merged
 // into one entry, in place, so that the builders walk plain slices topic
 // by topic without comparing topic names per entry.
+//
+// Evidence: a quarter of the memory of a list of (TP, value) entries
+// (1bfc411, no benchmark named); folding in place and walking topic by
+// topic took BenchmarkBrokerFailure from 72.5 to 70.1 MB/op, ns/op within
+// the machine's noise (9a92a15).
 
 import (
 	"cmp"

@@ -3,7 +3,10 @@ package controller
 // UpdateMetadata bodies, built from the context's states and replica
 // lists. A failover at a million partitions builds one with every
 // partition (fullUpdateMetadata) from the per-topic slices, without a
-// cache of request structs to keep in step with every state change.
+// cache of request structs to keep in step with every state change: that
+// cache (umcache.go until ec5527a) cost ~150 bytes per partition in every
+// context, ~150 MB at 1M partitions, and a topic lookup per setState, to
+// save nothing: copying it out cost what building the body costs.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"

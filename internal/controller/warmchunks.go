@@ -12,6 +12,14 @@ package controller
 // takeover decodes whatever is still pending first, so the new controller
 // starts from every state it was sent; pending chunks stay few (those of
 // the last moments), which keeps a takeover as fast as an eager mirror's.
+//
+// Evidence: keeping every chunk undecoded until takeover saved
+// cmd/samsa-failover-bench -mode crash some 20-40 ms of shared CPU at 100k
+// partitions, but at 1M partitions a takeover became active after 0.3-0.9
+// s instead of 6 ms (c94a6e1, which went back to eager decoding); these
+// slices keep the first without the second. BenchmarkCreateTopicsStandby,
+// decoding until nothing is pending: 56-74 ms/op eagerly, 64-67 ms/op
+// lazily, same allocations (8d32a6a).
 
 import (
 	"time"

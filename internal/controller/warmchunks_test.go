@@ -22,14 +22,7 @@ func TestWarmChunksDecodeLazily(t *testing.T) {
 
 	// Topics of one chunk each, created by the active controller.
 	const topics = warmDecodeSlice + 8
-	md := metadata.New(cl.store)
-	for i := range topics {
-		a := metadata.Assignment{Partitions: map[int32][]int32{0: {1, 2, 3}, 1: {2, 3, 1}}}
-		copy(a.TopicID[:], fmt.Sprintf("%-16d", i))
-		if err := md.CreateTopic(cl.ctx, fmt.Sprintf("t%02d", i), a, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createTwoPartitionTopics(cl, topics)
 	cl.handle(1, changesSince(cl, &from))
 	first := changesSince(cl, &from)
 	cl.handle(2, first)
@@ -75,21 +68,12 @@ func TestWarmChunksDecodeLazily(t *testing.T) {
 	}
 	// Oldest first: the chunks in the order the first write brought them
 	// (the deleted one no longer among them).
-	n := 0
-	for _, ev := range first.events {
-		if topic, chunk, ok := metadata.ParseTopicsKey(ev.KV.Key); ok && chunk >= 0 && topic != last && n < warmDecodeSlice {
-			n++
-			if _, ok := warm.states.get(TP{Topic: topic, Partition: 0}); !ok {
-				t.Fatalf("chunk %d of the first write (%s) not in the first slice", n, topic)
-			}
-		}
-	}
+	checkOldestFirst(t, warm, first, last)
 
 	// Takeover: node 1 dies; node 2 decodes what is left before failing over.
 	cl.kill(1)
-	cl.handle(2, changesSince(cl, &from))
-	cl.handle(2, ControllerChange{})
-	cl.handle(2, changesSince(cl, &from))
+	cl.handle(2, changesSince(cl, &from)) // /controller deleted: it campaigns and wins
+	cl.handle(2, changesSince(cl, &from)) // its own /controller write: it takes over
 	if !sb.IsActive() || sb.warmFailovers.Load() != 1 {
 		t.Fatalf("node 2 active=%v, warm failovers %d", sb.IsActive(), sb.warmFailovers.Load())
 	}
@@ -101,5 +85,33 @@ func TestWarmChunksDecodeLazily(t *testing.T) {
 	}
 	if _, ok := sb.ctx.states.get(TP{Topic: last, Partition: 0}); ok {
 		t.Fatal("the deleted chunk's states came back")
+	}
+}
+
+// createTwoPartitionTopics creates topics t00, t01, … of two partitions
+// (one state chunk) each, the way the admin path does.
+func createTwoPartitionTopics(cl *cluster, topics int) {
+	md := metadata.New(cl.store)
+	for i := range topics {
+		a := metadata.Assignment{Partitions: map[int32][]int32{0: {1, 2, 3}, 1: {2, 3, 1}}}
+		copy(a.TopicID[:], fmt.Sprintf("%-16d", i))
+		if err := md.CreateTopic(cl.ctx, fmt.Sprintf("t%02d", i), a, nil); err != nil {
+			cl.t.Fatal(err)
+		}
+	}
+}
+
+// checkOldestFirst: warm decoded its first slice of chunks in the order
+// the change first brought them, except the topic skipped.
+func checkOldestFirst(t *testing.T, warm *Context, first storeChange, skipped string) {
+	t.Helper()
+	n := 0
+	for _, ev := range first.events {
+		if topic, chunk, ok := metadata.ParseTopicsKey(ev.KV.Key); ok && chunk >= 0 && topic != skipped && n < warmDecodeSlice {
+			n++
+			if _, ok := warm.states.get(TP{Topic: topic, Partition: 0}); !ok {
+				t.Fatalf("chunk %d of the first write (%s) not in the first slice", n, topic)
+			}
+		}
 	}
 }

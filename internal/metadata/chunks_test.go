@@ -87,12 +87,6 @@ func TestStateChunkKeys(t *testing.T) {
 			t.Errorf("%q parsed", k)
 		}
 	}
-	if topic, p, ok := ParseLegacyStateKey(LegacyStateKey("a.b", 12)); !ok || topic != "a.b" || p != 12 {
-		t.Fatalf("legacy key: %q %d %v", topic, p, ok)
-	}
-	if _, _, ok := ParseLegacyStateKey(StateChunkKey("t", 0)); ok {
-		t.Fatal("a chunk key parsed as a legacy one")
-	}
 }
 
 // Rows are written as strconv writes their numbers, for every int32

@@ -190,12 +190,11 @@ func (a Assignment) SortedPartitions() []int32 {
 // chunks.go). PartitionEpoch counts the writes to the state (ZooKeeper's
 // zkVersion, which Kafka sends as the partition epoch).
 type LeaderAndIsr struct {
-	Leader          int32   `json:"leader"`
-	LeaderEpoch     int32   `json:"leader_epoch"`
-	ISR             []int32 `json:"isr"`
-	ControllerEpoch int32   `json:"controller_epoch"`
-	PartitionEpoch  int32   `json:"partition_epoch"`
-	Version         int     `json:"version"`
+	Leader          int32
+	LeaderEpoch     int32
+	ISR             []int32
+	ControllerEpoch int32
+	PartitionEpoch  int32
 }
 
 // TopicConfig is a /config/topics/<topic> document.

@@ -8,6 +8,16 @@ package metadata
 // anything else — an unknown or escaped key, a non-integer, a number out of
 // range — they give up and the caller falls back to encoding/json, which
 // stays the reference for what is valid and for the error.
+//
+// Evidence: the fast state codec, with parallel state writes, made topic
+// creation about twice as fast (721952a; no benchmark named).
+// EncodeAssignment: BenchmarkEncodeAssignment (1000 partitions, RF 3)
+// 0.74-1.04 ms, 198 KB, 2914 allocs → 0.24-0.33 ms, 45 KB, 3 allocs
+// (75e161e). DecodeDenseAssignment, its lists cut from shared blocks
+// (int32s): BenchmarkCreateTopicsController 361k → 60k allocations, 157 →
+// 141 MB; BenchmarkCreateTopicsStandby 147k → 46k, 43 → 30 MB (1095a63).
+// FuzzAssignment and FuzzStateChunk (fastcodec_fuzz_test.go) hold both
+// codecs to encoding/json.
 
 import (
 	"cmp"

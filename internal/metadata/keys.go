@@ -72,31 +72,3 @@ func ParseBrokerKey(key string) (int32, bool) {
 	id, err := strconv.ParseInt(rest, 10, 32)
 	return int32(id), err == nil && id >= 0
 }
-
-// ParseLegacyStateKey splits /brokers/topics/<topic>/partitions/<p>/state,
-// the per-partition state key of Kafka's layout that earlier Samsa builds
-// wrote; the controller moves such states into chunks (legacy.go).
-func ParseLegacyStateKey(key string) (topic string, partition int32, ok bool) {
-	rest, found := strings.CutPrefix(key, TopicsPrefix)
-	if !found {
-		return "", 0, false
-	}
-	topic, tail, found := strings.Cut(rest, "/partitions/")
-	if !found || topic == "" || strings.Contains(topic, "/") {
-		return "", 0, false
-	}
-	ps, found := strings.CutSuffix(tail, "/state")
-	if !found {
-		return "", 0, false
-	}
-	p, err := strconv.ParseInt(ps, 10, 32)
-	if err != nil || p < 0 {
-		return "", 0, false
-	}
-	return topic, int32(p), true
-}
-
-// LegacyStateKey is /brokers/topics/<topic>/partitions/<p>/state.
-func LegacyStateKey(topic string, p int32) string {
-	return TopicsPrefix + topic + "/partitions/" + strconv.Itoa(int(p)) + "/state"
-}

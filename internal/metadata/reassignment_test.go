@@ -99,19 +99,29 @@ func TestUpdateAssignment(t *testing.T) {
 		calls++
 		if calls == 1 { // another writer adds a partition meanwhile
 			b := Assignment{Partitions: map[int32][]int32{0: {1, 2}, 1: {2, 1}}}
-			mem.Txn(ctx, nil, []metastore.Op{metastore.Put(TopicKey("t"), EncodeAssignment(b))})
+			if _, err := mem.Txn(ctx, nil, []metastore.Op{metastore.Put(TopicKey("t"), EncodeAssignment(b))}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		a.SetPartition(0, a.Partition(0).ReassignTo([]int32{3}))
 	})
 	if err != nil || calls != 2 {
 		t.Fatalf("err %v after %d edits", err, calls)
 	}
-	kv, _, _ := mem.Get(ctx, TopicKey("t"))
-	a, _ := DecodeAssignment(kv.Value)
+	kv, _, err := mem.Get(ctx, TopicKey("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := DecodeAssignment(kv.Value)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(a.Partitions) != 2 || !slices.Equal(a.Partition(0).Removing, []int32{1, 2}) {
 		t.Fatalf("stored %+v", a)
 	}
-	mem.Txn(ctx, nil, []metastore.Op{metastore.Put(ControllerEpochKey, []byte("2"))})
+	if _, err := mem.Txn(ctx, nil, []metastore.Op{metastore.Put(ControllerEpochKey, []byte("2"))}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.UpdateAssignment(ctx, f, "t", func(*Assignment) {}); !errors.Is(err, ErrControllerMoved) {
 		t.Fatalf("lost fence: %v", err)
 	}

@@ -1,4 +1,4 @@
-package controller
+package channel
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-kafka/samsa/internal/controller"
 	"github.com/samsa-kafka/samsa/internal/metadata"
 	"github.com/samsa-kafka/samsa/internal/wire"
 )
@@ -100,7 +101,7 @@ func (f *fakeBroker) broker(id int32) metadata.Broker {
 
 func umWithEpoch(e int32) *kmsg.UpdateMetadataRequest {
 	req := kmsg.NewPtrUpdateMetadataRequest()
-	req.Version, req.ControllerEpoch = updateMetadataVersion, e
+	req.Version, req.ControllerEpoch = 7, e
 	return req
 }
 
@@ -108,9 +109,9 @@ func umWithEpoch(e int32) *kmsg.UpdateMetadataRequest {
 // answers (the broker still handles them one at a time), each answer goes
 // to its own callback, and the requests unanswered when their connection
 // broke are sent again, in order, on a new one.
-func TestChannelManagerOrderAndRetry(t *testing.T) {
+func TestManagerOrderAndRetry(t *testing.T) {
 	f := startFakeBroker(t, 2)
-	m := NewChannelManager(nil, 10*time.Second)
+	m := NewManager(nil, 10*time.Second)
 	defer m.Close()
 	m.AddBroker(f.broker(7))
 	const n = 20
@@ -153,8 +154,8 @@ func TestChannelManagerOrderAndRetry(t *testing.T) {
 
 // Requests queued for a removed broker, or sent to one never added, are
 // dropped without a callback.
-func TestChannelManagerRemovedBroker(t *testing.T) {
-	m := NewChannelManager(nil, 10*time.Second)
+func TestManagerRemovedBroker(t *testing.T) {
+	m := NewManager(nil, 10*time.Second)
 	defer m.Close()
 	called := make(chan struct{}, 1)
 	m.Send(9, umWithEpoch(1), func(kmsg.Response, error) { called <- struct{}{} })
@@ -180,3 +181,5 @@ func TestChannelManagerRemovedBroker(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 }
+
+var _ controller.Sender = (*Manager)(nil)
