@@ -33,9 +33,10 @@
 // above have returned: the follower fetchers (fetcher.Manager, one
 // goroutine per leader broker followed), the AlterPartition sender
 // (alterpartition.Manager, one), and the controller's channels to brokers
-// (controller.ChannelManager, a sender and an answer reader per broker
-// while this broker is the controller). CreateTopics and DeleteTopics
-// requests handle their topics on a goroutine each (internal/api), within
-// the request. An external store's client (etcdstore) keeps its session
-// alive and its watches running on goroutines of its own, closed with it.
+// (channel.Manager, per broker a goroutine that dials and writes and, per
+// connection, one that reads the answers, while this broker is the
+// controller). CreateTopics and DeleteTopics requests handle their topics
+// on a goroutine each (internal/api), within the request. An external
+// store's client (etcdstore) keeps its session alive and its watches
+// running on goroutines of its own, closed with it.
 package broker
