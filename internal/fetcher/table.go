@@ -45,7 +45,9 @@ func (t *table[V]) all() iter.Seq2[kafka.TopicPartition, V] { return t.t.All() }
 // topic by run (a LeaderAndIsr and a fetch list them topic by topic), so
 // that a run of thousands grows its topic's slices once instead of once
 // per doubling; a run whose numbers are out of proportion to its length is
-// left to grow as it is set.
+// left to grow as it is set. The caller sets every partition it names
+// (a negative number names none): a topic given room and no partition
+// would stay in the table, empty.
 func (t *table[V]) reserveRuns(n int, tp func(i int) kafka.TopicPartition) {
 	for i := 0; i < n; {
 		topic, hi, j := tp(i).Topic, int32(-1), i
