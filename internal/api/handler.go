@@ -110,7 +110,9 @@ type Config struct {
 	Reassign   Reassignments // nil: KIP-455 requests answer NOT_CONTROLLER
 	Elections  Elections     // nil: ElectLeaders answers NOT_CONTROLLER
 	Partitions Partitions
-	// ProducerIDs: nil answers InitProducerId COORDINATOR_NOT_AVAILABLE.
+	// ProducerIDs: nil answers InitProducerId COORDINATOR_NOT_AVAILABLE
+	// and lets Produce accept any producer id; set, Produce refuses an
+	// idempotent batch of an id never issued (UNKNOWN_PRODUCER_ID).
 	ProducerIDs ProducerIDs
 	Logger      *slog.Logger
 	Now         func() time.Time
@@ -184,6 +186,8 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.createPartitions(ctx, r), nil
 	case *kmsg.InitProducerIDRequest:
 		return h.initProducerID(ctx, r), nil
+	case *kmsg.DescribeProducersRequest:
+		return h.describeProducers(r), nil
 	}
 	return nil, fmt.Errorf("api: no handler for key %d", req.Key())
 }

@@ -23,6 +23,8 @@ var Supported = map[int16]VersionRange{
 	// Idempotent producers, from any broker (KIP-98, KIP-360); v2+ is
 	// flexible. A transactional id is refused until transactions exist.
 	int16(kmsg.InitProducerID): {0, 5},
+	// The idempotent producers of partitions this broker leads (KIP-664).
+	int16(kmsg.DescribeProducers): {0, 0},
 	// Admin, served by the controller (KIP-455).
 	int16(kmsg.AlterPartitionAssignments):  {0, 0},
 	int16(kmsg.ListPartitionReassignments): {0, 0},
