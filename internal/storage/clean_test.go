@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/record"
 	"github.com/samsa-kafka/samsa/internal/record/recordtest"
 )
@@ -186,6 +187,7 @@ func TestCleanerProperty(t *testing.T) {
 			roll()
 			cleanAll(t, m, now)
 			checkCompacted(t, l, mdl, true)
+			checkReaders(t, m, l)
 			if n := len(readAll(t, l, 0)); n > len(mdl) || n >= int(l.LogEndOffset())/4 {
 				t.Fatalf("%d records left of %d, %d keys", n, l.LogEndOffset(), len(mdl))
 			}
@@ -219,6 +221,64 @@ func TestCompactedLogRefusesKeylessRecords(t *testing.T) {
 	cfg.Compact = false
 	l.SetConfig(cfg)
 	if _, err := l.Append(b, h, t0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkReaders checks the readers over a compacted log: a read from any
+// offset, removed or not, starts with the batch holding the next
+// surviving offset; OffsetForTimestamp finds the first surviving record
+// at or after a time; a follower appending the leader's batches as read
+// gets the same records; the leader epoch's end offset is the log end.
+func checkReaders(t *testing.T, m *Manager, l *Log) {
+	t.Helper()
+	recs := readAll(t, l, l.LogStartOffset())
+	for o, i := l.LogStartOffset(), 0; o < l.LogEndOffset(); o++ {
+		for i < len(recs) && recs[i].Offset < o {
+			i++
+		}
+		res, err := l.Read(o, 1<<62, 1, true)
+		if err != nil || len(res.Records) == 0 {
+			t.Fatalf("read at %d: %v", o, err)
+		}
+		h, _ := record.ReadHeader(res.Records)
+		if h.LastOffset() < o || (i < len(recs) && h.BaseOffset > recs[i].Offset) {
+			t.Fatalf("read at %d: batch [%d, %d], next surviving record %d", o, h.BaseOffset, h.LastOffset(), recs[i].Offset)
+		}
+	}
+	for _, r := range recs[:min(len(recs), 20)] {
+		off, ts, ok, err := l.OffsetForTimestamp(r.Timestamp)
+		if err != nil || !ok || ts < r.Timestamp || off > r.Offset {
+			t.Fatalf("offset for time %d: %d at %d %v %v, want at most %d", r.Timestamp, off, ts, ok, err, r.Offset)
+		}
+	}
+	f, err := m.Create(kafka.TopicPartition{Topic: "follower", Partition: 0}, topic, compactConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for o := l.LogStartOffset(); o < l.LogEndOffset(); {
+		res, err := l.Read(o, 1<<62, 4096, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hdrs := []record.Header{}
+		for p := 0; p < len(res.Records); {
+			h, _ := record.ReadHeader(res.Records[p:])
+			hdrs = append(hdrs, h)
+			p += h.Size()
+			o = h.LastOffset() + 1
+		}
+		if _, err := f.AppendAsFollower(append([]byte(nil), res.Records...), hdrs); err != nil {
+			t.Fatalf("follower append at %d: %v", o, err)
+		}
+	}
+	if got := readAll(t, f, f.LogStartOffset()); len(got) != len(recs) || f.LogEndOffset() != l.LogEndOffset() {
+		t.Fatalf("follower: %d records to %d, leader %d to %d", len(got), f.LogEndOffset(), len(recs), l.LogEndOffset())
+	}
+	if _, end := l.EndOffsetForEpoch(0); end != l.LogEndOffset() {
+		t.Fatalf("end offset of epoch 0: %d, log end %d", end, l.LogEndOffset())
+	}
+	if err := m.Delete(f.tp); err != nil {
 		t.Fatal(err)
 	}
 }
