@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -280,5 +282,61 @@ func checkReaders(t *testing.T, m *Manager, l *Log) {
 	}
 	if err := m.Delete(f.tp); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCleanerKeepsProducerState: an idempotent producer whose records are
+// all superseded keeps its newest batch, emptied, so after the cleaning,
+// and after a kill -9 and a restart that rebuilds the state from the log,
+// its last sequence is known and a retry of that batch is a duplicate;
+// its older batches go.
+func TestCleanerKeepsProducerState(t *testing.T) {
+	dir := t.TempDir()
+	m := openManager(t, dir)
+	l, _ := m.Create(tp0, topic, compactConfig())
+	now := t0
+	var last []byte
+	for seq := int32(0); seq < 6; seq += 2 {
+		b := recordtest.Idempotent(recordtest.Batch(now.UnixMilli(), recordtest.None,
+			recordtest.Rec{Key: []byte("a"), Value: []byte("1")}, recordtest.Rec{Key: []byte("b"), Value: []byte("1")}), 7, 0, seq)
+		last = append([]byte(nil), b...)
+		h, _ := record.Validate(b, 1<<30)
+		if _, err := l.Append(b, h, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mdl := model{}
+	appendKeyed(t, l, now, mdl, recordtest.None, [2][]byte{[]byte("a"), []byte("2")}, [2][]byte{[]byte("b"), []byte("2")})
+	now = now.Add(2 * time.Second)
+	appendKeyed(t, l, now, mdl, recordtest.None, [2][]byte{[]byte("s"), []byte("s")})
+	if cleanAll(t, m, now) == 0 {
+		t.Fatal("nothing cleaned")
+	}
+	checkCompacted(t, l, mdl, false)
+	res, err := l.Read(0, 1<<62, 1<<20, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := record.ReadHeader(res.Records)
+	if h.ProducerID != 7 || h.NumRecords != 0 || h.BaseSequence != 4 || h.BaseOffset != 4 || h.LastOffset() != 5 {
+		t.Fatalf("first batch after cleaning %+v, want the producer's newest, empty", h)
+	}
+	m.crash()
+	snaps, _ := filepath.Glob(filepath.Join(dir, tp0.String(), "*.snapshot"))
+	for _, s := range snaps { // the state comes from the compacted log alone
+		os.Remove(s)
+	}
+	m = openManager(t, dir)
+	defer m.Close()
+	l = m.Get(tp0)
+	l.SetConfig(compactConfig())
+	ps, err := l.ActiveProducers()
+	if err != nil || len(ps) != 1 || ps[0].ProducerID != 7 || ps[0].LastSequence != 5 {
+		t.Fatalf("producers after restart %+v, %v", ps, err)
+	}
+	hd, _ := record.Validate(last, 1<<30)
+	info, err := l.Append(last, hd, now)
+	if err != nil || !info.Duplicate || info.FirstOffset != 4 {
+		t.Fatalf("retry of the newest batch: %+v %v", info, err)
 	}
 }
