@@ -40,7 +40,7 @@ func crashMidSwap(t *testing.T, gi, step int) {
 	}
 
 	c := m.newCleaner()
-	job, err := l.prepareClean(now.UnixMilli(), false)
+	job, err := l.prepareClean(now.UnixMilli())
 	if err != nil || job == nil {
 		t.Fatalf("nothing to clean: %v", err)
 	}

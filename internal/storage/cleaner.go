@@ -81,7 +81,7 @@ func (m *Manager) cleanPass(c *cleaner, now time.Time) (bool, error) {
 		return false, nil
 	}
 	defer m.doneCleaning(logs[i])
-	cleaned, err := c.clean(logs[i], nowMs, false)
+	cleaned, err := c.clean(logs[i], nowMs)
 	if errors.Is(err, errCleanAborted) || errors.Is(err, ErrLogClosed) {
 		return false, nil
 	}

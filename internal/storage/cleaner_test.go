@@ -65,7 +65,7 @@ func TestCleanerAbortsOnTruncation(t *testing.T) {
 	now = now.Add(2 * time.Second)
 	appendKeyed(t, l, now, mdl, 0, [2][]byte{[]byte("s"), []byte("s")})
 	c := m.newCleaner()
-	job, err := l.prepareClean(now.UnixMilli(), false)
+	job, err := l.prepareClean(now.UnixMilli())
 	if err != nil || job == nil {
 		t.Fatalf("nothing to clean: %v", err)
 	}

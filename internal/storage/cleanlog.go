@@ -71,14 +71,14 @@ func (l *Log) pauseCleaning() (resume func()) {
 
 func (l *Log) cleaningPaused() bool { return l.cleanPauses.Load() > 0 }
 
-// clean runs one pass over l at nowMs if it is due (or force). It reports
-// whether it swapped cleaned segments in.
-func (c *cleaner) clean(l *Log, nowMs int64, force bool) (bool, error) {
+// clean runs one pass over l at nowMs if it is due. It reports whether it
+// swapped cleaned segments in.
+func (c *cleaner) clean(l *Log, nowMs int64) (bool, error) {
 	if l.cleaningPaused() || !l.cleanMu.TryLock() {
 		return false, nil
 	}
 	defer l.cleanMu.Unlock()
-	job, err := l.prepareClean(nowMs, force)
+	job, err := l.prepareClean(nowMs)
 	if err != nil || job == nil {
 		return false, err
 	}
@@ -99,7 +99,7 @@ func (c *cleaner) clean(l *Log, nowMs int64, force bool) (bool, error) {
 
 // prepareClean captures the log's segments and dirty section; nil if the
 // log is not compacted or not due.
-func (l *Log) prepareClean(nowMs int64, force bool) (*cleanJob, error) {
+func (l *Log) prepareClean(nowMs int64) (*cleanJob, error) {
 	if err := l.lockLoaded(); err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func (l *Log) prepareClean(nowMs int64, force bool) (*cleanJob, error) {
 		return nil, err
 	}
 	cl := cleanableOffsets(stats, l.active().base, l.firstDirty, l.hw.Load(), cfg, nowMs)
-	if cl.dirtyBytes == 0 || (!force && !cl.due(cfg)) {
+	if !cl.due(cfg) {
 		return nil, nil
 	}
 	n := 0
