@@ -81,6 +81,15 @@ func (c *cleaner) filterBatch(dst []byte, job *cleanJob, h record.Header, b []by
 		return dst, fmt.Errorf("storage: clean: batch at %d: %w", h.BaseOffset, err)
 	}
 	c.stats.recordsKept += int64(len(c.recs))
+	if tombstones {
+		hz := horizon
+		if !hasHorizon {
+			hz = nowMs + job.cfg.DeleteRetentionMs
+		}
+		if c.stats.minHorizon == 0 || hz < c.stats.minHorizon {
+			c.stats.minHorizon = max(hz, 1)
+		}
+	}
 	switch {
 	case len(c.recs) == int(h.NumRecords) && (!tombstones || hasHorizon):
 		return append(dst, b...), nil

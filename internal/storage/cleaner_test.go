@@ -81,7 +81,7 @@ func TestCleanerAbortsOnTruncation(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := len(readAll(t, l, 0))
-	if err := l.swapCleaned(job, groups, mapEnd); !errors.Is(err, errCleanAborted) {
+	if err := l.swapCleaned(job, groups, mapEnd, 0); !errors.Is(err, errCleanAborted) {
 		t.Fatalf("swap after truncation: %v", err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(l.dir(), "*"+cleanedSuffix)); len(left) > 0 {

@@ -52,6 +52,7 @@ type cleaner struct {
 // cleanStats counts what passes read and wrote.
 type cleanStats struct {
 	bytesRead, bytesWritten, recordsRead, recordsKept int64
+	minHorizon                                        int64 // earliest delete horizon kept, 0 none
 }
 
 func newCleaner(dedupeBytes int64, ioBuf int, throttle func(int)) *cleaner {
@@ -82,6 +83,7 @@ func (c *cleaner) clean(l *Log, nowMs int64) (bool, error) {
 	if err != nil || job == nil {
 		return false, err
 	}
+	c.stats.minHorizon = 0
 	mapEnd, err := c.buildMap(job)
 	if err != nil {
 		return false, err
@@ -91,7 +93,7 @@ func (c *cleaner) clean(l *Log, nowMs int64) (bool, error) {
 		removeCleaned(job.dir, groups)
 		return false, err
 	}
-	if err := l.swapCleaned(job, groups, mapEnd); err != nil {
+	if err := l.swapCleaned(job, groups, mapEnd, c.stats.minHorizon); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -112,7 +114,7 @@ func (l *Log) prepareClean(nowMs int64) (*cleanJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl := cleanableOffsets(stats, l.active().base, l.firstDirty, l.hw.Load(), cfg, nowMs)
+	cl := cleanableOffsets(stats, l.active().base, l.firstDirty, l.hw.Load(), l.tombstoneHorizon, cfg, nowMs)
 	if !cl.due(cfg) {
 		return nil, nil
 	}

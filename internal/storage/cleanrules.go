@@ -23,6 +23,9 @@ type cleanable struct {
 	// forced: a dirty record is older than max.compaction.lag.ms (KIP-354),
 	// so the log is cleaned whatever its dirty ratio.
 	forced bool
+	// tombstonesDue: the clean section holds tombstones whose delete
+	// horizon passed; a pass removes them even with nothing dirty.
+	tombstonesDue bool
 }
 
 // ratio is the dirty ratio: dirty bytes over all cleanable bytes.
@@ -36,22 +39,25 @@ func (c cleanable) ratio() float64 {
 // due says whether the log should be cleaned now: something dirty, and a
 // dirty ratio of at least min.cleanable.dirty.ratio or a forced clean.
 func (c cleanable) due(cfg LogConfig) bool {
-	return c.dirtyBytes > 0 && (c.forced || c.ratio() >= cfg.MinCleanableRatio)
+	return c.tombstonesDue || (c.dirtyBytes > 0 && (c.forced || c.ratio() >= cfg.MinCleanableRatio))
 }
 
 // cleanableOffsets computes the dirty section of a log with non-active
 // segments segs (in order) and active segment at activeBase. checkpoint is
-// the cleaner checkpoint (-1 none), clamped to [log start, activeBase]. The
+// the cleaner checkpoint (-1 none), clamped to [log start, activeBase];
+// horizon the earliest delete horizon of the tombstones the last pass
+// kept (0 none). The
 // section ends at the active segment, at the first segment reaching above
 // the high watermark hw, and at the first segment holding a record newer
 // than min.compaction.lag.ms; cleaning is forced once the first dirty
 // segment's first batch is older than max.compaction.lag.ms.
-func cleanableOffsets(segs []segStat, activeBase, checkpoint, hw int64, cfg LogConfig, nowMs int64) cleanable {
+func cleanableOffsets(segs []segStat, activeBase, checkpoint, hw, horizon int64, cfg LogConfig, nowMs int64) cleanable {
 	start := activeBase
 	if len(segs) > 0 {
 		start = segs[0].base
 	}
-	c := cleanable{firstDirty: min(max(checkpoint, start), activeBase), firstUncleanable: activeBase}
+	c := cleanable{firstDirty: min(max(checkpoint, start), activeBase), firstUncleanable: activeBase,
+		tombstonesDue: horizon > 0 && nowMs >= horizon}
 	firstDirtySeg := -1
 	for i, s := range segs {
 		if s.end <= c.firstDirty {

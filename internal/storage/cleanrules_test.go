@@ -23,17 +23,20 @@ func TestCleanableOffsets(t *testing.T) {
 		name                  string
 		checkpoint, hw, nowMs int64
 		cfg                   LogConfig
+		horizon               int64
 		want                  cleanable
 	}{
-		{"never cleaned", -1, 30, 5000, cfg, cleanable{0, 30, 0, 300, false}},
-		{"checkpoint in the middle", 10, 30, 5000, cfg, cleanable{10, 30, 100, 200, false}},
-		{"checkpoint past the active base", 99, 30, 5000, cfg, cleanable{30, 30, 300, 0, false}},
-		{"high watermark in the last", -1, 25, 5000, cfg, cleanable{0, 20, 0, 200, false}},
-		{"min lag keeps the newest", -1, 30, 3500, lag(1000, math.MaxInt64), cleanable{0, 20, 0, 200, false}},
-		{"max lag forces", 10, 30, 5000, lag(0, 3000), cleanable{10, 30, 100, 200, true}},
-		{"max lag not reached", 10, 30, 4000, lag(0, 3000), cleanable{10, 30, 100, 200, false}},
+		{"never cleaned", -1, 30, 5000, cfg, 0, cleanable{0, 30, 0, 300, false, false}},
+		{"checkpoint in the middle", 10, 30, 5000, cfg, 0, cleanable{10, 30, 100, 200, false, false}},
+		{"checkpoint past the active base", 99, 30, 5000, cfg, 0, cleanable{30, 30, 300, 0, false, false}},
+		{"high watermark in the last", -1, 25, 5000, cfg, 0, cleanable{0, 20, 0, 200, false, false}},
+		{"min lag keeps the newest", -1, 30, 3500, lag(1000, math.MaxInt64), 0, cleanable{0, 20, 0, 200, false, false}},
+		{"max lag forces", 10, 30, 5000, lag(0, 3000), 0, cleanable{10, 30, 100, 200, true, false}},
+		{"max lag not reached", 10, 30, 4000, lag(0, 3000), 0, cleanable{10, 30, 100, 200, false, false}},
+		{"tombstones due", 30, 30, 5000, cfg, 5000, cleanable{30, 30, 300, 0, false, true}},
+		{"tombstones not due yet", 30, 30, 4999, cfg, 5000, cleanable{30, 30, 300, 0, false, false}},
 	} {
-		if got := cleanableOffsets(segs, 30, tc.checkpoint, tc.hw, tc.cfg, tc.nowMs); got != tc.want {
+		if got := cleanableOffsets(segs, 30, tc.checkpoint, tc.hw, tc.horizon, tc.cfg, tc.nowMs); got != tc.want {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
 		}
 	}

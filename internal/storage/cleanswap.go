@@ -147,7 +147,7 @@ func recoverSwap(dir string, base int64, ents []os.DirEntry) error {
 // swapCleaned swaps the cleaned groups in under Log.mu, if the segments
 // they replace are still the log's first ones, unchanged; otherwise the
 // pass is dropped. firstDirty becomes mapEnd.
-func (l *Log) swapCleaned(job *cleanJob, groups []cleanedGroup, mapEnd int64) error {
+func (l *Log) swapCleaned(job *cleanJob, groups []cleanedGroup, mapEnd, horizon int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := 0
@@ -177,6 +177,7 @@ func (l *Log) swapCleaned(job *cleanJob, groups []cleanedGroup, mapEnd int64) er
 	}
 	l.segs = append(segs, l.segs[n:]...)
 	l.firstDirty = max(l.firstDirty, mapEnd)
+	l.tombstoneHorizon = horizon
 	l.dirs.cleanerDirty.Store(true)
 	return nil
 }

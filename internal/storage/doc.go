@@ -86,7 +86,9 @@
 //     whose cleanup.policy holds compact is cleaned when its dirty ratio
 //     (bytes from the cleaner checkpoint to the first uncleanable
 //     segment over all non-active bytes) reaches min.cleanable.dirty.ratio
-//     or max.compaction.lag.ms forces it. The dirty section ends at the
+//     or max.compaction.lag.ms forces it, or when tombstones kept by the
+//     last pass reached their delete horizon (remembered in memory). The
+//     dirty section ends at the
 //     active segment, the first segment above the high watermark and the
 //     first holding a record newer than min.compaction.lag.ms; a pass maps
 //     as much of it as log.cleaner.dedupe.buffer.size holds, then rewrites

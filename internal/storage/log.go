@@ -71,6 +71,10 @@ type onDisk struct {
 	// firstDirty: the log cleaner's checkpoint, offsets below were
 	// cleaned (cleaner-offset-checkpoint); -1 none.
 	firstDirty int64
+	// tombstoneHorizon: the earliest delete horizon of the tombstones the
+	// last cleaning pass kept, 0 none (in memory only: after a restart
+	// they go with the next pass that dirt triggers).
+	tombstoneHorizon int64
 }
 
 // newLog returns the log of a partition directory found in d, not loaded.
