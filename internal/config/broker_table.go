@@ -140,8 +140,10 @@ var logSettings = []setting{
 
 var compressionTypes = []string{"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}
 
-// logExtraKeys are broker-side synonyms of topic configs Samsa stores but
-// does not act on yet.
+// logExtraKeys are broker-side synonyms of topic configs, with no Broker
+// field: they act through the topic configs they default (the
+// log.cleaner.* ones through delete.retention.ms, min/max.compaction.lag.ms
+// and min.cleanable.dirty.ratio), or not at all yet.
 var logExtraKeys = accepted(
 	ms("log.cleaner.delete.retention.ms", "86400000", atLeast(0), "How long delete records (tombstones) are retained."),
 	ms("log.cleaner.min.compaction.lag.ms", "0", atLeast(0), "The minimum time a message remains uncompacted in the log."),
