@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/samsa-kafka/samsa/internal/config"
 	"github.com/samsa-kafka/samsa/internal/record"
 )
 
@@ -162,4 +163,35 @@ func leaderOf(t *testing.T, ctx context.Context, cl *kgo.Client, brokers []*Brok
 	}
 	t.Fatalf("no broker %d", id)
 	return nil
+}
+
+// TestLogConfigCleanupPolicy: cleanup.policy and the compaction configs
+// reach the log config, also as changed at run time (applyTopicConfig
+// resolves the topic's overrides through the same path).
+func TestLogConfigCleanupPolicy(t *testing.T) {
+	b := &Broker{cfg: mustLoad(t)}
+	for _, tc := range []struct {
+		policy            string
+		compact, noDelete bool
+	}{{"delete", false, false}, {"compact", true, true}, {"compact,delete", true, false}} {
+		pc, err := b.partitionConfig(map[string]string{"cleanup.policy": tc.policy, "delete.retention.ms": "5",
+			"min.compaction.lag.ms": "6", "max.compaction.lag.ms": "7", "min.cleanable.dirty.ratio": "0.25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := pc.Log
+		if l.Compact != tc.compact || l.NoDelete != tc.noDelete || l.DeleteRetentionMs != 5 || l.MinCompactionLagMs != 6 ||
+			l.MaxCompactionLagMs != 7 || l.MinCleanableRatio != 0.25 {
+			t.Errorf("%s: %+v", tc.policy, l)
+		}
+	}
+}
+
+func mustLoad(t *testing.T) *config.Broker {
+	t.Helper()
+	cfg, _, err := config.Load(map[string]string{"broker.id": "0", "log.dirs": t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -169,6 +170,12 @@ func TestDefaults(t *testing.T) {
 		{"log.index.size.max.bytes", b.LogIndexSizeMaxBytes, int32(10485760)},
 		{"log.message.timestamp.type", b.LogMessageTimestampType, "CreateTime"},
 		{"log.cleanup.policy", b.LogCleanupPolicy, []string{"delete"}},
+		{"log.cleaner.enable", b.LogCleanerEnable, true},
+		{"log.cleaner.threads", b.LogCleanerThreads, int32(1)},
+		{"log.cleaner.dedupe.buffer.size", b.LogCleanerDedupeBufferSize, int64(134217728)},
+		{"log.cleaner.io.buffer.size", b.LogCleanerIOBufferSize, int32(524288)},
+		{"log.cleaner.io.max.bytes.per.second", b.LogCleanerIOMaxBytesPerSecond, math.MaxFloat64},
+		{"log.cleaner.backoff.ms", b.LogCleanerBackoff, 15 * time.Second},
 		{"message.max.bytes", b.MessageMaxBytes, int32(1048588)},
 		{"socket.request.max.bytes", b.SocketRequestMaxBytes, int32(104857600)},
 		{"connections.max.idle.ms", b.ConnectionsMaxIdle, 10 * time.Minute},
