@@ -11,6 +11,11 @@ package api
 // nothing written); otherwise the request waits for the ISR to replicate
 // what it appended (the delayed produce of produce_acks.go).
 //
+// On a compacted topic (cleanup.policy holds compact) a record without a
+// key is INVALID_RECORD for its partition, nothing appended (Kafka's
+// LogValidator); a batch larger than segment.bytes is
+// RECORD_LIST_TOO_LARGE.
+//
 // Idempotent batches (producer id >= 0, KIP-98) are checked by the log
 // under its append lock (storage/producerstate.go): a retry of one of the
 // producer's last 5 batches is answered with the original's base offset
