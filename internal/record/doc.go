@@ -1,7 +1,9 @@
 // Package record handles Kafka record batches, format v2 (magic 2): header
 // parsing, validation of produce payloads, in-place rewrites done by the log
-// on append (base offset, partition leader epoch, LogAppendTime) and
-// iteration over the records of a batch, decompressing when needed.
+// on append (base offset, partition leader epoch, LogAppendTime),
+// iteration over the records of a batch, decompressing when needed, and
+// Rebuild, which writes a batch thinned by the log cleaner (compressed
+// with the batch's codec).
 //
 // Role: the deterministic core of the produce path. Everything here is a pure
 // function over byte slices: no goroutines, no I/O, no clocks.
@@ -16,4 +18,9 @@
 //     outside it, SetLogAppendTime recomputes it.
 //   - Validate accepting a payload implies Records succeeds on each batch in it
 //     (checked by FuzzValidate).
+//   - Validate wants what producers send: NumRecords = LastOffsetDelta+1,
+//     offset deltas 0..n-1. Records also reads what compaction leaves:
+//     increasing deltas with gaps, and empty batches (no records); such
+//     batches keep their base and last offsets, so consumers, followers
+//     and producer sequences see the same offset ranges.
 package record
