@@ -12,14 +12,19 @@ import (
 // writeGroup writes the cleaned segments job.segs[from:to] to
 // <base>.log.cleaned, fsynced, with the latest modification time of the
 // group (retention by time judges it as the segments it replaces).
-func (c *cleaner) writeGroup(job *cleanJob, from, to int, nowMs int64) (cleanedGroup, error) {
+func (c *cleaner) writeGroup(job *cleanJob, from, to int, nowMs int64) (_ cleanedGroup, err error) {
 	g := cleanedGroup{base: job.stats[from].base, end: job.stats[to-1].end}
 	path := segmentPath(job.dir, g.base) + ".log" + cleanedSuffix
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return g, fmt.Errorf("storage: clean: %w", err)
 	}
-	defer f.Close()
+	defer func() {
+		f.Close()
+		if err != nil {
+			os.Remove(path) // a pass given up leaves no .cleaned file
+		}
+	}()
 	w := bufio.NewWriterSize(f, c.ioBuf)
 	for i := from; i < to; i++ {
 		s := job.segs[i]

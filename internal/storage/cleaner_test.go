@@ -118,3 +118,32 @@ func TestCleanerThreads(t *testing.T) {
 	<-done
 	checkCompacted(t, l, mdl, false)
 }
+
+// TestCleanerPauseAbortsPass: a pass that finds cleaning paused while it
+// writes gives up and leaves no .cleaned file.
+func TestCleanerPauseAbortsPass(t *testing.T) {
+	m := openManager(t, t.TempDir())
+	defer m.Close()
+	l, _ := m.Create(tp0, topic, compactConfig())
+	now, mdl := t0, model{}
+	randomWrites(t, l, rand.New(rand.NewPCG(4, 4)), &now, mdl, 100, 10)
+	now = now.Add(2 * time.Second)
+	appendKeyed(t, l, now, mdl, 0, [2][]byte{[]byte("s"), []byte("s")})
+	c := m.newCleaner()
+	job, err := l.prepareClean(now.UnixMilli())
+	if err != nil || job == nil {
+		t.Fatalf("nothing to clean: %v", err)
+	}
+	mapEnd, err := c.buildMap(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.cleanPauses.Add(1) // as pauseCleaning, without waiting for the pass
+	defer l.cleanPauses.Add(-1)
+	if _, err := c.writeGroups(job, mapEnd, now.UnixMilli()); !errors.Is(err, errCleanAborted) {
+		t.Fatalf("paused pass: %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(l.dir(), "*"+cleanedSuffix)); len(left) > 0 {
+		t.Fatalf("cleaned files left: %v", left)
+	}
+}
