@@ -9,7 +9,9 @@ package api
 // at all; acks=1 is answered once the leader has written. acks=-1 is refused
 // when the ISR is smaller than min.insync.replicas (NOT_ENOUGH_REPLICAS,
 // nothing written); otherwise the request waits for the ISR to replicate
-// what it appended (the delayed produce of produce_acks.go).
+// what it appended (the delayed produce of produce_acks.go). Clients may
+// not write to internal topics (__consumer_offsets): INVALID_TOPIC_EXCEPTION,
+// as Kafka's ReplicaManager.appendToLocalLog.
 
 import (
 	"context"
@@ -64,6 +66,10 @@ func (h *Handler) produce(ctx context.Context, req *kmsg.ProduceRequest) (kmsg.R
 // partition and the offset the high watermark must reach for acks=-1.
 func (h *Handler) produceOne(tp kafka.TopicPartition, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, now time.Time, acks int16) (*replica.Partition, int64) {
 	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+	if tp.Topic == OffsetsTopic {
+		sp.ErrorCode = kerr.InvalidTopicException.Code
+		return nil, 0
+	}
 	p := h.Partitions.Get(tp)
 	if p == nil {
 		sp.ErrorCode = h.missingPartitionCode(tp.Topic, tp.Partition)

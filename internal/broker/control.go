@@ -43,6 +43,7 @@ import (
 
 	"github.com/samsa-kafka/samsa/internal/api"
 	"github.com/samsa-kafka/samsa/internal/fetcher"
+	"github.com/samsa-kafka/samsa/internal/group"
 	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metacache"
 	"github.com/samsa-kafka/samsa/internal/replica"
@@ -65,6 +66,7 @@ type controlPlane struct {
 	partitionConfig func(overrides map[string]string) (replica.Config, error)
 	nodeID          int32
 	log             *slog.Logger
+	groups          *group.Coordinator // told of __consumer_offsets leaderships; nil in some tests
 
 	// controlledShutdown: this broker's controller serves ControlledShutdown (shutdown.go).
 	controlledShutdown func(ctx context.Context, req *kmsg.ControlledShutdownRequest) *kmsg.ControlledShutdownResponse
@@ -128,6 +130,9 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 				follow = append(follow, fetcher.Target{TP: lp.tp(), TopicID: lp.id(), Leader: ps.Leader,
 					LeaderEpoch: ps.LeaderEpoch, Partition: p})
 			}
+			if code == 0 && ts.Topic == api.OffsetsTopic {
+				c.coordinatorChange(ps)
+			}
 			rp := kmsg.NewLeaderAndISRResponseTopicPartition()
 			rp.Topic, rp.Partition, rp.ErrorCode = ts.Topic, ps.Partition, code
 			if req.Version >= 5 {
@@ -153,6 +158,20 @@ func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRR
 			"leaders", leaders, "followers", followers, "ignored_stale_epoch", stale)
 	}
 	return resp
+}
+
+// coordinatorChange tells the group coordinator that this broker leads,
+// or no longer leads, a __consumer_offsets partition (Kafka's
+// onLeadershipChange: onElection / onResignation).
+func (c *controlPlane) coordinatorChange(ps *kmsg.LeaderAndISRRequestTopicPartition) {
+	if c.groups == nil {
+		return
+	}
+	if ps.Leader == c.nodeID {
+		c.groups.BecomeLeader(ps.Partition, ps.LeaderEpoch)
+	} else {
+		c.groups.Resign(ps.Partition)
+	}
 }
 
 // newlyHosted counts the partitions of parts this broker is to host for the
@@ -330,6 +349,11 @@ func (c *controlPlane) StopReplica(_ context.Context, req *kmsg.StopReplicaReque
 	}
 	for del, tps := range batches {
 		c.removeFetchers(tps)
+		for _, tp := range tps {
+			if tp.Topic == api.OffsetsTopic && c.groups != nil {
+				c.groups.Resign(tp.Partition)
+			}
+		}
 		if err := c.replicas.RemoveMany(tps, del); err != nil {
 			c.log.Error("stopping replicas failed", "partitions", len(tps), "delete", del, "err", err)
 			for _, tp := range tps {

@@ -143,7 +143,7 @@ func Restore(id string, cfg *Config, persist Persist, v *kmsg.GroupMetadataValue
 			RebalanceTimeout: time.Duration(vm.RebalanceTimeoutMillis) * time.Millisecond,
 			SessionTimeout:   time.Duration(vm.SessionTimeoutMillis) * time.Millisecond,
 			ProtocolType:     v.ProtocolType, Assignment: vm.Assignment,
-			Protocols:        []Protocol{{Name: g.protocol, Metadata: vm.Subscription}}}
+			Protocols: []Protocol{{Name: g.protocol, Metadata: vm.Subscription}}}
 		if m.RebalanceTimeout <= 0 {
 			m.RebalanceTimeout = m.SessionTimeout
 		}
