@@ -18,8 +18,8 @@ import (
 // default).
 var groupProps = map[string]string{"group.initial.rebalance.delay.ms": "200"}
 
-// produceValues writes n records "v<i>" round-robin over the topic's
-// partitions.
+// produceValues writes n records "v<i>" (round-robin over the partitions
+// when cl has that partitioner).
 func produceValues(t *testing.T, cl *kgo.Client, topic string, from, n int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -108,7 +108,7 @@ func TestGroupConsumersFranz(t *testing.T) {
 func testGroupConsumers(t *testing.T, bal kgo.GroupBalancer) {
 	dir := t.TempDir()
 	b := startBroker(t, dir, groupProps)
-	cl := newClient(t, b)
+	cl := newClient(t, b, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
 	createTopic(t, cl, "gt", 6, nil)
 	const n = 600
 	got := newConsumed(n)
