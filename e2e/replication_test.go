@@ -132,10 +132,16 @@ func (a *ackLog) count() int {
 // produceUntil produces numbered records to topic with acks=all until stop
 // is closed, one request in flight per broker so that retries keep order.
 func produceUntil(t *testing.T, addrs []string, topic string, stop <-chan struct{}, log *ackLog) func() {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.DisableIdempotentWrite(),
-		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(topic),
-		kgo.MaxProduceRequestsInflightPerBroker(1), kgo.ProducerLinger(2*time.Millisecond),
-		kgo.RecordDeliveryTimeout(2*time.Minute), kgo.RetryBackoffFn(func(int) time.Duration { return 100 * time.Millisecond }))
+	return produceWith(t, addrs, topic, stop, log, kgo.DisableIdempotentWrite(),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.MaxProduceRequestsInflightPerBroker(1))
+}
+
+// produceWith produces numbered records to topic until stop is closed, on a
+// client with opts (franz-go's defaults otherwise).
+func produceWith(t *testing.T, addrs []string, topic string, stop <-chan struct{}, log *ackLog, opts ...kgo.Opt) func() {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addrs...), kgo.DefaultProduceTopic(topic),
+		kgo.ProducerLinger(2 * time.Millisecond), kgo.RecordDeliveryTimeout(2 * time.Minute),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 100 * time.Millisecond })}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

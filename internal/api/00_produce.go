@@ -9,9 +9,21 @@ package api
 // at all; acks=1 is answered once the leader has written. acks=-1 is refused
 // when the ISR is smaller than min.insync.replicas (NOT_ENOUGH_REPLICAS,
 // nothing written); otherwise the request waits for the ISR to replicate
-// what it appended (the delayed produce of produce_acks.go). Clients may
-// not write to internal topics (__consumer_offsets): INVALID_TOPIC_EXCEPTION,
-// as Kafka's ReplicaManager.appendToLocalLog.
+// what it appended (the delayed produce of produce_acks.go).
+//
+// Idempotent batches (producer id >= 0, KIP-98) are checked by the log
+// under its append lock (storage/producerstate.go): a retry of one of the
+// producer's last 5 batches is answered with the original's base offset
+// and appends nothing (acks=-1 then waits for the high watermark to cover
+// the original), a sequence gap is OUT_OF_ORDER_SEQUENCE_NUMBER, an older
+// epoch INVALID_PRODUCER_EPOCH, a batch no client sends (negative epoch or
+// sequence, records not matching the sequence range) INVALID_RECORD, and a
+// producer id the cluster never issued UNKNOWN_PRODUCER_ID (Config.
+// ProducerIDs). Each only for its partition: the others and the
+// connection go on.
+//
+// Clients may not write to internal topics (__consumer_offsets):
+// INVALID_TOPIC_EXCEPTION, as Kafka's ReplicaManager.appendToLocalLog.
 
 import (
 	"context"
@@ -82,6 +94,8 @@ func (h *Handler) produceOne(tp kafka.TopicPartition, rp *kmsg.ProduceRequestTop
 		err = fmt.Errorf("%w: produce must carry exactly one record batch, got %d", record.ErrInvalidRecord, len(hdrs))
 	case hdrs[0].Control():
 		err = fmt.Errorf("%w: clients may not produce control batches", record.ErrInvalidRecord)
+	case hdrs[0].ProducerID >= 0 && h.ProducerIDs != nil && !h.ProducerIDs.Issued(hdrs[0].ProducerID):
+		err = errNeverIssued(hdrs[0].ProducerID)
 	}
 	if err != nil {
 		h.Logger.Debug("produce rejected", "topic", tp.Topic, "partition", tp.Partition, "err", err)
@@ -102,6 +116,15 @@ func (h *Handler) produceOne(tp kafka.TopicPartition, rp *kmsg.ProduceRequestTop
 	sp.LogAppendTime = info.LogAppendTime
 	sp.LogStartOffset = info.LogStartOffset
 	return p, info.LastOffset + 1
+}
+
+// errNeverIssued refuses a batch of a producer id the cluster never issued
+// with UNKNOWN_PRODUCER_ID, Kafka's "no metadata for this producer id":
+// clients (the Java client since KIP-360, franz-go) answer it by getting a
+// producer id again with InitProducerId. INVALID_PRODUCER_ID_MAPPING would
+// name a transactional id's mapping, which an idempotent producer has not.
+func errNeverIssued(id int64) error {
+	return fmt.Errorf("api: producer id %d was never issued: %w", id, kerr.UnknownProducerID)
 }
 
 // missingPartitionCode is the error for a partition not hosted here: the

@@ -11,8 +11,9 @@ package api
 //     from UNKNOWN_PRODUCER_ID or OUT_OF_ORDER_SEQUENCE_NUMBER): the same
 //     id with the epoch bumped, or a new id with epoch 0 once epoch+1
 //     would reach 32767 (Kafka's TransactionMetadata.isEpochExhausted:
-//     epoch >= Short.MaxValue-1); INVALID_PRODUCER_ID_MAPPING, not
-//     retriable, for an id no broker ever issued. Kafka's own broker
+//     epoch >= Short.MaxValue-1), and a new id for an id no broker ever
+//     issued (Produce answers such an id UNKNOWN_PRODUCER_ID, and this is
+//     how the client recovers). Kafka's own broker
 //     ignores the id and epoch of a non-transactional request and always
 //     answers a new id (its clients, and franz-go, bump an idempotent
 //     epoch locally and send the id only when the epoch is exhausted);
@@ -71,13 +72,8 @@ func (h *Handler) producerIDAndEpoch(ctx context.Context, req *kmsg.InitProducer
 	if h.ProducerIDs == nil {
 		return fail(kerr.CoordinatorNotAvailable.Code)
 	}
-	if id >= 0 {
-		if !h.ProducerIDs.Issued(id) {
-			return fail(kerr.InvalidProducerIDMapping.Code)
-		}
-		if epoch < math.MaxInt16-1 {
-			return id, epoch + 1, 0
-		}
+	if id >= 0 && epoch < math.MaxInt16-1 && h.ProducerIDs.Issued(id) {
+		return id, epoch + 1, 0
 	}
 	wctx, cancel := context.WithTimeout(ctx, producerIDWait)
 	defer cancel()

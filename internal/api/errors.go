@@ -26,6 +26,15 @@ func errorCode(err error) int16 {
 		return ke.Code
 	}
 	switch {
+	case errors.Is(err, storage.ErrOutOfOrderSequence):
+		return kerr.OutOfOrderSequenceNumber.Code
+	case errors.Is(err, storage.ErrInvalidProducerEpoch):
+		// Kafka answers Produce with INVALID_PRODUCER_EPOCH for every
+		// version since 2.7 (KIP-588): PRODUCER_FENCED is for the
+		// transaction coordinator's answers, never a partition's.
+		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, storage.ErrInvalidProducerBatch):
+		return kerr.InvalidRecord.Code
 	case errors.Is(err, record.ErrCorrupt):
 		return kerr.CorruptMessage.Code
 	case errors.Is(err, record.ErrTooLarge):

@@ -111,7 +111,9 @@ type Config struct {
 	Reassign   Reassignments // nil: KIP-455 requests answer NOT_CONTROLLER
 	Elections  Elections     // nil: ElectLeaders answers NOT_CONTROLLER
 	Partitions Partitions
-	// ProducerIDs: nil answers InitProducerId COORDINATOR_NOT_AVAILABLE.
+	// ProducerIDs: nil answers InitProducerId COORDINATOR_NOT_AVAILABLE
+	// and lets Produce accept any producer id; set, Produce refuses an
+	// idempotent batch of an id never issued (UNKNOWN_PRODUCER_ID).
 	ProducerIDs ProducerIDs
 	// Groups is the group coordinator; nil answers the group APIs
 	// COORDINATOR_NOT_AVAILABLE.
@@ -215,6 +217,8 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.deleteGroups(r), nil
 	case *kmsg.OffsetDeleteRequest:
 		return h.offsetDelete(r), nil
+	case *kmsg.DescribeProducersRequest:
+		return h.describeProducers(r), nil
 	}
 	return nil, fmt.Errorf("api: no handler for key %d", req.Key())
 }

@@ -62,7 +62,7 @@ func TestInitProducerID(t *testing.T) {
 		{name: "bump to the last epoch", req: initPID(4, nil, 0, 42, 32765), want: want{42, 32766, 0}},
 		{name: "exhausted epoch: new id", req: initPID(4, nil, 0, 42, 32766), want: want{100, 0, 0}},
 		{name: "max epoch: new id", req: initPID(5, nil, 0, 42, 32767), want: want{100, 0, 0}},
-		{name: "never issued", req: initPID(3, nil, 0, 100, 0), want: fail(kerr.InvalidProducerIDMapping)},
+		{name: "never issued: new id", req: initPID(3, nil, 0, 1000, 0), want: want{100, 0, 0}},
 		{name: "id without epoch", req: initPID(3, nil, 0, 42, -1), want: fail(kerr.InvalidRequest)},
 		{name: "epoch without id", req: initPID(3, nil, 0, -1, 0), want: fail(kerr.InvalidRequest)},
 		{name: "negative id", req: initPID(3, nil, 0, -7, 0), want: fail(kerr.InvalidRequest)},

@@ -138,12 +138,14 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 func (b *Broker) openStorage() (err error) {
 	cfg := b.cfg
 	b.logs, err = storage.OpenManager(storage.ManagerConfig{
-		Dirs:                            cfg.LogDirs,
-		RetentionCheckInterval:          cfg.LogRetentionCheckInterval,
-		FileDeleteDelay:                 cfg.LogSegmentDeleteDelay,
-		FlushCheckInterval:              min(cfg.LogFlushSchedulerInterval, cfg.LogRetentionCheckInterval),
-		HighWatermarkCheckpointInterval: cfg.HighWatermarkCheckpoint,
-		Logger:                          b.log.With("component", "storage"),
+		Dirs:                              cfg.LogDirs,
+		RetentionCheckInterval:            cfg.LogRetentionCheckInterval,
+		FileDeleteDelay:                   cfg.LogSegmentDeleteDelay,
+		FlushCheckInterval:                min(cfg.LogFlushSchedulerInterval, cfg.LogRetentionCheckInterval),
+		HighWatermarkCheckpointInterval:   cfg.HighWatermarkCheckpoint,
+		ProducerIDExpiration:              cfg.ProducerIDExpiration,
+		ProducerIDExpirationCheckInterval: cfg.ProducerIDExpirationCheck,
+		Logger:                            b.log.With("component", "storage"),
 	})
 	if err != nil {
 		return err

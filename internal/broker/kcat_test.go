@@ -127,3 +127,27 @@ func TestKcatReads100k(t *testing.T) {
 		delete(want, l)
 	}
 }
+
+// TestKcatIdempotent produces with librdkafka's idempotent producer (it
+// asks InitProducerId and refuses brokers without it) and reads back.
+func TestKcatIdempotent(t *testing.T) {
+	b := startBroker(t, t.TempDir(), nil)
+	addr := b.Addr().String()
+	createTopic(t, newClient(t, b), "kci", 2, nil)
+	var in bytes.Buffer
+	const n = 2000
+	for i := range n {
+		fmt.Fprintf(&in, "k%d:value-%d\n", i, i)
+	}
+	kcat(t, in.Bytes(), "-b", addr, "-P", "-t", "kci", "-p", "0", "-K:", "-X", "enable.idempotence=true")
+	out := kcat(t, nil, "-b", addr, "-C", "-t", "kci", "-p", "0", "-o", "beginning", "-e", "-f", "%o %k %s\n")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != n {
+		t.Fatalf("consumed %d lines, want %d", len(lines), n)
+	}
+	for i, l := range lines {
+		if want := fmt.Sprintf("%d k%d value-%d", i, i, i); l != want {
+			t.Fatalf("line %d = %q, want %q", i, l, want)
+		}
+	}
+}

@@ -76,9 +76,10 @@ func TestInitProducerIDCluster(t *testing.T) {
 	}
 	highest = max(highest, rotated.ProducerID)
 	unknown := initProducerID(t, brokers[1], 5, 1<<40, 0)
-	if unknown.ErrorCode != kerr.InvalidProducerIDMapping.Code || unknown.ProducerID != -1 {
-		t.Fatalf("never-issued id: %+v, want INVALID_PRODUCER_ID_MAPPING", unknown)
+	if _, dup := owner[unknown.ProducerID]; dup || unknown.ErrorCode != 0 || unknown.ProducerEpoch != 0 || unknown.ProducerID < 0 || unknown.ProducerID == 1<<40 {
+		t.Fatalf("never-issued id: %+v, want a new id (how a client answered UNKNOWN_PRODUCER_ID recovers)", unknown)
 	}
+	highest = max(highest, unknown.ProducerID)
 
 	victim := brokers[1]
 	cfg, store := victim.cfg, victim.store

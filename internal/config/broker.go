@@ -38,6 +38,8 @@ type Broker struct {
 	LogFlushSchedulerInterval  time.Duration // log.flush.scheduler.interval.ms
 	LogFlushOffsetCheckpoint   time.Duration // log.flush.offset.checkpoint.interval.ms
 	LogFlushStartOffsetCkpt    time.Duration // log.flush.start.offset.checkpoint.interval.ms
+	ProducerIDExpiration       time.Duration // producer.id.expiration.ms
+	ProducerIDExpirationCheck  time.Duration // producer.id.expiration.check.interval.ms
 	LogIndexIntervalBytes      int32         // log.index.interval.bytes
 	LogIndexSizeMaxBytes       int32         // log.index.size.max.bytes
 	LogMessageTimestampType    string        // log.message.timestamp.type: CreateTime or LogAppendTime

@@ -120,6 +120,10 @@ var logSettings = []setting{
 		tInt("num.recovery.threads.per.data.dir", "1", atLeast(1), "Threads per data directory for log recovery at startup and flushing at shutdown.")),
 	bind(func(b *Broker) any { return &b.HighWatermarkCheckpoint },
 		ms("replica.high.watermark.checkpoint.interval.ms", "5000", nil, "How often the high watermark is saved to disk.")),
+	bind(func(b *Broker) any { return &b.ProducerIDExpiration },
+		msInt("producer.id.expiration.ms", "86400000", atLeast(1), "The time a partition keeps an idempotent producer's state after its last write.")),
+	bind(func(b *Broker) any { return &b.ProducerIDExpirationCheck },
+		msInt("producer.id.expiration.check.interval.ms", "600000", atLeast(1), "How often idle producer ids are expired.")),
 }
 
 var compressionTypes = []string{"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}

@@ -191,6 +191,8 @@ func TestDefaults(t *testing.T) {
 		{"metadata.store.connect", b.MetadataStoreConnect, ""},
 		{"metadata.store.session.timeout.ms", b.MetadataStoreSessionTimeout, 6 * time.Second},
 		{"metadata.store.data.dir", b.MetadataStoreDataDir, ""},
+		{"producer.id.expiration.ms", b.ProducerIDExpiration, 24 * time.Hour},
+		{"producer.id.expiration.check.interval.ms", b.ProducerIDExpirationCheck, 10 * time.Minute},
 	}
 	for _, tt := range tests {
 		if !equal(tt.got, tt.want) {

@@ -127,7 +127,9 @@ func (p *Partition) SetConfig(c Config) {
 // epoch in them, writes them and wakes waiting fetches; the HW advances at
 // once if the ISR is the leader alone. A follower refuses with ErrNotLeader;
 // with requiredAcks -1 a committed ISR smaller than min.insync.replicas
-// refuses with ErrNotEnoughReplicas before anything is written.
+// refuses with ErrNotEnoughReplicas before anything is written. A retry of
+// an idempotent batch the log holds appends nothing and returns the
+// original's offsets (info.Duplicate).
 func (p *Partition) AppendAsLeader(records []byte, hdrs []record.Header, now time.Time, requiredAcks int16) (storage.AppendInfo, error) {
 	p.roleMu.RLock()
 	if !p.leadingLocked() {
@@ -145,6 +147,12 @@ func (p *Partition) AppendAsLeader(records []byte, hdrs []record.Header, now tim
 		}
 	}
 	info, err := p.log.AppendAsLeader(records, hdrs, now, p.state.leaderEpoch)
+	if err == nil && info.Duplicate {
+		// A retried idempotent batch: nothing was appended, nothing moved.
+		// An acks=all produce waits for the HW to cover the original.
+		p.roleMu.RUnlock()
+		return info, nil
+	}
 	if err == nil {
 		p.lmu.Lock()
 		if p.lead != nil {
@@ -225,6 +233,15 @@ func (p *Partition) Read(offset int64, maxBytes int32, minOneBatch bool) (storag
 	hw := p.HighWatermark()
 	res, err := p.log.Read(offset, hw, maxBytes, minOneBatch)
 	return res, hw, err
+}
+
+// ActiveProducers lists the idempotent producers the partition has state
+// for (DescribeProducers); a follower refuses with ErrNotLeader.
+func (p *Partition) ActiveProducers() ([]storage.ProducerInfo, error) {
+	if !p.IsLeader() {
+		return nil, ErrNotLeader
+	}
+	return p.log.ActiveProducers()
 }
 
 // Log exposes the underlying log for offset lookups.

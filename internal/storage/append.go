@@ -14,6 +14,9 @@ type AppendInfo struct {
 	FirstOffset, LastOffset int64
 	LogAppendTime           int64 // -1 unless message.timestamp.type=LogAppendTime
 	LogStartOffset          int64
+	// Duplicate: the batch retried one the log holds (idempotent producer):
+	// nothing was appended, the offsets and time are the original's.
+	Duplicate bool
 }
 
 // Append is AppendAsLeader with the latest leader epoch of the log, or 0 if
@@ -29,7 +32,11 @@ func (l *Log) Append(records []byte, hdrs []record.Header, now time.Time) (Appen
 // rolled first if needed, and the batches are written with one pwrite. A
 // leaderEpoch newer than the latest one is recorded in the leader-epoch
 // cache as starting at the first offset. It flushes when flush.messages is
-// reached.
+// reached. Batches of idempotent producers are checked first
+// (producerstate.go): a retry of a batch the log holds returns that
+// batch's AppendInfo with Duplicate set and appends nothing; a batch
+// breaking the rules is refused (ErrOutOfOrderSequence,
+// ErrInvalidProducerEpoch, ErrInvalidProducerBatch).
 func (l *Log) AppendAsLeader(records []byte, hdrs []record.Header, now time.Time, leaderEpoch int32) (AppendInfo, error) {
 	if leaderEpoch < 0 {
 		return AppendInfo{}, fmt.Errorf("storage: invalid leader epoch %d", leaderEpoch)
@@ -43,7 +50,15 @@ func (l *Log) appendLeader(records []byte, hdrs []record.Header, now time.Time, 
 	if err := checkLayout(records, hdrs); err != nil {
 		return AppendInfo{}, err
 	}
+	var dup *AppendInfo
 	err := l.lockForAppend(func(end int64) (bool, error) {
+		if b, isDup, err := l.checkProducersLocked(hdrs); err != nil {
+			return false, err
+		} else if isDup {
+			info := l.dupInfoLocked(b)
+			dup = &info
+			return false, errDuplicate
+		}
 		if epoch < 0 {
 			epoch = 0
 			if e, ok := l.epochs.latest(); ok {
@@ -52,6 +67,9 @@ func (l *Log) appendLeader(records []byte, hdrs []record.Header, now time.Time, 
 		}
 		return l.epochs.assign(epoch, end), nil
 	})
+	if dup != nil {
+		return *dup, nil
+	}
 	if err != nil {
 		return AppendInfo{}, err
 	}
@@ -80,14 +98,20 @@ func (l *Log) appendLeader(records []byte, hdrs []record.Header, now time.Time, 
 	if err := l.appendLocked(records, hdrs, nowMs); err != nil {
 		return AppendInfo{}, err
 	}
+	l.updateProducersLocked(hdrs)
 	info.LogStartOffset = l.segs[0].base
 	return info, nil
 }
 
+// errDuplicate makes lockForAppend give up on a retried batch: nothing is
+// appended, and the caller answers with the original's offsets.
+var errDuplicate = errors.New("storage: duplicate batch")
+
 // AppendAsFollower appends batches that already carry their offsets and
 // leader epochs (a replica fetch); each PartitionLeaderEpoch newer than the
-// latest is recorded in the leader-epoch cache as starting at its batch.
-// ErrOffsetOutOfOrder if they start below the log end offset or are not
+// latest is recorded in the leader-epoch cache as starting at its batch,
+// and the producer state records the batches unchecked (as Kafka's
+// replication origin). ErrOffsetOutOfOrder if they start below the log end offset or are not
 // increasing.
 func (l *Log) AppendAsFollower(records []byte, hdrs []record.Header) (AppendInfo, error) {
 	if err := checkLayout(records, hdrs); err != nil {
@@ -116,6 +140,7 @@ func (l *Log) AppendAsFollower(records []byte, hdrs []record.Header) (AppendInfo
 	if err := l.appendLocked(records, hdrs, -1); err != nil {
 		return AppendInfo{}, err
 	}
+	l.updateProducersLocked(hdrs)
 	info.LogStartOffset = l.segs[0].base
 	return info, nil
 }
@@ -238,6 +263,9 @@ func (l *Log) rollLocked(base int64) error {
 	}
 	if base < old.next {
 		base = old.next
+	}
+	if err := l.snapshotLocked(base); err != nil {
+		return err
 	}
 	if err := createFiles(segmentPath(l.dir(), base)); err != nil {
 		return err

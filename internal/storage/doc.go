@@ -64,10 +64,25 @@
 //     and writes the dirs whose values changed every
 //     HighWatermarkCheckpointInterval, in RunOnce and at Close, from memory
 //     only: logs never loaded keep their value, lazy logs are left out.
+//   - Idempotent producers (producerstate.go, producersnapshot.go,
+//     producerlog.go): per log, Kafka's ProducerStateManager. AppendAsLeader
+//     checks each batch with a producer id under the append lock before
+//     writing (a retry of one of the producer's last 5 batches returns the
+//     original's offsets with AppendInfo.Duplicate and writes nothing);
+//     both append paths update the state after the write. The state is
+//     nil for a log nobody produced to idempotently. %020d.snapshot files
+//     (Kafka's format, a row per remembered batch, CRC-32C) are written on
+//     every roll (empty if no producer) and at a clean close, the newest
+//     two kept; loading reads the newest valid one at or below the log end
+//     and replays the batch headers after it (a corrupt one is logged and
+//     deleted), so the state matches the log after kill -9 too. Truncation
+//     deletes the snapshots above the new end and reloads; retention
+//     deletes those below the new log start; producers idle for
+//     producer.id.expiration.ms are dropped by Manager.ExpireProducers.
 //   - Lock order: Log.mu, then segment.mu, then fdCache.mu.
 //
-// Goroutines: none, except Manager.Run (retention, flush and high
-// watermark checkpoint tickers), which the caller starts and stops through
+// Goroutines: none, except Manager.Run (retention, flush, high watermark
+// checkpoint and producer expiration tickers), which the caller starts and stops through
 // its context. Everything else runs on the caller's goroutine;
 // RunOnce(now) is the deterministic unit that tests drive.
 package storage

@@ -5,7 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,6 +60,9 @@ type onDisk struct {
 	needRecovery  bool  // unclean shutdown and not yet recovered
 	unflushed     int64 // records appended since the last flush
 	lastFlushMs   int64
+
+	producers *producerStates // idempotent producers (producerlog.go), nil if none
+	snapshots []int64         // offsets of the producer snapshot files, sorted
 }
 
 // newLog returns the log of a partition directory found in d, not loaded.
@@ -181,7 +184,7 @@ func (l *Log) Open() error {
 // on after an unclean shutdown and checks the active segment's tail, then
 // loads the leader-epoch cache and clamps the high watermark.
 func (l *Log) loadLocked() error {
-	bases, err := listSegments(l.dir())
+	bases, snaps, err := listDir(l.dir())
 	if err != nil {
 		return err
 	}
@@ -207,6 +210,7 @@ func (l *Log) loadLocked() error {
 		l.segs[i] = s
 	}
 	l.active().active = true
+	unclean := l.needRecovery
 	if l.needRecovery {
 		if err := l.recoverLocked(); err != nil {
 			return err
@@ -216,6 +220,9 @@ func (l *Log) loadLocked() error {
 		return err
 	}
 	l.recoveryPoint = min(max(l.recoveryPoint, l.segs[0].base), l.leo())
+	if err := l.loadProducersLocked(snaps, unclean); err != nil {
+		return err
+	}
 	if !l.lazy.Load() { // a materializing log keeps its in-memory epochs
 		if err := l.loadEpochsLocked(); err != nil {
 			return err
@@ -326,14 +333,27 @@ func (l *Log) leo() int64       { return l.active().next }
 
 // listSegments returns the base offsets of the .log files in dir, sorted.
 func listSegments(dir string) ([]int64, error) {
+	bases, _, err := listDir(dir)
+	return bases, err
+}
+
+// listDir returns the base offsets of the .log files in dir and the
+// offsets of its producer snapshots, both sorted.
+func listDir(dir string) (bases, snaps []int64, err error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("storage: list segments: %w", err)
+		return nil, nil, fmt.Errorf("storage: list segments: %w", err)
 	}
-	var bases []int64
 	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		if off, ok := parseSnapshotName(e.Name()); ok {
+			snaps = append(snaps, off)
+			continue
+		}
 		name, ok := strings.CutSuffix(e.Name(), ".log")
-		if !ok || e.IsDir() {
+		if !ok {
 			continue
 		}
 		b, err := strconv.ParseInt(name, 10, 64)
@@ -342,8 +362,9 @@ func listSegments(dir string) ([]int64, error) {
 		}
 		bases = append(bases, b)
 	}
-	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
-	return bases, nil
+	slices.Sort(bases)
+	slices.Sort(snaps)
+	return bases, snaps, nil
 }
 
 func createFiles(path string) error {
@@ -430,8 +451,13 @@ func (l *Log) closeLog(flush bool) error {
 		return nil
 	}
 	var err error
-	if flush && l.loaded.Load() {
-		err = l.flushLocked(0)
+	if flush && l.loaded.Load() && !l.lazy.Load() {
+		// Flushed first: a snapshot at offset X is only ever written once
+		// the log below X is durable (a roll fsyncs the segment before), so
+		// a recovered log never ends below a snapshot it keeps.
+		if err = l.flushLocked(0); err == nil {
+			err = l.snapshotOnCloseLocked()
+		}
 	}
 	for _, s := range l.segments() {
 		s.closeFiles()

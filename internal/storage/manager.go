@@ -32,8 +32,13 @@ type ManagerConfig struct {
 	// Run writes the replication-offset-checkpoint of dirs whose high
 	// watermarks changed.
 	HighWatermarkCheckpointInterval time.Duration
-	Logger                          *slog.Logger
-	Now                             func() time.Time
+	// producer.id.expiration.ms, default 86400000: an idempotent producer
+	// idle that long is forgotten by every partition
+	// (producer.id.expiration.check.interval.ms, default 600000, apart).
+	ProducerIDExpiration              time.Duration
+	ProducerIDExpirationCheckInterval time.Duration
+	Logger                            *slog.Logger
+	Now                               func() time.Time
 }
 
 // logDir is one of the configured log directories.
@@ -48,6 +53,9 @@ type logDir struct {
 	count          int                            // partitions, guarded by Manager.mu
 	cache          *fdCache                       // the manager's, for the logs in this dir
 	log            *slog.Logger
+	now            func() time.Time // the manager's clock
+	// producer.id.expiration.ms: producers idle longer are not loaded
+	producerExpirationMs int64
 }
 
 func (d *logDir) markDirty()   { d.dirty.Store(true) }
@@ -96,6 +104,12 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.HighWatermarkCheckpointInterval <= 0 {
 		cfg.HighWatermarkCheckpointInterval = 5 * time.Second
 	}
+	if cfg.ProducerIDExpiration <= 0 {
+		cfg.ProducerIDExpiration = 24 * time.Hour
+	}
+	if cfg.ProducerIDExpirationCheckInterval <= 0 {
+		cfg.ProducerIDExpirationCheckInterval = 10 * time.Minute
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -132,7 +146,8 @@ func (m *Manager) openDir(path string) (_ *logDir, err error) {
 			lf.Close()
 		}
 	}()
-	d := &logDir{path: path, lock: lf, recoveryPoints: map[kafka.TopicPartition]int64{}, cache: m.cache, log: m.log}
+	d := &logDir{path: path, lock: lf, recoveryPoints: map[kafka.TopicPartition]int64{}, cache: m.cache, log: m.log,
+		now: m.now, producerExpirationMs: m.cfg.ProducerIDExpiration.Milliseconds()}
 	marker := filepath.Join(path, cleanShutdownFile)
 	if _, err := os.Stat(marker); err == nil {
 		d.clean = true
@@ -301,11 +316,14 @@ func (m *Manager) RunOnce(now time.Time) {
 }
 
 // Run calls RunOnce every RetentionCheckInterval, the time-based flush
-// every FlushCheckInterval if set, and writes changed high watermark
-// checkpoints every HighWatermarkCheckpointInterval, until ctx is done.
+// every FlushCheckInterval if set, writes changed high watermark
+// checkpoints every HighWatermarkCheckpointInterval and expires idle
+// producers every ProducerIDExpirationCheckInterval, until ctx is done.
 func (m *Manager) Run(ctx context.Context) {
 	ret := time.NewTicker(m.cfg.RetentionCheckInterval)
 	defer ret.Stop()
+	pidt := time.NewTicker(m.cfg.ProducerIDExpirationCheckInterval)
+	defer pidt.Stop()
 	hwt := time.NewTicker(m.cfg.HighWatermarkCheckpointInterval)
 	defer hwt.Stop()
 	var flushC <-chan time.Time
@@ -324,7 +342,22 @@ func (m *Manager) Run(ctx context.Context) {
 			m.flushDue(m.now())
 		case <-hwt.C:
 			m.checkpointHWs()
+		case <-pidt.C:
+			m.ExpireProducers(m.now())
 		}
+	}
+}
+
+// ExpireProducers removes, from every loaded log, the idempotent producers
+// idle for ProducerIDExpiration at now (Kafka's removeExpiredProducers).
+// Logs not loaded keep theirs until they load and the next pass.
+func (m *Manager) ExpireProducers(now time.Time) {
+	n := 0
+	for _, l := range m.snapshot() {
+		n += l.ExpireProducers(now.UnixMilli(), m.cfg.ProducerIDExpiration.Milliseconds())
+	}
+	if n > 0 {
+		m.log.Info("storage: expired idle producers", "count", n)
 	}
 }
 

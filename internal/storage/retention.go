@@ -64,6 +64,9 @@ func (l *Log) enforceRetention(now time.Time) error {
 		l.persistTruncatedEpochsLocked()
 	}
 	l.clampHWLocked()
+	if err := l.dropSnapshotsBelowLocked(l.segs[0].base); err != nil {
+		l.dirs.log.Warn("storage: producer snapshots after retention", "partition", l.tp, "err", err)
+	}
 	l.dirs.log.Info("storage: deleted segments by retention", "partition", l.tp, "count", n, "logStartOffset", l.segs[0].base)
 	return nil
 }

@@ -103,6 +103,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	l.recoveryPoint = offset
 	l.unflushed = 0
 	l.dirs.markDirty()
+	err = errors.Join(err, l.producersAfterFullTruncateLocked())
 	if l.epochs.clear() {
 		l.persistTruncatedEpochsLocked()
 	}
@@ -121,6 +122,9 @@ func (l *Log) afterTruncateLocked() {
 	l.clampHWLocked()
 	l.recoveryPoint = min(l.recoveryPoint, leo)
 	l.dirs.markDirty()
+	if err := l.producersAfterTruncateLocked(); err != nil {
+		l.dirs.log.Warn("storage: producer state after truncation", "partition", l.tp, "err", err)
+	}
 }
 
 // truncateTail cuts s before its first batch holding an offset >= offset,

@@ -36,6 +36,8 @@ var Supported = map[int16]VersionRange{
 	int16(kmsg.DescribeGroups):  {0, 5},
 	int16(kmsg.DeleteGroups):    {0, 2},
 	int16(kmsg.OffsetDelete):    {0, 0},
+	// The idempotent producers of partitions this broker leads (KIP-664).
+	int16(kmsg.DescribeProducers): {0, 0},
 	// Admin, served by the controller (KIP-455).
 	int16(kmsg.AlterPartitionAssignments):  {0, 0},
 	int16(kmsg.ListPartitionReassignments): {0, 0},

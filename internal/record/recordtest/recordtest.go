@@ -135,3 +135,14 @@ func mustErr(err error) {
 		panic(err)
 	}
 }
+
+// Idempotent rewrites batch (one whole v2 batch) as a batch of producer id
+// with epoch and base sequence seq, and recomputes its CRC.
+func Idempotent(batch []byte, id int64, epoch int16, seq int32) []byte {
+	be := binary.BigEndian
+	be.PutUint64(batch[43:], uint64(id))
+	be.PutUint16(batch[51:], uint16(epoch))
+	be.PutUint32(batch[53:], uint32(seq))
+	be.PutUint32(batch[17:], crc32.Checksum(batch[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return batch
+}
