@@ -84,6 +84,7 @@ func (h *Handler) coordinatorFor(ctx context.Context, typ int8, key string, c *k
 func (h *Handler) createOffsetsTopic(ctx context.Context) int16 {
 	rf := h.Broker.OffsetsTopicReplication
 	live := int16(len(h.Meta.Brokers()))
+	lowered := false
 	if live < rf {
 		if !h.LowerOffsetsReplication {
 			h.Logger.Warn("not creating "+OffsetsTopic+": fewer live brokers than offsets.topic.replication.factor; "+
@@ -91,10 +92,7 @@ func (h *Handler) createOffsetsTopic(ctx context.Context) int16 {
 				"live_brokers", live, "offsets.topic.replication.factor", rf)
 			return kerr.CoordinatorNotAvailable.Code
 		}
-		h.Logger.Warn("creating "+OffsetsTopic+" with fewer replicas than offsets.topic.replication.factor: "+
-			"this broker runs on its own embedded store and the factor was not set",
-			"replication_factor", live, "offsets.topic.replication.factor", rf)
-		rf = live
+		lowered, rf = true, live
 	}
 	err := h.Admin.AutoCreateTopic(ctx, CreateTopic{
 		Name: OffsetsTopic, NumPartitions: h.Broker.OffsetsTopicNumPartitions, ReplicationFactor: rf,
@@ -107,6 +105,11 @@ func (h *Handler) createOffsetsTopic(ctx context.Context) int16 {
 	switch code := errorCode(err); code {
 	case 0:
 		h.Logger.Info("created "+OffsetsTopic, "partitions", h.Broker.OffsetsTopicNumPartitions, "replication_factor", rf)
+		if lowered {
+			h.Logger.Warn("created "+OffsetsTopic+" with fewer replicas than offsets.topic.replication.factor: "+
+				"this broker runs on its own embedded store and the factor was not set",
+				"replication_factor", rf, "offsets.topic.replication.factor", h.Broker.OffsetsTopicReplication)
+		}
 	case kerr.TopicAlreadyExists.Code:
 	default:
 		h.Logger.Warn("creating "+OffsetsTopic+" failed", "err", err)
