@@ -269,14 +269,12 @@ func (g *Group) Assignments() map[string][]byte {
 // Shutdown makes the group Dead (unloaded or deleted), answering every
 // waiting request with NOT_COORDINATOR (Kafka's onGroupUnloaded).
 func (g *Group) Shutdown(now time.Time) {
-	prev := g.state
 	g.transition(Dead, now)
 	for _, id := range slices.Clone(g.order) {
 		m := g.members[id]
 		m.answerJoin(JoinResult{MemberID: id, Err: kerr.NotCoordinator})
 		m.answerSync(SyncResult{Err: kerr.NotCoordinator})
 	}
-	_ = prev
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
