@@ -310,3 +310,97 @@ func TestCommitValidation(t *testing.T) {
 		t.Fatalf("committed %d, want 5", o.Offset)
 	}
 }
+
+// KIP-394: a member id handed out with MEMBER_ID_REQUIRED that is never
+// used expires after the session timeout, and the rebalance it held back
+// completes.
+func TestPendingMemberExpires(t *testing.T) {
+	f, la, lb := stable(t)
+	r := req("")
+	r.RequireKnownMember = true
+	if a := f.join(r); !errors.Is(a.r.Err, kerr.MemberIDRequired) {
+		t.Fatalf("first join: %+v", a.r)
+	}
+	a, b := f.join(req(la)), f.join(req(lb))
+	f.advance(5 * time.Second)
+	if a.done() {
+		t.Fatal("join completed while a pending member may still join")
+	}
+	f.advance(5 * time.Second) // its session timeout (10 s)
+	if !a.done() || !b.done() || a.r.Generation != 2 || f.g.Size() != 2 {
+		t.Fatalf("after the pending member expired: %+v %+v", a.r, b.r)
+	}
+}
+
+// A member that does not send SyncGroup within the rebalance timeout is
+// removed and the group rebalances.
+func TestPendingSyncExpires(t *testing.T) {
+	f := newFixture(t, time.Second)
+	a, b := f.joinNew(), f.joinNew()
+	f.settle()
+	f.sync(a.r.MemberID, a.r.Generation, map[string][]byte{a.r.MemberID: []byte("A")})
+	f.store(nil)
+	f.wantState(Stable)
+	f.advance(5 * time.Second)
+	if err := f.g.Heartbeat(a.r.MemberID, nil, a.r.Generation, f.now); err != nil {
+		t.Fatal(err)
+	}
+	f.advance(5 * time.Second) // the rebalance timeout since the join answers
+	if f.g.members[b.r.MemberID] != nil {
+		t.Fatal("member that never synced is still in the group")
+	}
+	f.wantState(PreparingRebalance)
+}
+
+// A member rejoining with the same metadata while the group awaits the
+// leader's assignment gets the current generation back.
+func TestRejoinDuringCompletingRebalance(t *testing.T) {
+	f := newFixture(t, time.Second)
+	a, b := f.joinNew(), f.joinNew()
+	f.settle()
+	f.wantState(CompletingRebalance)
+	again := f.join(req(b.r.MemberID))
+	if !again.done() || again.r.Generation != 1 || again.r.Leader != a.r.MemberID {
+		t.Fatalf("rejoin: %+v", again.r)
+	}
+	f.wantState(CompletingRebalance)
+	changed := req(b.r.MemberID, "roundrobin", "range")
+	f.join(changed)
+	f.wantState(PreparingRebalance) // new metadata: rebalance
+}
+
+// An administrator removes a static member by its instance id alone.
+func TestLeaveByInstanceID(t *testing.T) {
+	f := newFixture(t, 0)
+	inst := "i-9"
+	r := req("")
+	r.InstanceID = &inst
+	a := f.join(r)
+	if errs := f.g.Leave([]LeaveMember{{InstanceID: &inst}}, f.now); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	if f.g.members[a.r.MemberID] != nil || f.g.Size() != 0 {
+		t.Fatal("static member still there")
+	}
+	if errs := f.g.Leave([]LeaveMember{{InstanceID: &inst}}, f.now); !errors.Is(errs[0], kerr.UnknownMemberID) {
+		t.Fatalf("second removal: %v", errs[0])
+	}
+}
+
+// The offsets of a consumer group expire once it has been Empty for the
+// retention period, not before.
+func TestEmptyGroupOffsetsExpire(t *testing.T) {
+	f, la, lb := stable(t)
+	f.g.ApplyOffset(TP{"t", 0}, Offset{Offset: 1, CommitTime: f.now}, 1)
+	if got := f.g.ExpiredOffsets(f.now.Add(48*time.Hour), time.Hour); len(got) != 0 {
+		t.Fatal("offsets of a group with members expired")
+	}
+	f.g.Leave([]LeaveMember{{MemberID: la}, {MemberID: lb}}, f.now)
+	f.wantState(Empty)
+	if got := f.g.ExpiredOffsets(f.now.Add(59*time.Minute), time.Hour); len(got) != 0 {
+		t.Fatal("expired before the retention period")
+	}
+	if got := f.g.ExpiredOffsets(f.now.Add(time.Hour), time.Hour); len(got) != 1 {
+		t.Fatal("not expired after the retention period")
+	}
+}
