@@ -15,7 +15,7 @@ import (
 
 // coordinatorReady asks FindCoordinator (batched, v4+) until the keys have
 // a coordinator: the first ask creates __consumer_offsets.
-func coordinatorReady(t *testing.T, cl *kgo.Client, keys ...string) *kmsg.FindCoordinatorResponse {
+func coordinatorReady(t testing.TB, cl *kgo.Client, keys ...string) *kmsg.FindCoordinatorResponse {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

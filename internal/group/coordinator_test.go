@@ -81,9 +81,8 @@ func (l *memLog) Load(ctx context.Context, partition int32, fn func(int64, []byt
 		}
 	}
 	l.mu.Lock()
-	recs := append([]record.Record(nil), l.recs[partition]...)
-	l.mu.Unlock()
-	for _, r := range recs {
+	defer l.mu.Unlock() // fn does not call back into the log
+	for _, r := range l.recs[partition] {
 		fn(r.Offset, r.Key, r.Value)
 	}
 	return nil
