@@ -27,7 +27,11 @@ func (b *Broker) newGroupCoordinator() *group.Coordinator {
 			MinSessionTimeout: cfg.GroupMinSessionTimeout, MaxSessionTimeout: cfg.GroupMaxSessionTimeout,
 			InitialRebalanceDelay: cfg.GroupInitialRebalanceDelay, MaxSize: int(cfg.GroupMaxSize),
 		},
-		Partitions:       cfg.OffsetsTopicNumPartitions,
+		Partitions: cfg.OffsetsTopicNumPartitions,
+		PartitionCount: func() int32 {
+			t, _ := b.cache.Topic(api.OffsetsTopic)
+			return int32(len(t.Partitions))
+		},
 		Retention:        cfg.OffsetsRetention,
 		RetentionCheck:   cfg.OffsetsRetentionCheck,
 		CommitTimeout:    cfg.OffsetsCommitTimeout,

@@ -43,8 +43,12 @@ type Log interface {
 // CoordinatorConfig is what the coordinator needs besides the group core's
 // settings.
 type CoordinatorConfig struct {
-	Group            Config
-	Partitions       int32         // offsets.topic.num.partitions
+	Group      Config
+	Partitions int32 // offsets.topic.num.partitions
+	// PartitionCount, when set, is the partition count of the existing
+	// __consumer_offsets (0: not known yet), which wins over Partitions,
+	// as Kafka reads it from the topic once it exists.
+	PartitionCount   func() int32
 	Retention        time.Duration // offsets.retention.minutes
 	RetentionCheck   time.Duration // offsets.retention.check.interval.ms
 	CommitTimeout    time.Duration // offsets.commit.timeout.ms
@@ -55,7 +59,7 @@ type CoordinatorConfig struct {
 	TickInterval     time.Duration // how often timers are checked; 0: 100ms
 }
 
-// ErrNotCoordinator and friends are the coordinator's refusals, as kerr.
+// The coordinator's refusals, as kerr.
 var (
 	errNotCoordinator = kerr.NotCoordinator
 	errLoading        = kerr.CoordinatorLoadInProgress
@@ -96,7 +100,13 @@ func NewCoordinator(cfg CoordinatorConfig) *Coordinator {
 
 // PartitionFor is the group's __consumer_offsets partition.
 func (c *Coordinator) PartitionFor(groupID string) int32 {
-	return PartitionFor(groupID, c.cfg.Partitions)
+	n := c.cfg.Partitions
+	if c.cfg.PartitionCount != nil {
+		if m := c.cfg.PartitionCount(); m > 0 {
+			n = m
+		}
+	}
+	return PartitionFor(groupID, n)
 }
 
 // Run ticks the groups' timers and expires offsets until ctx ends.
