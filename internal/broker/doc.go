@@ -10,8 +10,13 @@
 // (api/ready.go, metacache/ready.go); a lost session or a stall past the
 // session timeout (stall.go) makes it unready until it has registered again.
 //
+// Groups: the group coordinator (internal/group) is wired in groups.go: its
+// log is the __consumer_offsets partitions this broker leads, and
+// LeaderAndIsr and StopReplica (control.go) tell it which those are.
+//
 // Goroutines: the listener's accept loop (server package) and the log
-// manager's background loop (retention, flush, delayed deletion); Close stops
-// both and waits for them. keepSession re-registers after a session ends;
+// manager's background loop (retention, flush, delayed deletion), and the
+// group coordinator's Run (its timers and offset expiry); Close stops them
+// and waits for them. keepSession re-registers after a session ends;
 // watchStalls beats the cache's stall detection.
 package broker
