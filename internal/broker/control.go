@@ -398,7 +398,27 @@ func (c *controlPlane) UpdateMetadata(_ context.Context, req *kmsg.UpdateMetadat
 	resp := req.ResponseKind().(*kmsg.UpdateMetadataResponse)
 	resp.ErrorCode = c.refused("UpdateMetadata", req.ControllerID, req.ControllerEpoch, req.BrokerEpoch,
 		c.cache.ApplyUpdateMetadata(req))
+	if resp.ErrorCode == 0 && c.groups != nil {
+		if deleted := deletedPartitions(req); len(deleted) > 0 {
+			c.groups.PartitionsDeleted(deleted)
+		}
+	}
 	return resp
+}
+
+// deletedPartitions are the partitions an UpdateMetadata marks deleted
+// (leader -2): their committed offsets go (Kafka's
+// GroupCoordinator.onPartitionsDeleted, from handleUpdateMetadataRequest).
+func deletedPartitions(req *kmsg.UpdateMetadataRequest) []group.TP {
+	var out []group.TP
+	for _, t := range req.TopicStates {
+		for _, ps := range t.PartitionStates {
+			if ps.Leader == kafka.LeaderDuringDelete {
+				out = append(out, group.TP{Topic: t.Topic, Partition: ps.Partition})
+			}
+		}
+	}
+	return out
 }
 
 // refused logs a controller request refused for its epochs (code != 0) and

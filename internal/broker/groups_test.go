@@ -238,3 +238,36 @@ func memberIDs(d group.Description) string {
 }
 
 var _ = fmt.Sprint
+
+// Deleting a topic deletes the offsets committed for it (Kafka's
+// onPartitionsDeleted); the group's other offsets stay.
+func TestDeletedTopicOffsetsGo(t *testing.T) {
+	b := startBroker(t, t.TempDir(), groupProps)
+	cl := newClient(t, b)
+	createTopic(t, cl, "dt", 2, nil)
+	createTopic(t, cl, "keep", 1, nil)
+	adm := kadm.NewClient(cl)
+	ctx := context.Background()
+	coordinatorReady(t, cl, "dg")
+	os := kadm.Offsets{}
+	os.AddOffset("dt", 0, 5, -1)
+	os.AddOffset("dt", 1, 6, -1)
+	os.AddOffset("keep", 0, 7, -1)
+	if res, err := adm.CommitOffsets(ctx, "dg", os); err != nil || res.Error() != nil {
+		t.Fatalf("commit: %v %v", err, res.Error())
+	}
+	if _, err := adm.DeleteTopic(ctx, "dt"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		got, err := adm.FetchOffsets(ctx, "dg")
+		_, dt := got.Lookup("dt", 0)
+		k, keep := got.Lookup("keep", 0)
+		if err == nil && !dt && keep && k.At == 7 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("offsets after deleting dt: %+v %v", got, err)
+		}
+	}
+}

@@ -209,3 +209,36 @@ func (c *Coordinator) expire() {
 		}
 	}
 }
+
+// PartitionsDeleted drops the committed offsets of deleted partitions from
+// every loaded group, writing their tombstones; groups left Empty without
+// offsets are removed.
+func (c *Coordinator) PartitionsDeleted(tps []TP) {
+	gone := make(map[TP]bool, len(tps))
+	for _, tp := range tps {
+		gone[tp] = true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.cfg.Now()
+	for id, g := range c.groups {
+		var recs []record.KV
+		for tp := range g.offsets {
+			if gone[tp] {
+				recs = append(recs, OffsetRecord(id, tp, nil))
+				g.DeleteOffset(tp)
+			}
+		}
+		if len(recs) == 0 {
+			continue
+		}
+		if _, _, err := c.append(c.PartitionFor(id), recs, now); err != nil {
+			c.log.Warn("writing deleted partitions' offset tombstones failed", "group", id, "err", err)
+		}
+		if g.Removable() {
+			if _, err := c.removeGroupLocked(g); err != nil {
+				c.log.Warn("removing empty group failed", "group", id, "err", err)
+			}
+		}
+	}
+}
