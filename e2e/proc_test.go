@@ -18,13 +18,20 @@ import (
 
 var samsaBin string
 
+// raceBuild: the samsa binary is built with -race (race_test.go).
+var raceBuild bool
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "samsa-e2e-bin")
 	if err != nil {
 		panic(err)
 	}
 	samsaBin = filepath.Join(dir, "samsa")
-	out, err := exec.Command("go", "build", "-o", samsaBin, "../cmd/samsa").CombinedOutput()
+	args := []string{"build", "-o", samsaBin}
+	if raceBuild {
+		args = append(args, "-race")
+	}
+	out, err := exec.Command("go", append(args, "../cmd/samsa")...).CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building samsa: %v\n%s", err, out)
 		os.Exit(1)
@@ -92,7 +99,7 @@ func startServer(t testing.TB, dataDir string, port int, extra ...string) *proc 
 		t.Fatal(err)
 	}
 	go func() { p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() { p.kill() })
+	t.Cleanup(func() { p.kill(); p.checkRaces() })
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if c, err := net.Dial("tcp", p.addr); err == nil {
 			c.Close()
@@ -117,6 +124,14 @@ func (p *proc) kill() {
 	}
 	p.cmd.Process.Signal(syscall.SIGKILL)
 	<-p.done
+}
+
+// checkRaces fails the test if the process (race-built) reported a data
+// race.
+func (p *proc) checkRaces() {
+	if log := p.stderr.String(); strings.Contains(log, "WARNING: DATA RACE") {
+		p.t.Errorf("samsa on %s reported a data race:\n%s", p.addr, log)
+	}
 }
 
 // stop sends SIGTERM and waits for a clean exit.

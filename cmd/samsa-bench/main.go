@@ -160,10 +160,13 @@ func startTarget(target string) (string, func(), error) {
 	return b.Addr().String(), func() { b.Close(); os.RemoveAll(dir) }, nil
 }
 
+// runWith measures one target: it creates the topic, produces rp.records
+// records as fast as the client sends them (throughput and saturated
+// latency), consumes them back when rp.consume, then measures latency at
+// a paced rate.
 func runWith(rp runParams) (result, error) {
-	partitions, records, size := rp.partitions, rp.records, rp.size
-	res := result{target: rp.target, partitions: partitions, records: records, recordSize: size}
-	topic := fmt.Sprintf("bench-%s-%d", rp.target, partitions)
+	res := result{target: rp.target, partitions: rp.partitions, records: rp.records, recordSize: rp.size}
+	topic := fmt.Sprintf("bench-%s-%d", rp.target, rp.partitions)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
@@ -176,17 +179,48 @@ func runWith(rp runParams) (result, error) {
 		return res, err
 	}
 	defer cl.Close()
-	if r, err := kadm.NewClient(cl).CreateTopic(ctx, int32(partitions), rp.rf, nil, topic); err != nil || r.Err != nil {
+	if r, err := kadm.NewClient(cl).CreateTopic(ctx, int32(rp.partitions), rp.rf, nil, topic); err != nil || r.Err != nil {
 		return res, fmt.Errorf("create topic: %v %v", err, r.Err)
 	}
 
-	// Incompressible values, and no client compression: the bytes measured
-	// are the bytes that cross the wire and reach the log.
+	values := benchValues(rp.size)
+	lat, elapsed, err := produceAll(ctx, cl, rp.records, values)
+	if err != nil {
+		return res, err
+	}
+	res.produceMBs = float64(rp.records*rp.size) / (1 << 20) / elapsed.Seconds()
+	res.satP50, res.satP99 = lat[len(lat)/2], lat[len(lat)*99/100]
+	res.pacedMBs = pacedMBs
+	if rp.pacedHalf {
+		res.pacedMBs = res.produceMBs / 2
+	}
+	if rp.consume {
+		elapsed, err := consumeAll(ctx, rp.addrs, topic, rp.partitions, rp.records)
+		if err != nil {
+			return res, err
+		}
+		res.consumeMBs = float64(rp.records*rp.size) / (1 << 20) / elapsed.Seconds()
+	}
+	res.p50, res.p99, err = pacedLatency(ctx, cl, topic, res.pacedMBs, values)
+	return res, err
+}
+
+// benchValues are 1024 values of size bytes each, incompressible: with no
+// client compression, the bytes measured are the bytes that cross the wire
+// and reach the log.
+func benchValues(size int) [][]byte {
 	values := make([][]byte, 1024)
 	for i := range values {
 		values[i] = make([]byte, size)
 		rand.Read(values[i])
 	}
+	return values
+}
+
+// produceAll produces records records as fast as cl sends them and
+// returns each one's Produce-call-to-acknowledgement latency, sorted, and
+// the time they all took.
+func produceAll(ctx context.Context, cl *kgo.Client, records int, values [][]byte) ([]time.Duration, time.Duration, error) {
 	lat := make([]time.Duration, records)
 	var wg sync.WaitGroup
 	var firstErr error
@@ -205,48 +239,38 @@ func runWith(rp runParams) (result, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	if firstErr != nil {
-		return res, firstErr
-	}
-	res.produceMBs = float64(records*size) / (1 << 20) / elapsed.Seconds()
 	slices.Sort(lat)
-	res.satP50, res.satP99 = lat[len(lat)/2], lat[len(lat)*99/100]
-	res.pacedMBs = pacedMBs
-	if rp.pacedHalf {
-		res.pacedMBs = res.produceMBs / 2
-	}
-	if !rp.consume {
-		res.p50, res.p99, err = pacedLatency(ctx, cl, topic, res.pacedMBs, values)
-		return res, err
-	}
+	return lat, elapsed, firstErr
+}
 
+// consumeAll reads records records of topic's partitions from the start
+// with a new client and returns the time it took.
+func consumeAll(ctx context.Context, addrs []string, topic string, partitions, records int) (time.Duration, error) {
 	offsets := map[string]map[int32]kgo.Offset{topic: {}}
 	for p := range int32(partitions) {
 		offsets[topic][p] = kgo.NewOffset().AtStart()
 	}
-	cons, err := kgo.NewClient(kgo.SeedBrokers(rp.addrs...), kgo.ConsumePartitions(offsets),
+	cons, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.ConsumePartitions(offsets),
 		kgo.FetchMaxBytes(32<<20), kgo.FetchMaxPartitionBytes(8<<20))
 	if err != nil {
-		return res, err
+		return 0, err
 	}
 	defer cons.Close()
 	got := 0
-	start = time.Now()
+	start := time.Now()
 	for got < records {
 		fs := cons.PollFetches(ctx)
 		if ctx.Err() != nil {
-			return res, fmt.Errorf("consumed %d of %d: %w", got, records, ctx.Err())
+			return 0, fmt.Errorf("consumed %d of %d: %w", got, records, ctx.Err())
 		}
 		var ferr error
 		fs.EachError(func(_ string, _ int32, err error) { ferr = err })
 		if ferr != nil {
-			return res, ferr
+			return 0, ferr
 		}
 		got += fs.NumRecords()
 	}
-	res.consumeMBs = float64(records*size) / (1 << 20) / time.Since(start).Seconds()
-	res.p50, res.p99, err = pacedLatency(ctx, cl, topic, res.pacedMBs, values)
-	return res, err
+	return time.Since(start), nil
 }
 
 // pacedLatency produces at rate MB/s for two seconds with no linger and

@@ -32,6 +32,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // electionTimeout is the tool's default.api.timeout.ms (30 s).
@@ -112,7 +114,7 @@ func leaderElectionMain(args []string, stdout, stderr io.Writer) int {
 		}
 		set = kadm.TopicsSet{}
 		for _, tp := range tps {
-			set.Add(tp.topic, tp.partition)
+			set.Add(tp.Topic, tp.Partition)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), electionTimeout)
@@ -146,18 +148,10 @@ func electLeaders(ctx context.Context, o *electionOpts, set kadm.TopicsSet) (kad
 	return kadm.NewClient(cl).ElectLeaders(ctx, o.how, set)
 }
 
-// electionTP is a partition named on the command line or in the file.
-type electionTP struct {
-	topic     string
-	partition int32
-}
-
-func (tp electionTP) String() string { return fmt.Sprintf("%s-%d", tp.topic, tp.partition) }
-
 // partitions is what --topic/--partition or the JSON file name.
-func (o *electionOpts) partitions() ([]electionTP, error) {
+func (o *electionOpts) partitions() ([]kafka.TopicPartition, error) {
 	if o.jsonFile == "" {
-		return []electionTP{{o.topic, o.partition}}, nil
+		return []kafka.TopicPartition{{Topic: o.topic, Partition: o.partition}}, nil
 	}
 	data, err := os.ReadFile(o.jsonFile)
 	if err != nil {
@@ -168,7 +162,7 @@ func (o *electionOpts) partitions() ([]electionTP, error) {
 
 // parseElectionJSON reads {"partitions": [{"topic": …, "partition": …}]},
 // refusing repeated partitions, with Kafka's messages.
-func parseElectionJSON(data []byte) ([]electionTP, error) {
+func parseElectionJSON(data []byte) ([]kafka.TopicPartition, error) {
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(data, &doc); err != nil || doc == nil {
 		return nil, errors.New("Replica election data is empty")
@@ -181,14 +175,14 @@ func parseElectionJSON(data []byte) ([]electionTP, error) {
 	if err := json.Unmarshal(raw, &entries); err != nil {
 		return nil, fmt.Errorf("Expected JSON array of partitions, got %s", raw)
 	}
-	var out []electionTP
-	count := map[electionTP]int{}
+	var out []kafka.TopicPartition
+	count := map[kafka.TopicPartition]int{}
 	for _, e := range entries {
-		var tp electionTP
+		var tp kafka.TopicPartition
 		for _, f := range []struct {
 			name string
 			dst  any
-		}{{"topic", &tp.topic}, {"partition", &tp.partition}} {
+		}{{"topic", &tp.Topic}, {"partition", &tp.Partition}} {
 			field, dst := f.name, f.dst
 			v, ok := e[field]
 			if !ok {

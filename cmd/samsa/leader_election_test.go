@@ -14,6 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 func TestParseElectionArgsErrors(t *testing.T) {
@@ -72,7 +74,7 @@ func TestParseElectionArgs(t *testing.T) {
 
 func TestParseElectionJSON(t *testing.T) {
 	got, err := parseElectionJSON([]byte(`{"partitions": [{"topic": "foo", "partition": 1}, {"topic": "foobar", "partition": 2}]}`))
-	if err != nil || !slices.Equal(got, []electionTP{{"foo", 1}, {"foobar", 2}}) {
+	if err != nil || !slices.Equal(got, []kafka.TopicPartition{{Topic: "foo", Partition: 1}, {Topic: "foobar", Partition: 2}}) {
 		t.Fatalf("got %v, %v", got, err)
 	}
 	for in, want := range map[string]string{

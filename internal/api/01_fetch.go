@@ -75,7 +75,7 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 		w := replica.NewWaiter()
 		var waitingOn []*replica.Partition
 		for _, sp := range fc.parts {
-			if p := h.Partitions.Get(kafka.TopicPartition{Topic: sp.key.topic, Partition: sp.key.partition}); p != nil {
+			if p := h.Partitions.Get(sp.key); p != nil {
 				p.AddWaiter(w)
 				waitingOn = append(waitingOn, p)
 			}
@@ -177,7 +177,7 @@ func (h *Handler) resolveFetch(req *kmsg.FetchRequest, replicaID int32) (*fetchC
 			name = t.Name
 		}
 		for _, p := range ft.Partitions {
-			if sp := s.forget(sessKey{name, p}); sp != nil {
+			if sp := s.forget(kafka.TopicPartition{Topic: name, Partition: p}); sp != nil {
 				fc.forgotten = append(fc.forgotten, sp)
 			}
 		}
@@ -201,7 +201,7 @@ func (h *Handler) fetchRequestParts(req *kmsg.FetchRequest, fc *fetchCtx) []fetc
 			t, ok := h.Meta.TopicByID(rt.TopicID)
 			if !ok {
 				for _, rp := range rt.Partitions {
-					fc.unknownIDs = append(fc.unknownIDs, fetchPart{key: sessKey{partition: rp.Partition}, topicID: id})
+					fc.unknownIDs = append(fc.unknownIDs, fetchPart{key: kafka.TopicPartition{Partition: rp.Partition}, topicID: id})
 				}
 				continue
 			}
@@ -211,7 +211,7 @@ func (h *Handler) fetchRequestParts(req *kmsg.FetchRequest, fc *fetchCtx) []fetc
 		}
 		for _, rp := range rt.Partitions {
 			out = append(out, fetchPart{
-				key: sessKey{name, rp.Partition}, topicID: id,
+				key: kafka.TopicPartition{Topic: name, Partition: rp.Partition}, topicID: id,
 				fetchOffset: rp.FetchOffset, maxBytes: rp.PartitionMaxBytes, leaderEpoch: rp.CurrentLeaderEpoch,
 			})
 		}
@@ -273,7 +273,7 @@ func (h *Handler) buildFetchResponse(resp *kmsg.FetchResponse, fc *fetchCtx, res
 		}
 		sp.sentHW, sp.sentLogStart = r.hw, r.logStart
 		p := kmsg.NewFetchResponseTopicPartition()
-		p.Partition = sp.key.partition
+		p.Partition = sp.key.Partition
 		p.ErrorCode = r.err
 		p.HighWatermark, p.LastStableOffset, p.LogStartOffset = r.hw, r.hw, r.logStart
 		p.RecordBatches = r.records
@@ -281,14 +281,14 @@ func (h *Handler) buildFetchResponse(resp *kmsg.FetchResponse, fc *fetchCtx, res
 			p.RecordBatches = []byte{}
 		}
 		room := 0
-		if newTopic(sp.key.topic, sp.topicID) {
+		if newTopic(sp.key.Topic, sp.topicID) {
 			room = sameTopicRun(results[i:])
 		}
-		add(sp.key.topic, sp.topicID, p, room)
+		add(sp.key.Topic, sp.topicID, p, room)
 	}
 	for _, u := range fc.unknownIDs {
 		p := kmsg.NewFetchResponseTopicPartition()
-		p.Partition = u.key.partition
+		p.Partition = u.key.Partition
 		p.ErrorCode = kerr.UnknownTopicID.Code
 		p.HighWatermark, p.LastStableOffset, p.LogStartOffset = -1, -1, -1
 		add("", u.topicID, p, 1)
@@ -312,7 +312,7 @@ func (h *Handler) buildFetchResponse(resp *kmsg.FetchResponse, fc *fetchCtx, res
 // first.
 func sameTopicRun(rs []fetchResult) int {
 	n := 0
-	for n < len(rs) && rs[n].part.key.topic == rs[0].part.key.topic && rs[n].part.topicID == rs[0].part.topicID {
+	for n < len(rs) && rs[n].part.key.Topic == rs[0].part.key.Topic && rs[n].part.topicID == rs[0].part.topicID {
 		n++
 	}
 	return n

@@ -1,10 +1,11 @@
 package api
 
-// StopReplica (key 5), v3 (the code handles v1–v3): from the controller only. Stops hosting the
-// named partitions; with delete their directories are renamed
-// <topic>-<partition>.<uuid>-delete and removed after file.delete.delay.ms.
-// Epoch checks and per-partition errors are the Control implementation's.
-// v4 (KRaft migration) is not served.
+// StopReplica (key 5), v3 only (wire.Supported; the controller sends v3:
+// a leader epoch and delete flag per partition): from the controller only.
+// Stops hosting the named partitions; with delete their directories are
+// renamed <topic>-<partition>.<uuid>-delete and removed after
+// file.delete.delay.ms. Epoch checks and per-partition errors are the
+// Control implementation's. v4 (KRaft migration) is not served.
 
 import (
 	"context"

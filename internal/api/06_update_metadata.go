@@ -1,8 +1,10 @@
 package api
 
-// UpdateMetadata (key 6), v7 (the code handles v5–v7): from the controller only. Replaces the live
-// brokers and upserts partition states in the metadata cache that Metadata
-// and DescribeCluster answer from. v8 (KRaft migration) is not served.
+// UpdateMetadata (key 6), v7 only (wire.Supported; the controller sends
+// v7: partitions grouped by topic, with topic ids): from the controller
+// only. Replaces the live brokers and upserts partition states in the
+// metadata cache that Metadata and DescribeCluster answer from. v8 (KRaft
+// migration) is not served.
 
 import (
 	"context"

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/replica"
 )
 
@@ -166,7 +167,7 @@ func TestFollowerSessionReadsOnlyDirty(t *testing.T) {
 		s := newFetchSession(7, replicaID)
 		var parts []*sessPart
 		for i := range int32(3) {
-			sp, isNew := s.upsert(fetchPart{key: sessKey{"t", i}, maxBytes: 1})
+			sp, isNew := s.upsert(fetchPart{key: kafka.TopicPartition{Topic: "t", Partition: i}, maxBytes: 1})
 			if !isNew {
 				t.Fatal("new partition not reported new")
 			}
@@ -177,7 +178,7 @@ func TestFollowerSessionReadsOnlyDirty(t *testing.T) {
 			t.Fatalf("replica %d: first read after the upserts: %d partitions, want 3", replicaID, len(got))
 		}
 		parts[1].PartitionChanged(false)
-		s.upsert(fetchPart{key: sessKey{"t", 2}, maxBytes: 1}) // unchanged: not dirty
+		s.upsert(fetchPart{key: kafka.TopicPartition{Topic: "t", Partition: 2}, maxBytes: 1}) // unchanged: not dirty
 		got := fc.toRead(0)
 		if replicaID >= 0 && (len(got) != 1 || got[0] != parts[1]) {
 			t.Fatalf("follower session reads %d partitions, want partition 1 alone", len(got))

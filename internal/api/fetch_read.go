@@ -15,7 +15,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
@@ -121,7 +120,7 @@ func (h *Handler) partitionFor(sp *sessPart) *replica.Partition {
 	if sp.sess != nil && sp.p != nil && !sp.p.Detached() {
 		return sp.p
 	}
-	p := h.Partitions.Get(kafka.TopicPartition{Topic: sp.key.topic, Partition: sp.key.partition})
+	p := h.Partitions.Get(sp.key)
 	if sp.sess != nil && p != sp.p {
 		sp.sess.release(sp)
 		if p != nil {
@@ -141,7 +140,7 @@ func (h *Handler) partitionFor(sp *sessPart) *replica.Partition {
 func (h *Handler) leaderFor(sp *sessPart, r *fetchResult) *replica.Partition {
 	p := h.partitionFor(sp)
 	if p == nil {
-		r.err = h.missingPartitionCode(sp.key.topic, sp.key.partition)
+		r.err = h.missingPartitionCode(sp.key.Topic, sp.key.Partition)
 		return nil
 	}
 	if code := leaderEpochCode(sp.leaderEpoch, p.LeaderEpoch()); code != 0 {

@@ -42,6 +42,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/replica"
 )
 
@@ -49,14 +50,9 @@ import (
 // partition of the session, not only the changed ones.
 const sessionSweepInterval = 10 * time.Second
 
-type sessKey struct {
-	topic     string
-	partition int32
-}
-
 // fetchPart is one partition of a fetch request.
 type fetchPart struct {
-	key         sessKey
+	key         kafka.TopicPartition
 	topicID     [16]byte
 	fetchOffset int64
 	maxBytes    int32
@@ -97,7 +93,7 @@ type fetchSession struct {
 	replicaID int32
 	clock     *replica.FetchClock // follower sessions
 	lastSweep time.Time           // last fetch that read every partition
-	parts     map[sessKey]*sessPart
+	parts     map[kafka.TopicPartition]*sessPart
 	head      *sessPart // session order: head ... tail
 	tail      *sessPart
 	elem      *list.Element
@@ -148,7 +144,7 @@ func (s *fetchSession) upsertFrom(slab *sessSlab, p *fetchPart, more int) (*sess
 		return cur, false
 	}
 	if s.parts == nil {
-		s.parts = make(map[sessKey]*sessPart, more)
+		s.parts = make(map[kafka.TopicPartition]*sessPart, more)
 	}
 	np := slab.next(more)
 	*np = sessPart{fetchPart: *p, sentHW: -1, sentLogStart: -1, sess: s}
@@ -163,6 +159,10 @@ func (s *fetchSession) upsertFrom(slab *sessSlab, p *fetchPart, more int) (*sess
 // while the session holds it (or a fetch, a partition's listeners), so an
 // array may outlive its forgotten partitions by up to slabParts-1 of them;
 // the bound keeps that small.
+//
+// Evidence: BenchmarkFirstFetch (a follower's first fetch of 16k
+// partitions) ~48 -> 29-30 ms, 14.8 -> 9.4 MB, 33600 -> ~1100 allocs/op
+// (commit 6f057c7, with the request's partitions in one array).
 type sessSlab struct{ free []sessPart }
 
 const slabParts = 128
@@ -180,7 +180,7 @@ func (s *sessSlab) next(more int) *sessPart {
 
 // forget drops k from the session and returns it (nil if absent) for the
 // caller to stop listening.
-func (s *fetchSession) forget(k sessKey) *sessPart {
+func (s *fetchSession) forget(k kafka.TopicPartition) *sessPart {
 	sp, ok := s.parts[k]
 	if !ok {
 		return nil

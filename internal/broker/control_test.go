@@ -344,31 +344,6 @@ func TestControlUpdateMetadata(t *testing.T) {
 	}
 }
 
-// Older versions: LeaderAndIsr v4 answers partitions flat with their topic;
-// StopReplica v1 carries neither leader epochs nor per-partition delete.
-func TestControlOlderVersions(t *testing.T) {
-	f := newControlFixture(t)
-	ctx := context.Background()
-	req := leaderAndIsr(1, testBrokerEpoch, lai{"a", [16]byte{}, 0, testNode, 7, []int32{1}})
-	req.Version = 4
-	resp := f.LeaderAndIsr(ctx, req)
-	if len(resp.Topics) != 0 || len(resp.Partitions) != 1 || resp.Partitions[0].Topic != "a" || resp.Partitions[0].ErrorCode != 0 {
-		t.Fatalf("v4 response %+v", resp)
-	}
-	writeOne(t, f, kafka.TopicPartition{Topic: "a", Partition: 0})
-	sr := kmsg.NewPtrStopReplicaRequest()
-	sr.Version, sr.ControllerEpoch, sr.BrokerEpoch, sr.DeletePartitions = 1, 1, testBrokerEpoch, true
-	st := kmsg.NewStopReplicaRequestTopic()
-	st.Topic, st.Partitions = "a", []int32{0}
-	sr.Topics = append(sr.Topics, st)
-	if r := f.StopReplica(ctx, sr); r.ErrorCode != 0 || len(r.Partitions) != 1 || r.Partitions[0].ErrorCode != 0 {
-		t.Fatalf("v1 StopReplica response %+v", r)
-	}
-	if live, deleted := partitionDirs(t, f.dir); live || deleted != 1 {
-		t.Fatalf("dirs: live %v deleted %d, want renamed", live, deleted)
-	}
-}
-
 // Malformed partition states answer errors, never panic.
 func TestControlBadInput(t *testing.T) {
 	f := newControlFixture(t)

@@ -12,11 +12,39 @@
 //
 // Groups: the group coordinator (internal/group) is wired in groups.go: its
 // log is the __consumer_offsets partitions this broker leads, and
-// LeaderAndIsr and StopReplica (control.go) tell it which those are.
+// LeaderAndIsr, StopReplica and UpdateMetadata (control.go) tell it which
+// those are and which partitions were deleted.
 //
-// Goroutines: the listener's accept loop (server package) and the log
-// manager's background loop (retention, flush, delayed deletion), and the
-// group coordinator's Run (its timers and offset expiry); Close stops them
-// and waits for them. keepSession re-registers after a session ends;
-// watchStalls beats the cache's stall detection.
+// Goroutines. Start runs these through goRun; Close cancels their context,
+// ends the store session, closes the listener and waits for them all:
+//   - the log manager's background loop (storage.Manager.Run: retention,
+//     flush, high-watermark checkpoints, delayed deletion);
+//   - the producer id manager (producerid.Manager.Run: claims blocks of
+//     producer ids from the store ahead of need);
+//   - the group coordinator (group.Coordinator.Run: the groups' timers and
+//     offset expiry; it waits for the partition loads and write waits it
+//     started, which end with it);
+//   - the listener's accept loop (server.Server.Serve), which runs three
+//     goroutines per connection: its handling loop, a frame reader and a
+//     response writer;
+//   - the controller's event loop (controller.Loop.Run), which itself runs
+//     the store watch feeding it and, with auto.leader.rebalance.enable, the
+//     rebalance ticker;
+//   - the topic-config watch (watchTopicConfigs);
+//   - the ISR shrink check (shrinkISRs, Kafka's isr-expiration task);
+//   - the session keeper (keepSession: re-registers after the store
+//     session ends);
+//   - the stall watch (watchStalls: beats the cache's stall detection and
+//     ends a session that a stall has outlived).
+//
+// Started by the packages broker wires, and stopped by Close after those
+// above have returned: the follower fetchers (fetcher.Manager, one
+// goroutine per leader broker followed), the AlterPartition sender
+// (alterpartition.Manager, one), and the controller's channels to brokers
+// (channel.Manager, per broker a goroutine that dials and writes and, per
+// connection, one that reads the answers, while this broker is the
+// controller). CreateTopics and DeleteTopics requests handle their topics
+// on a goroutine each (internal/api), within the request. An external
+// store's client (etcdstore) keeps its session alive and its watches
+// running on goroutines of its own, closed with it.
 package broker

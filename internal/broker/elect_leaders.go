@@ -24,11 +24,7 @@ type leaderElections struct {
 }
 
 func (e *leaderElections) ElectLeaders(ctx context.Context, typ int8, parts []kafka.TopicPartition) []api.ElectionResult {
-	tps := make([]controller.TP, len(parts))
-	for i, p := range parts {
-		tps[i] = controller.TP{Topic: p.Topic, Partition: p.Partition}
-	}
-	results := e.loop.ElectLeaders(ctx, controller.ElectionType(typ), tps)
+	results := e.loop.ElectLeaders(ctx, controller.ElectionType(typ), parts)
 	waiting := map[controller.TP]int32{}
 	for _, r := range results {
 		if r.Code == 0 {
@@ -38,7 +34,7 @@ func (e *leaderElections) ElectLeaders(ctx context.Context, typ int8, parts []ka
 	e.waitLeaders(ctx, waiting)
 	out := make([]api.ElectionResult, len(results))
 	for i, r := range results {
-		out[i] = api.ElectionResult{Partition: kafka.TopicPartition{Topic: r.TP.Topic, Partition: r.TP.Partition}, Code: r.Code}
+		out[i] = api.ElectionResult{Partition: r.TP, Code: r.Code}
 		if _, late := waiting[r.TP]; late {
 			out[i].Code = kerr.RequestTimedOut.Code
 		}

@@ -3,44 +3,45 @@ package controller
 // Per-partition tables of the context. A controller of 100k partitions
 // looks partitions up hundreds of thousands of times per broker failure;
 // maps keyed by (topic, partition) spent most of that time hashing topic
-// names and missing caches. These tables keep one dense slice per topic,
-// indexed by partition id, and remember the last topic looked up, so a
-// walk over a topic's partitions hashes its name once.
+// names and missing caches. The tables are kafka.ValueTables: one dense
+// slice per topic, indexed by partition id, and the last topic looked up
+// remembered, so a walk over a topic's partitions hashes its name once.
+// partTable keeps the controller's names for its methods.
 
 import (
 	"slices"
+
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
-// partTable maps partitions to values of type V.
+// partTable maps partitions to values of type V. Its values are set with
+// SetDense, so that a topic's partSlice holds them all.
 type partTable[V any] struct {
-	topics   map[string]*partSlice[V]
-	n        int
-	lastName string
-	last     *partSlice[V]
+	t kafka.ValueTable[V]
 }
 
+// partSlice is one topic's values, at their partition number: v[p] is p's
+// value where has[p].
 type partSlice[V any] struct {
 	v   []V
 	has []bool
 }
 
-func newPartTable[V any]() partTable[V] {
-	return partTable[V]{topics: map[string]*partSlice[V]{}}
-}
+func newPartTable[V any]() partTable[V] { return partTable[V]{} }
 
+// topic returns the values of topic name, nil when it has none. It is
+// valid until the table changes.
 func (t *partTable[V]) topic(name string) *partSlice[V] {
-	if t.last != nil && t.lastName == name {
-		return t.last
+	tt := t.t.Topic(name)
+	if tt == nil {
+		return nil
 	}
-	s := t.topics[name]
-	if s != nil {
-		t.lastName, t.last = name, s
-	}
-	return s
+	v, has := tt.Dense()
+	return &partSlice[V]{v, has}
 }
 
 // get is tp's value and whether it has one.
-func (t *partTable[V]) get(tp TP) (V, bool) { return t.topic(tp.Topic).get(tp.Partition) }
+func (t *partTable[V]) get(tp TP) (V, bool) { return t.t.Get(tp.Topic, tp.Partition) }
 
 // get is partition p's value and whether it has one; a nil slice has none.
 func (s *partSlice[V]) get(p int32) (V, bool) {
@@ -55,13 +56,7 @@ func (s *partSlice[V]) get(p int32) (V, bool) {
 // value in a hot loop without copying it out (a returned struct spilled
 // and reloaded showed in the broker-failure profile). It is valid until
 // the table changes.
-func (t *partTable[V]) ref(tp TP) *V {
-	s := t.topic(tp.Topic)
-	if s == nil || tp.Partition < 0 || int(tp.Partition) >= len(s.has) || !s.has[tp.Partition] {
-		return nil
-	}
-	return &s.v[tp.Partition]
-}
+func (t *partTable[V]) ref(tp TP) *V { return t.t.Ref(tp.Topic, tp.Partition) }
 
 // at is tp's value, the zero value when it has none.
 func (t *partTable[V]) at(tp TP) V {
@@ -69,44 +64,15 @@ func (t *partTable[V]) at(tp TP) V {
 	return v
 }
 
-func (t *partTable[V]) set(tp TP, v V) {
-	s := t.reserve(tp.Topic, 0)
-	if n := int(tp.Partition) + 1; n > len(s.v) {
-		s.v = slices.Grow(s.v, n-len(s.v))[:n]
-		s.has = slices.Grow(s.has, n-len(s.has))[:n]
-	}
-	if !s.has[tp.Partition] {
-		t.n++
-	}
-	s.v[tp.Partition], s.has[tp.Partition] = v, true
-}
+func (t *partTable[V]) set(tp TP, v V) { t.t.SetDense(tp.Topic, tp.Partition, v) }
 
 // reserve makes room for n partitions of topic name (a new topic: its
-// lookups then find it, and its values are set without growing).
-func (t *partTable[V]) reserve(name string, n int) *partSlice[V] {
-	s := t.topic(name)
-	if s == nil {
-		s = &partSlice[V]{}
-		t.topics[name] = s
-		t.lastName, t.last = name, s
-	}
-	if n > cap(s.v) {
-		s.v, s.has = slices.Grow(s.v, n-len(s.v)), slices.Grow(s.has, n-len(s.has))
-	}
-	return s
-}
+// values are then set without growing).
+func (t *partTable[V]) reserve(name string, n int) { t.t.Reserve(name, n) }
 
-func (t *partTable[V]) del(tp TP) {
-	s := t.topic(tp.Topic)
-	if s == nil || int(tp.Partition) >= len(s.has) || !s.has[tp.Partition] {
-		return
-	}
-	var zero V
-	s.v[tp.Partition], s.has[tp.Partition] = zero, false
-	t.n--
-}
+func (t *partTable[V]) del(tp TP) { t.t.Delete(tp.Topic, tp.Partition) }
 
-func (t *partTable[V]) len() int { return t.n }
+func (t *partTable[V]) len() int { return t.t.Len() }
 
 // each calls fn for every partition with a value, in topic then partition
 // order.
@@ -122,15 +88,18 @@ func (t *partTable[V]) each(fn func(tp TP, v V)) {
 
 // eachTopic calls fn with every topic's slice, in topic order.
 func (t *partTable[V]) eachTopic(fn func(name string, s *partSlice[V])) {
-	names := make([]string, 0, len(t.topics))
-	for name := range t.topics {
+	names := make([]string, 0, t.t.Topics())
+	for name := range t.t.ByTopic() {
 		names = append(names, name)
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		fn(name, t.topics[name])
+		fn(name, t.topic(name))
 	}
 }
+
+// dropTopic forgets every partition of topic.
+func (t *partTable[V]) dropTopic(name string) { t.t.DeleteTopic(name) }
 
 // replicaTable holds each replica's state: per partition, a short list of
 // (broker, state) in the order set. The lists are cut from shared slabs
@@ -197,19 +166,4 @@ func (t *replicaTable) del(k replicaKey) {
 		return
 	}
 	t.parts.set(k.tp, rs)
-}
-
-// dropTopic forgets every partition of topic.
-func (t *partTable[V]) dropTopic(name string) {
-	if s := t.topics[name]; s != nil {
-		for _, ok := range s.has {
-			if ok {
-				t.n--
-			}
-		}
-		delete(t.topics, name)
-	}
-	if t.lastName == name {
-		t.lastName, t.last = "", nil
-	}
 }

@@ -90,6 +90,7 @@ func (f *fetcher) addEach(n int, at func(i int) *Target) {
 	f.mu.Lock()
 	f.pending = slices.Grow(f.pending, n)
 	f.truncs = slices.Grow(f.truncs, n)
+	f.parts.reserveRuns(n, func(i int) kafka.TopicPartition { return at(i).TP })
 	for i := range n {
 		t := at(i)
 		if cur := f.parts.get(t.TP); cur == nil || cur.phase == fenced || !sameTarget(cur.target, *t) {

@@ -93,6 +93,11 @@ func lastTargets(ts []Target) map[kafka.TopicPartition]int {
 // its targets (a LeaderAndIsr lists them topic by topic), so that the
 // common answer, no, costs no hashing per target. A partition number out of
 // proportion to len(ts) answers yes (the caller then checks exactly).
+//
+// Evidence: added with the broker's O(changed) LeaderAndIsr (commit
+// ea14e28), whose figure covers it with the rest: BenchmarkLeaderAndIsrApply
+// 306-330 ms / 570k allocs -> 185-272 ms / 136k; no figure for the bitmap
+// alone was recorded.
 func mayRepeat(ts []Target) bool {
 	if len(ts) < 2 {
 		return false

@@ -11,7 +11,8 @@ import (
 )
 
 // sessionCluster is a fake leader with fetch sessions and n partitions, each
-// with two records, and a follower manager fetching all of them.
+// with two records, and a follower manager fetching all of them, caught up
+// and idle.
 func sessionCluster(t *testing.T, n int) (*fakeLeader, map[kafka.TopicPartition]*fakeLog, map[kafka.TopicPartition]*fakeLog, *Manager) {
 	t.Helper()
 	leaders, followers := map[kafka.TopicPartition]*fakeLog{}, map[kafka.TopicPartition]*fakeLog{}
@@ -29,6 +30,13 @@ func sessionCluster(t *testing.T, n int) (*fakeLeader, map[kafka.TopicPartition]
 	m := newTestManager(t, book, &syncBuffer{}, 0)
 	m.AddPartitions(ts)
 	waitAllCaughtUp(t, followers, leaders)
+	// The fetch after the records arrived lists every partition again (its
+	// fetch offset changed), and may reach the leader after the follower's
+	// logs caught up: the session is settled once a fetch lists nothing.
+	waitFor(t, "an idle session fetch", func() bool {
+		l := h.listedSince(0)
+		return len(l) > 0 && l[len(l)-1] == 0
+	})
 	return h, leaders, followers, m
 }
 
@@ -55,9 +63,9 @@ func TestIncrementalFetchListsOnlyChanges(t *testing.T) {
 	added.write(1, "x")
 	added.setHW(1)
 	h.mu.Lock()
-	h.logs[tpN(20)] = added
+	h.logs[tpN(20)] = added // h.logs is leaders: written under the leader's lock only
 	h.mu.Unlock()
-	leaders[tpN(20)], followers[tpN(20)] = added, f
+	followers[tpN(20)] = f
 	m.AddPartitions([]Target{target(tpN(20), 1, 1, f)})
 	waitAllCaughtUp(t, followers, leaders)
 

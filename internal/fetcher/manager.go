@@ -55,6 +55,12 @@ func (m *Manager) AddPartitions(ts []Target) {
 	}
 	var b handover
 	b.presize(ts)
+	m.leaders.reserveRuns(len(ts), func(i int) kafka.TopicPartition {
+		if t := &ts[i]; t.Leader < 0 || t.Partition == nil || t.Leader == m.cfg.NodeID {
+			return kafka.TopicPartition{Topic: t.TP.Topic, Partition: -1} // not fetched: no room
+		}
+		return ts[i].TP
+	})
 	last := lastTargets(ts)
 	for i := range ts {
 		t := &ts[i]

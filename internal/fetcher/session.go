@@ -81,6 +81,7 @@ func (s *session) succeeded(respID int32, upserts []want, forgets []kafka.TopicP
 	for _, tp := range forgets {
 		s.sent.del(tp)
 	}
+	s.sent.reserveRuns(len(upserts), func(i int) kafka.TopicPartition { return upserts[i].tp })
 	for i := range upserts {
 		s.sent.set(upserts[i].tp, upserts[i].part)
 	}

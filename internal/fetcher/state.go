@@ -51,6 +51,9 @@ type partState struct {
 // keeps its array alive, so an array may outlive most of its states
 // (re-targeted or removed) by up to slabStates-1 dead ones; the bound keeps
 // that small.
+//
+// Evidence: BenchmarkAddPartitions ~100 -> 21 ms, 68495 -> 4665 allocs/op
+// (commit 97737c3, with the per-topic tables and hand-overs by index).
 type stateSlab struct{ free []partState }
 
 const slabStates = 128

@@ -1,7 +1,13 @@
 // Package kafka is the vocabulary every layer shares for naming partitions:
-// TopicPartition, the per-topic Table that the broker's layers keep their
-// partitions in, and Kafka's sentinel values for partition state. It is a
-// leaf: it imports nothing of Samsa's, and every package may import it.
+// TopicPartition, the per-topic tables that the broker's layers keep their
+// partitions in (Table holds pointers, ValueTable and Partitions hold
+// values in place), and Kafka's sentinel values for partition state. It is
+// a leaf: it imports nothing of Samsa's, and every package may import it.
+//
+// Invariants of the tables: a partition is in one place only (its topic's
+// slice at its number, or aside in a map when far or negative); a topic
+// whose last partition is deleted is forgotten. Goroutines: none; the
+// tables are not safe for concurrent use (see each type).
 package kafka
 
 import "strconv"

@@ -20,6 +20,12 @@ const denseSlack = 1024
 // so that one odd number cannot make a huge, mostly empty slice. A topic
 // whose last partition is deleted is forgotten.
 //
+// Evidence: replica's hosted partitions moved from a map keyed by (topic,
+// partition) to per-topic tables (commit ea14e28, with the other changes of
+// that commit): BenchmarkLeaderAndIsrApply (100k hosted, all changed)
+// 306-330 ms / 570k allocs -> 185-272 ms / 136k, BenchmarkLeaderAndIsrCreate
+// (100k new) 690-702 ms / 1.03M -> 409-470 ms / 543k allocs/op.
+//
 // A Table is not safe for concurrent use; its owner's lock guards it. Reads
 // (Get, Len, All, Cursor) may run concurrently with each other.
 //

@@ -154,10 +154,6 @@ func (c *Cache) ApplyUpdateMetadata(req *kmsg.UpdateMetadataRequest) int16 {
 			t = c.applyPartition(t, i > 0, ts.Topic, ts.TopicID, &ts.PartitionStates[i], ts.PartitionStates[i:])
 		}
 	}
-	for i := range req.PartitionStates { // v0–v4
-		ps := &req.PartitionStates[i]
-		c.applyPartition(nil, false, ps.Topic, [16]byte{}, ps, nil)
-	}
 	c.changedLocked()
 	c.appliedLocked(req.BrokerEpoch)
 	return 0
@@ -175,7 +171,7 @@ func (c *Cache) applyPartition(t *topic, known bool, name string, id [16]byte, p
 	if ps.Leader == kafka.LeaderDuringDelete {
 		if t != nil {
 			t.remove(ps.Partition)
-			if t.n == 0 {
+			if t.parts.Len() == 0 {
 				c.removeTopic(name)
 				return nil
 			}

@@ -17,6 +17,10 @@ package replica
 // place in the slab until its topic goes. The request's clock is read once,
 // when the batch starts: the times a new leader records (its ISR caught up
 // as of now) are then at most the request's duration early.
+//
+// Evidence: BenchmarkLeaderAndIsrCreate (internal/broker, 100k new
+// partitions) 180 -> 114 MB/op, 541k -> 106k allocs/op (commit 32370c5,
+// with storage's slabs of new logs).
 
 import (
 	"slices"

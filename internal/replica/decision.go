@@ -14,6 +14,9 @@ import "slices"
 //     place by the next decision or ISR change that fits (a new leader
 //     epoch, an ISR change allocate nothing); made with room for the ISR
 //     to grow to the replicas.
+//
+// Evidence: BenchmarkLeaderAndIsrCreate 80.7 -> 76.2 MB/op (commit
+// c898e31: a decision 64 -> 48 bytes, lists shared within a Batch).
 type decision struct {
 	ids                                 []int32
 	leader, leaderEpoch, partitionEpoch int32

@@ -14,6 +14,10 @@ package server
 //   - a Handler may register functions with AfterResponse to release
 //     buffers its response refers to (e.g. record batches read from the
 //     log) once that response is encoded.
+//
+// Evidence: added with the replication data path (commit 4bc4b15), measured
+// with samsa-bench -replication (produce throughput and latency, RF 3
+// acks=all); no before/after figure for the pools alone was recorded.
 
 import (
 	"bufio"

@@ -104,6 +104,11 @@ type existingLog struct {
 // creations of the same partitions: the existing ones, also listed in old,
 // and new lazy ones, allocated a topic at a time (fresh holds each topic's
 // slab), claimed for this call in m.creating and counted in their log dir.
+//
+// Evidence for the slabs: BenchmarkLeaderAndIsrCreate (internal/broker,
+// 100k new partitions) 180 -> 114 MB/op, 541k -> 106k allocs/op (commit
+// 32370c5, with replica.Batch's slabs; the slabs came in 84945aa, which
+// recorded no figure).
 func (m *Manager) reserve(ts []TopicLogs, out []*Log) (fresh [][]Log, old []existingLog, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -5,6 +5,10 @@ package storage
 // follower fetch reads up to replica.fetch.max.bytes at a time and the
 // buffer lives until its response is encoded, so reusing them spares the
 // collector most of the bytes a leader serves.
+//
+// Evidence: added with the replication data path (commit 4bc4b15), measured
+// with samsa-bench -replication; no before/after figure for the pools
+// alone was recorded.
 
 import (
 	"math/bits"
