@@ -62,19 +62,14 @@ func (c *Coordinator) unloadLocked(partition int32) {
 
 // loaded is what a load builds before installing it.
 type loaded struct {
-	meta    map[string]*Decoded // last metadata record per group (nil Meta: tombstone)
-	offsets map[string]map[TP]offsetAt
+	meta    map[string]*Decoded      // last metadata record per group (nil Meta: tombstone)
+	offsets map[string]map[TP]Offset // the groups' offsets maps, handed over whole
 	bad     int
-}
-
-type offsetAt struct {
-	o   *Offset
-	pos int64
 }
 
 func (c *Coordinator) load(partition, epoch int32) {
 	start := time.Now()
-	l := loaded{meta: map[string]*Decoded{}, offsets: map[string]map[TP]offsetAt{}}
+	l := loaded{meta: map[string]*Decoded{}, offsets: map[string]map[TP]Offset{}}
 	err := c.cfg.Log.Load(c.ctx, partition, func(pos int64, key, value []byte) {
 		d, err := Decode(key, value)
 		if err != nil {
@@ -85,10 +80,18 @@ func (c *Coordinator) load(partition, epoch int32) {
 			l.meta[d.Group] = &d
 			return
 		}
-		if l.offsets[d.Group] == nil {
-			l.offsets[d.Group] = map[TP]offsetAt{}
+		m := l.offsets[d.Group]
+		if m == nil {
+			m = map[TP]Offset{}
+			l.offsets[d.Group] = m
 		}
-		l.offsets[d.Group][d.TP] = offsetAt{o: d.Offset, pos: pos}
+		if d.Offset == nil {
+			delete(m, d.TP)
+			return
+		}
+		o := *d.Offset
+		o.logOffset = pos
+		m[d.TP] = o
 	})
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -117,18 +120,19 @@ func (c *Coordinator) install(l *loaded) (groups, offsets int) {
 			c.groups[id] = Restore(id, &c.cfg.Group, c.persistGroup, d.Meta, now)
 		}
 	}
-	for id, tps := range l.offsets {
-		var g *Group
-		for tp, at := range tps {
-			if at.o == nil {
-				continue
-			}
-			if g == nil {
-				g = c.getOrCreate(id, now)
-			}
-			g.ApplyOffset(tp, *at.o, at.pos)
-			offsets++
+	for id, m := range l.offsets {
+		if len(m) == 0 {
+			continue
 		}
+		g := c.getOrCreate(id, now)
+		if len(g.offsets) == 0 {
+			g.offsets = m // the map the load built, as it is
+		} else {
+			for tp, o := range m {
+				g.ApplyOffset(tp, o, o.logOffset)
+			}
+		}
+		offsets += len(m)
 	}
 	for id := range c.groups {
 		if l.meta[id] != nil || l.offsets[id] != nil {
