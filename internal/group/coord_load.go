@@ -20,7 +20,7 @@ import (
 // leaderEpoch; a load for an older epoch is ignored.
 func (c *Coordinator) BecomeLeader(partition, leaderEpoch int32) {
 	c.mu.Lock()
-	if ps := c.parts[partition]; ps != nil && ps.epoch >= leaderEpoch {
+	if ps := c.parts[partition]; c.closed || (ps != nil && ps.epoch >= leaderEpoch) {
 		c.mu.Unlock()
 		return
 	}

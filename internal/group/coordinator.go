@@ -80,6 +80,7 @@ type Coordinator struct {
 	ctx    context.Context // ends with Run: loads and waits for writes end with it
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // loads and waits for writes, awaited by Run
+	closed bool           // Run has ended: nothing more is started (mu)
 }
 
 // NewCoordinator returns a coordinator that leads no partition yet.
@@ -112,7 +113,12 @@ func (c *Coordinator) PartitionFor(groupID string) int32 {
 // Run ticks the groups' timers and expires offsets until ctx ends.
 func (c *Coordinator) Run(ctx context.Context) {
 	defer c.wg.Wait()
-	defer c.cancel()
+	defer func() {
+		c.mu.Lock()
+		c.closed = true // no wg.Add after this, so the Wait above is final
+		c.mu.Unlock()
+		c.cancel()
+	}()
 	tick := time.NewTicker(c.cfg.TickInterval)
 	defer tick.Stop()
 	lastExpiry := c.cfg.Now()
@@ -163,6 +169,10 @@ func (c *Coordinator) getOrCreate(groupID string, now time.Time) *Group {
 // persistGroup is every group's Persist: append under c.mu, wait for the
 // high watermark on a goroutine, complete under c.mu.
 func (c *Coordinator) persistGroup(g *Group, assignment map[string][]byte, done func(error)) {
+	if c.closed {
+		done(errNotCoordinator)
+		return
+	}
 	now := c.cfg.Now()
 	wait, _, err := c.append(c.PartitionFor(g.ID), []record.KV{GroupRecord(g, assignment, now, false)}, now)
 	if err != nil {
