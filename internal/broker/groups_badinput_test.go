@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/metadata"
 )
 
 // coordinatorReady asks FindCoordinator (batched, v4+) until the keys have
@@ -117,5 +119,25 @@ func TestGroupBadInput(t *testing.T) {
 	commit.Group, commit.Generation, commit.MemberID = "g-none", 3, "m"
 	if cr, _ := commit.RequestWith(ctx, cl); cr.Topics[0].Partitions[0].ErrorCode != kerr.IllegalGeneration.Code {
 		t.Fatalf("generation for an unknown group: %v", kerr.ErrorForCode(cr.Topics[0].Partitions[0].ErrorCode))
+	}
+}
+
+// With fewer live brokers than offsets.topic.replication.factor, and the
+// broker not on its own embedded store, __consumer_offsets is not created
+// and FindCoordinator answers COORDINATOR_NOT_AVAILABLE, as Kafka.
+func TestOffsetsTopicNeedsEnoughBrokers(t *testing.T) {
+	brokers := startCluster(t, 1, map[string]string{"offsets.topic.replication.factor": "3"})
+	cl := newClient(t, brokers[0])
+	for range 3 {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.CoordinatorKeys = []string{"g"}
+		resp, err := req.RequestWith(context.Background(), cl)
+		if err != nil || resp.Coordinators[0].ErrorCode != kerr.CoordinatorNotAvailable.Code {
+			t.Fatalf("find coordinator: %+v %v", resp, err)
+		}
+	}
+	// AutoCreateTopic writes the topic's key synchronously: none was written.
+	if _, found, err := brokers[0].store.Get(context.Background(), metadata.TopicKey("__consumer_offsets")); err != nil || found {
+		t.Fatalf("__consumer_offsets created on 1 broker with factor 3: %v", err)
 	}
 }
