@@ -26,6 +26,9 @@ package api
 // producer id the cluster never issued UNKNOWN_PRODUCER_ID (Config.
 // ProducerIDs). Each only for its partition: the others and the
 // connection go on.
+//
+// Clients may not write to internal topics (__consumer_offsets):
+// INVALID_TOPIC_EXCEPTION, as Kafka's ReplicaManager.appendToLocalLog.
 
 import (
 	"context"
@@ -80,6 +83,10 @@ func (h *Handler) produce(ctx context.Context, req *kmsg.ProduceRequest) (kmsg.R
 // partition and the offset the high watermark must reach for acks=-1.
 func (h *Handler) produceOne(tp kafka.TopicPartition, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, now time.Time, acks int16) (*replica.Partition, int64) {
 	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+	if tp.Topic == OffsetsTopic {
+		sp.ErrorCode = kerr.InvalidTopicException.Code
+		return nil, 0
+	}
 	p := h.Partitions.Get(tp)
 	if p == nil {
 		sp.ErrorCode = h.missingPartitionCode(tp.Topic, tp.Partition)

@@ -7,7 +7,9 @@ package api
 // (UNKNOWN_TOPIC_ID when named by id, v6). The authorization check
 // (TOPIC_AUTHORIZATION_FAILED) arrives with the security work. The Admin
 // implementation decides how long the answer waits (the controller issue
-// makes it wait for the deletion, bounded by TimeoutMillis).
+// makes it wait for the deletion, bounded by TimeoutMillis). Internal
+// topics (__consumer_offsets) are not deletable: INVALID_TOPIC_EXCEPTION
+// (Kafka's tools refuse them before asking; the broker refuses too).
 
 import (
 	"context"
@@ -76,6 +78,11 @@ func (h *Handler) deleteOne(ctx context.Context, version int16, name *string, id
 		return kerr.UnknownTopicOrPartition.Code
 	}
 	st.TopicID = t.ID
+	if t.Internal {
+		msg := "internal topic " + t.Name + " cannot be deleted"
+		st.ErrorMessage = &msg
+		return kerr.InvalidTopicException.Code
+	}
 	if err := h.Admin.DeleteTopic(ctx, t.Name); err != nil {
 		st.ErrorMessage = errorMessage(err)
 		if ctx.Err() != nil {

@@ -11,6 +11,10 @@ import (
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
+// errNoCoordinator answers the group APIs on a handler without a group
+// coordinator.
+var errNoCoordinator = kerr.CoordinatorNotAvailable
+
 // errorCode maps a domain error to the Kafka error code a client sees. It is
 // the one place where that mapping lives.
 func errorCode(err error) int16 {

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/config"
+	"github.com/samsa-kafka/samsa/internal/group"
 	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/server"
@@ -114,8 +115,16 @@ type Config struct {
 	// and lets Produce accept any producer id; set, Produce refuses an
 	// idempotent batch of an id never issued (UNKNOWN_PRODUCER_ID).
 	ProducerIDs ProducerIDs
-	Logger      *slog.Logger
-	Now         func() time.Time
+	// Groups is the group coordinator; nil answers the group APIs
+	// COORDINATOR_NOT_AVAILABLE.
+	Groups *group.Coordinator
+	// LowerOffsetsReplication lets FindCoordinator create
+	// __consumer_offsets with fewer replicas than
+	// offsets.topic.replication.factor when fewer brokers are live (a
+	// one-broker server on its own store, the factor not set).
+	LowerOffsetsReplication bool
+	Logger                  *slog.Logger
+	Now                     func() time.Time
 }
 
 // Handler serves every API key in wire.Supported.
@@ -186,6 +195,28 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.createPartitions(ctx, r), nil
 	case *kmsg.InitProducerIDRequest:
 		return h.initProducerID(ctx, r), nil
+	case *kmsg.FindCoordinatorRequest:
+		return h.findCoordinator(ctx, r), nil
+	case *kmsg.JoinGroupRequest:
+		return h.joinGroup(ctx, c, hdr, r)
+	case *kmsg.SyncGroupRequest:
+		return h.syncGroup(ctx, r)
+	case *kmsg.HeartbeatRequest:
+		return h.heartbeat(r), nil
+	case *kmsg.LeaveGroupRequest:
+		return h.leaveGroup(r), nil
+	case *kmsg.OffsetCommitRequest:
+		return h.offsetCommit(r), nil
+	case *kmsg.OffsetFetchRequest:
+		return h.offsetFetch(r), nil
+	case *kmsg.DescribeGroupsRequest:
+		return h.describeGroups(r), nil
+	case *kmsg.ListGroupsRequest:
+		return h.listGroups(r), nil
+	case *kmsg.DeleteGroupsRequest:
+		return h.deleteGroups(r), nil
+	case *kmsg.OffsetDeleteRequest:
+		return h.offsetDelete(r), nil
 	case *kmsg.DescribeProducersRequest:
 		return h.describeProducers(r), nil
 	}

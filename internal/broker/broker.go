@@ -22,6 +22,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/controller"
 	"github.com/samsa-kafka/samsa/internal/controller/channel"
 	"github.com/samsa-kafka/samsa/internal/fetcher"
+	"github.com/samsa-kafka/samsa/internal/group"
 	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metacache"
 	"github.com/samsa-kafka/samsa/internal/metadata"
@@ -56,6 +57,7 @@ type Broker struct {
 	fetchers *fetcher.Manager
 	alter    *alterpartition.Manager
 	pids     *producerid.Manager
+	groups   *group.Coordinator
 
 	sessMu sync.Mutex
 	sess   metastore.Session
@@ -105,6 +107,7 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	b.newController()
 	b.startReplication()
 	b.pids = b.newProducerIDs()
+	b.groups = b.newGroupCoordinator()
 	if err := b.listen(opts.Registry); err != nil {
 		return nil, err
 	}
@@ -112,6 +115,7 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	b.cancel = cancel
 	b.goRun(func() { b.logs.Run(ctx) })
 	b.goRun(func() { b.pids.Run(ctx) })
+	b.goRun(func() { b.groups.Run(ctx) })
 	b.goRun(func() {
 		if err := b.srv.Serve(); err != nil {
 			b.log.Error("listener stopped", "err", err)
@@ -182,8 +186,9 @@ func (b *Broker) listen(reg prometheus.Registerer) (err error) {
 	cfg := b.cfg
 	h := api.New(api.Config{
 		NodeID: b.nodeID, Broker: cfg, Meta: b.cache, Partitions: b.replicas, ProducerIDs: b.pids,
+		Groups: b.groups, LowerOffsetsReplication: b.lowerOffsetsReplication(),
 		Admin: &clusterAdmin{md: b.md, ctrl: b.ctrl, cache: b.cache, store: b.store},
-		Control: &controlPlane{cache: b.cache, replicas: b.replicas, fetchers: b.fetchers, nodeID: b.nodeID,
+		Control: &controlPlane{cache: b.cache, replicas: b.replicas, fetchers: b.fetchers, nodeID: b.nodeID, groups: b.groups,
 			log: b.log.With("component", "replica"), topicConfig: b.topicConfig, partitionConfig: b.partitionConfig,
 			alterPartition: b.loop.AlterPartition, controlledShutdown: b.loop.ControlledShutdown},
 		Elections: &leaderElections{loop: b.loop, cache: b.cache},

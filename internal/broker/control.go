@@ -42,6 +42,7 @@ import (
 
 	"github.com/samsa-kafka/samsa/internal/api"
 	"github.com/samsa-kafka/samsa/internal/fetcher"
+	"github.com/samsa-kafka/samsa/internal/group"
 	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metacache"
 	"github.com/samsa-kafka/samsa/internal/replica"
@@ -64,6 +65,7 @@ type controlPlane struct {
 	partitionConfig func(overrides map[string]string) (replica.Config, error)
 	nodeID          int32
 	log             *slog.Logger
+	groups          *group.Coordinator // told of __consumer_offsets leaderships; nil in some tests
 
 	// controlledShutdown: this broker's controller serves ControlledShutdown (shutdown.go).
 	controlledShutdown func(ctx context.Context, req *kmsg.ControlledShutdownRequest) *kmsg.ControlledShutdownResponse
@@ -138,6 +140,9 @@ func (c *controlPlane) applyLisr(ctx context.Context, req *kmsg.LeaderAndISRRequ
 				code, p = c.become(ctx, batch, lp, cfgs, req.ControllerEpoch)
 			}
 			out.add(lp, code, p, c.nodeID)
+			if code == 0 && ts.Topic == api.OffsetsTopic {
+				c.coordinatorChange(lp.ps)
+			}
 			rp := kmsg.NewLeaderAndISRResponseTopicPartition()
 			rp.Topic, rp.Partition, rp.ErrorCode = ts.Topic, lp.ps.Partition, code
 			rt.Partitions = append(rt.Partitions, rp)
@@ -164,6 +169,20 @@ func (o *lisrOutcome) add(lp *lisrPart, code int16, p *replica.Partition, self i
 		o.followers++
 		o.follow = append(o.follow, fetcher.Target{TP: lp.tp(), TopicID: lp.id(), Leader: ps.Leader,
 			LeaderEpoch: ps.LeaderEpoch, Partition: p})
+	}
+}
+
+// coordinatorChange tells the group coordinator that this broker leads,
+// or no longer leads, a __consumer_offsets partition (Kafka's
+// onLeadershipChange: onElection / onResignation).
+func (c *controlPlane) coordinatorChange(ps *kmsg.LeaderAndISRRequestTopicPartition) {
+	if c.groups == nil {
+		return
+	}
+	if ps.Leader == c.nodeID {
+		c.groups.BecomeLeader(ps.Partition, ps.LeaderEpoch)
+	} else {
+		c.groups.Resign(ps.Partition)
 	}
 }
 
@@ -329,6 +348,11 @@ func (c *controlPlane) StopReplica(_ context.Context, req *kmsg.StopReplicaReque
 	}
 	for del, tps := range batches {
 		c.removeFetchers(tps)
+		for _, tp := range tps {
+			if tp.Topic == api.OffsetsTopic && c.groups != nil {
+				c.groups.Resign(tp.Partition)
+			}
+		}
 		if err := c.replicas.RemoveMany(tps, del); err != nil {
 			c.log.Error("stopping replicas failed", "partitions", len(tps), "delete", del, "err", err)
 			for _, tp := range tps {
@@ -357,7 +381,27 @@ func (c *controlPlane) UpdateMetadata(_ context.Context, req *kmsg.UpdateMetadat
 	resp := req.ResponseKind().(*kmsg.UpdateMetadataResponse)
 	resp.ErrorCode = c.refused("UpdateMetadata", req.ControllerID, req.ControllerEpoch, req.BrokerEpoch,
 		c.cache.ApplyUpdateMetadata(req))
+	if resp.ErrorCode == 0 && c.groups != nil {
+		if deleted := deletedPartitions(req); len(deleted) > 0 {
+			c.groups.PartitionsDeleted(deleted)
+		}
+	}
 	return resp
+}
+
+// deletedPartitions are the partitions an UpdateMetadata marks deleted
+// (leader -2): their committed offsets go (Kafka's
+// GroupCoordinator.onPartitionsDeleted, from handleUpdateMetadataRequest).
+func deletedPartitions(req *kmsg.UpdateMetadataRequest) []group.TP {
+	var out []group.TP
+	for _, t := range req.TopicStates {
+		for _, ps := range t.PartitionStates {
+			if ps.Leader == kafka.LeaderDuringDelete {
+				out = append(out, group.TP{Topic: t.Topic, Partition: ps.Partition})
+			}
+		}
+	}
+	return out
 }
 
 // refused logs a controller request refused for its epochs (code != 0) and

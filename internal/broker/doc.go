@@ -10,12 +10,20 @@
 // (api/ready.go, metacache/ready.go); a lost session or a stall past the
 // session timeout (stall.go) makes it unready until it has registered again.
 //
+// Groups: the group coordinator (internal/group) is wired in groups.go: its
+// log is the __consumer_offsets partitions this broker leads, and
+// LeaderAndIsr, StopReplica and UpdateMetadata (control.go) tell it which
+// those are and which partitions were deleted.
+//
 // Goroutines. Start runs these through goRun; Close cancels their context,
 // ends the store session, closes the listener and waits for them all:
 //   - the log manager's background loop (storage.Manager.Run: retention,
 //     flush, high-watermark checkpoints, delayed deletion);
 //   - the producer id manager (producerid.Manager.Run: claims blocks of
 //     producer ids from the store ahead of need);
+//   - the group coordinator (group.Coordinator.Run: the groups' timers and
+//     offset expiry; it waits for the partition loads and write waits it
+//     started, which end with it);
 //   - the listener's accept loop (server.Server.Serve), which runs three
 //     goroutines per connection: its handling loop, a frame reader and a
 //     response writer;

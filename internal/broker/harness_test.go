@@ -187,10 +187,11 @@ func startClusterWith(t testing.TB, n int, props map[string]string, racks []stri
 	})
 	for id := range n {
 		base := map[string]string{
-			"broker.id":                  strconv.Itoa(id),
-			"listeners":                  "PLAINTEXT://127.0.0.1:0",
-			"log.dirs":                   t.TempDir(),
-			"default.replication.factor": strconv.Itoa(min(n, 3)),
+			"broker.id":                        strconv.Itoa(id),
+			"listeners":                        "PLAINTEXT://127.0.0.1:0",
+			"log.dirs":                         t.TempDir(),
+			"default.replication.factor":       strconv.Itoa(min(n, 3)),
+			"offsets.topic.replication.factor": strconv.Itoa(min(n, 3)),
 		}
 		for k, v := range props {
 			base[k] = v

@@ -82,6 +82,7 @@ type Broker struct {
 	OffsetsRetention              time.Duration // offsets.retention.minutes
 	OffsetsRetentionCheck         time.Duration // offsets.retention.check.interval.ms
 	OffsetsCommitTimeout          time.Duration // offsets.commit.timeout.ms
+	OffsetMetadataMaxBytes        int32         // offset.metadata.max.bytes
 	GroupInitialRebalanceDelay    time.Duration // group.initial.rebalance.delay.ms
 	GroupMinSessionTimeout        time.Duration // group.min.session.timeout.ms
 	GroupMaxSessionTimeout        time.Duration // group.max.session.timeout.ms

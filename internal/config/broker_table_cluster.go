@@ -50,6 +50,8 @@ var clusterSettings = []setting{
 		ms("offsets.retention.check.interval.ms", "600000", atLeast(1), "How often to check for stale offsets.")),
 	bind(func(b *Broker) any { return &b.OffsetsCommitTimeout },
 		msInt("offsets.commit.timeout.ms", "5000", atLeast(1), "Offset commits wait this long for the offsets topic replicas.")),
+	bind(func(b *Broker) any { return &b.OffsetMetadataMaxBytes },
+		tInt("offset.metadata.max.bytes", "4096", atLeast(0), "The maximum size of the metadata string of an offset commit.")),
 	bind(func(b *Broker) any { return &b.GroupInitialRebalanceDelay },
 		msInt("group.initial.rebalance.delay.ms", "3000", nil, "How long the coordinator waits for more members before the first rebalance of a new group.")),
 	bind(func(b *Broker) any { return &b.GroupMinSessionTimeout },

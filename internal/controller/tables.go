@@ -7,6 +7,19 @@ package controller
 // slice per topic, indexed by partition id, and the last topic looked up
 // remembered, so a walk over a topic's partitions hashes its name once.
 // partTable keeps the controller's names for its methods.
+//
+// Evidence, from the commits that added each:
+//   - dense per-topic tables instead of maps, with the state chunks:
+//     BenchmarkBrokerCrash 29.7 -> 12.8 µs per led partition (812313b);
+//   - ref (reading a state in place instead of copying it out): at 100k
+//     partitions the election phase 15.0 -> 14.4 ms and the ISR-removal
+//     phase 23.5 -> 22.0 ms (6de2514);
+//   - the replica-state slabs (replicaTable), with lists.go: 183k -> 17k
+//     allocations per broker failure (3e3c172);
+//   - eachTopic: no figure was recorded (d7e50e0);
+//   - sharing kafka.ValueTable costs one small allocation per topic walk
+//     (topic's partSlice): BenchmarkBrokerFailure +1,400 allocs/op,
+//     +0.08% bytes, time within noise (issue 15).
 
 import (
 	"slices"

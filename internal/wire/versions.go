@@ -23,6 +23,19 @@ var Supported = map[int16]VersionRange{
 	// Idempotent producers, from any broker (KIP-98, KIP-360); v2+ is
 	// flexible. A transactional id is refused until transactions exist.
 	int16(kmsg.InitProducerID): {0, 5},
+	// Consumer groups, classic protocol (internal/group). OffsetCommit
+	// and OffsetFetch stop before v10 (topic ids).
+	int16(kmsg.FindCoordinator): {0, 6},
+	int16(kmsg.JoinGroup):       {0, 9},
+	int16(kmsg.SyncGroup):       {0, 5},
+	int16(kmsg.Heartbeat):       {0, 4},
+	int16(kmsg.LeaveGroup):      {0, 5},
+	int16(kmsg.OffsetCommit):    {0, 9},
+	int16(kmsg.OffsetFetch):     {0, 9},
+	int16(kmsg.ListGroups):      {0, 5},
+	int16(kmsg.DescribeGroups):  {0, 5},
+	int16(kmsg.DeleteGroups):    {0, 2},
+	int16(kmsg.OffsetDelete):    {0, 0},
 	// The idempotent producers of partitions this broker leads (KIP-664).
 	int16(kmsg.DescribeProducers): {0, 0},
 	// Admin, served by the controller (KIP-455).

@@ -1,0 +1,156 @@
+package group
+
+// Loading and unloading a partition's groups (Kafka's
+// GroupMetadataManager.loadGroupsForPartition and removeGroupsForPartition).
+// The load replays the partition's records in order: the last metadata
+// record of a group is its state (a tombstone removes it), the last offset
+// record of each partition its commit (a tombstone removes it). Groups
+// with members come back Stable, their sessions starting at the load, so
+// members that are gone expire and the others carry on without a
+// rebalance; a group with only offsets comes back Empty.
+
+import (
+	"context"
+	"time"
+
+	"github.com/samsa-kafka/samsa/internal/record"
+)
+
+// BecomeLeader starts loading a partition this broker now leads at
+// leaderEpoch; a load for an older epoch is ignored.
+func (c *Coordinator) BecomeLeader(partition, leaderEpoch int32) {
+	c.mu.Lock()
+	if ps := c.parts[partition]; c.closed || (ps != nil && ps.epoch >= leaderEpoch) {
+		c.mu.Unlock()
+		return
+	}
+	c.unloadLocked(partition)
+	c.parts[partition] = &partState{epoch: leaderEpoch, loading: true}
+	c.wg.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.wg.Done()
+		c.load(partition, leaderEpoch)
+	}()
+}
+
+// Resign unloads a partition this broker no longer leads.
+func (c *Coordinator) Resign(partition int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.unloadLocked(partition)
+}
+
+func (c *Coordinator) unloadLocked(partition int32) {
+	if c.parts[partition] == nil {
+		return
+	}
+	delete(c.parts, partition)
+	now := c.cfg.Now()
+	n := 0
+	for id, g := range c.groups {
+		if c.PartitionFor(id) == partition {
+			if g.State() != Dead {
+				g.Shutdown(now)
+			}
+			delete(c.groups, id)
+			n++
+		}
+	}
+	c.log.Info("unloaded groups of __consumer_offsets partition", "partition", partition, "groups", n)
+}
+
+// loaded is what a load builds before installing it.
+type loaded struct {
+	meta    map[string]*Decoded      // last metadata record per group (nil Meta: tombstone)
+	offsets map[string]map[TP]Offset // the groups' offsets maps, handed over whole
+	bad     int
+}
+
+func (c *Coordinator) load(partition, epoch int32) {
+	start := time.Now()
+	l := loaded{meta: map[string]*Decoded{}, offsets: map[string]map[TP]Offset{}}
+	err := c.cfg.Log.Load(c.ctx, partition, func(pos int64, key, value []byte) {
+		d, err := Decode(key, value)
+		if err != nil {
+			l.bad++
+			return
+		}
+		if d.IsMeta {
+			l.meta[d.Group] = &d
+			return
+		}
+		m := l.offsets[d.Group]
+		if m == nil {
+			m = map[TP]Offset{}
+			l.offsets[d.Group] = m
+		}
+		if d.Offset == nil {
+			delete(m, d.TP)
+			return
+		}
+		o := *d.Offset
+		o.logOffset = pos
+		m[d.TP] = o
+	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ps := c.parts[partition]
+	if ps == nil || ps.epoch != epoch {
+		return // resigned, or a newer leadership is loading
+	}
+	if err != nil {
+		if c.ctx.Err() == nil {
+			c.log.Error("loading __consumer_offsets partition failed", "partition", partition, "err", err)
+		}
+		delete(c.parts, partition)
+		return
+	}
+	groups, offsets := c.install(&l)
+	ps.loading = false
+	c.log.Info("loaded groups of __consumer_offsets partition", "partition", partition, "leader_epoch", epoch,
+		"groups", groups, "offsets", offsets, "undecodable", l.bad, "took", time.Since(start).Round(time.Millisecond))
+}
+
+// install builds the groups of a finished load; c.mu held.
+func (c *Coordinator) install(l *loaded) (groups, offsets int) {
+	now := c.cfg.Now()
+	for id, d := range l.meta {
+		if d.Meta != nil {
+			c.groups[id] = Restore(id, &c.cfg.Group, c.persistGroup, d.Meta, now)
+		}
+	}
+	for id, m := range l.offsets {
+		if len(m) == 0 {
+			continue
+		}
+		g := c.getOrCreate(id, now)
+		if len(g.offsets) == 0 {
+			g.offsets = m // the map the load built, as it is
+		} else {
+			for tp, o := range m {
+				g.ApplyOffset(tp, o, o.logOffset)
+			}
+		}
+		offsets += len(m)
+	}
+	for id := range c.groups {
+		if l.meta[id] != nil || l.offsets[id] != nil {
+			groups++
+		}
+	}
+	return groups, offsets
+}
+
+// append writes records to a partition this broker leads; c.mu held.
+func (c *Coordinator) append(partition int32, recs []record.KV, now time.Time) (func(context.Context) error, int64, error) {
+	ps := c.parts[partition]
+	if ps == nil || ps.loading {
+		return nil, 0, errNotCoordinator
+	}
+	wait, base, err := c.cfg.Log.Append(partition, record.Build(now.UnixMilli(), recs))
+	if err != nil {
+		return nil, 0, storeError(err)
+	}
+	return wait, base, nil
+}
