@@ -70,7 +70,37 @@ type loaded struct {
 func (c *Coordinator) load(partition, epoch int32) {
 	start := time.Now()
 	l := loaded{meta: map[string]*Decoded{}, offsets: map[string]map[TP]Offset{}}
+	topics := map[string]string{} // one string per topic name
 	err := c.cfg.Log.Load(c.ctx, partition, func(pos int64, key, value []byte) {
+		// Offset records, nearly all of them, without a string per
+		// record: the map lookups by string(bytes) do not allocate.
+		if gid, tb, part, ok := offsetKey(key); ok {
+			var o Offset
+			if value != nil {
+				var err error
+				if o, err = decodeOffsetValue(value); err != nil {
+					l.bad++
+					return
+				}
+			}
+			m := l.offsets[string(gid)]
+			if m == nil {
+				m = map[TP]Offset{}
+				l.offsets[string(gid)] = m
+			}
+			topic, ok := topics[string(tb)]
+			if !ok {
+				topic = string(tb)
+				topics[topic] = topic
+			}
+			if value == nil {
+				delete(m, TP{topic, part})
+				return
+			}
+			o.logOffset = pos
+			m[TP{topic, part}] = o
+			return
+		}
 		d, err := Decode(key, value)
 		if err != nil {
 			l.bad++

@@ -8,6 +8,7 @@ package group
 // does. A nil value is a tombstone.
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -92,16 +93,11 @@ func Decode(key, value []byte) (Decoded, error) {
 		if value == nil {
 			return d, nil
 		}
-		v := kmsg.NewOffsetCommitValue()
-		if err := v.ReadFrom(value); err != nil {
-			return Decoded{}, fmt.Errorf("%w: %w", ErrBadRecord, err)
+		o, err := decodeOffsetValue(value)
+		if err != nil {
+			return Decoded{}, err
 		}
-		epoch := int32(-1)
-		if v.Version >= 3 {
-			epoch = v.LeaderEpoch
-		}
-		d.Offset = &Offset{Offset: v.Offset, LeaderEpoch: epoch, Metadata: v.Metadata,
-			CommitTime: time.UnixMilli(v.CommitTimestamp)}
+		d.Offset = &o
 		return d, nil
 	case 2:
 		k := kmsg.NewGroupMetadataKey()
@@ -121,6 +117,53 @@ func Decode(key, value []byte) (Decoded, error) {
 	default:
 		return Decoded{}, fmt.Errorf("%w: key version %d", ErrBadRecord, ver)
 	}
+}
+
+// decodeOffsetValue reads an offset commit's value.
+func decodeOffsetValue(value []byte) (Offset, error) {
+	v := kmsg.NewOffsetCommitValue()
+	if err := v.ReadFrom(value); err != nil {
+		return Offset{}, fmt.Errorf("%w: %w", ErrBadRecord, err)
+	}
+	epoch := int32(-1)
+	if v.Version >= 3 {
+		epoch = v.LeaderEpoch
+	}
+	return Offset{Offset: v.Offset, LeaderEpoch: epoch, Metadata: v.Metadata,
+		CommitTime: time.UnixMilli(v.CommitTimestamp)}, nil
+}
+
+// offsetKey reads an offset commit's key (versions 0 and 1: group, topic,
+// partition) without copying: group and topic alias key. ok is false for
+// any other key, and for one Decode would refuse.
+func offsetKey(key []byte) (group, topic []byte, partition int32, ok bool) {
+	if len(key) < 2 || key[0] != 0 || key[1] > 1 {
+		return nil, nil, 0, false
+	}
+	b := key[2:]
+	str := func() []byte {
+		if len(b) < 2 {
+			ok = false
+			return nil
+		}
+		n := int(int16(binary.BigEndian.Uint16(b)))
+		if n < 0 || len(b)-2 < n {
+			ok = false
+			return nil
+		}
+		s := b[2 : 2+n]
+		b = b[2+n:]
+		return s
+	}
+	ok = true
+	group = str()
+	if ok {
+		topic = str()
+	}
+	if !ok || len(b) < 4 {
+		return nil, nil, 0, false
+	}
+	return group, topic, int32(binary.BigEndian.Uint32(b)), true
 }
 
 // Restore rebuilds a group from its last metadata record, as Kafka's
