@@ -50,23 +50,7 @@ func TestKcat(t *testing.T) {
 		t.Fatalf("kcat -L:\n%s", meta)
 	}
 
-	var in bytes.Buffer
-	const n = 3000
-	for i := range n {
-		fmt.Fprintf(&in, "k%d:value-%d\n", i, i)
-	}
-	kcat(t, in.Bytes(), "-b", addr, "-P", "-t", "kc", "-p", "1", "-K:", "-X", "acks=all")
-
-	out := kcat(t, nil, "-b", addr, "-C", "-t", "kc", "-p", "1", "-o", "beginning", "-e", "-f", "%o %k %s\n")
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != n {
-		t.Fatalf("consumed %d lines, want %d", len(lines), n)
-	}
-	for i, l := range lines {
-		if want := fmt.Sprintf("%d k%d value-%d", i, i, i); l != want {
-			t.Fatalf("line %d = %q, want %q", i, l, want)
-		}
-	}
+	kcatRoundTrip(t, addr, "kc", 1, 3000, "acks=all")
 
 	// Auto-creation through librdkafka's producer metadata request.
 	kcat(t, []byte("hello\n"), "-b", addr, "-P", "-t", "kc-auto")
@@ -134,13 +118,20 @@ func TestKcatIdempotent(t *testing.T) {
 	b := startBroker(t, t.TempDir(), nil)
 	addr := b.Addr().String()
 	createTopic(t, newClient(t, b), "kci", 2, nil)
+	kcatRoundTrip(t, addr, "kci", 0, 2000, "enable.idempotence=true")
+}
+
+// kcatRoundTrip produces n keyed records to one partition with kcat (and
+// the producer property prop) and reads them back, in order, from offset 0.
+func kcatRoundTrip(t *testing.T, addr, topic string, partition, n int, prop string) {
+	t.Helper()
 	var in bytes.Buffer
-	const n = 2000
 	for i := range n {
 		fmt.Fprintf(&in, "k%d:value-%d\n", i, i)
 	}
-	kcat(t, in.Bytes(), "-b", addr, "-P", "-t", "kci", "-p", "0", "-K:", "-X", "enable.idempotence=true")
-	out := kcat(t, nil, "-b", addr, "-C", "-t", "kci", "-p", "0", "-o", "beginning", "-e", "-f", "%o %k %s\n")
+	p := fmt.Sprint(partition)
+	kcat(t, in.Bytes(), "-b", addr, "-P", "-t", topic, "-p", p, "-K:", "-X", prop)
+	out := kcat(t, nil, "-b", addr, "-C", "-t", topic, "-p", p, "-o", "beginning", "-e", "-f", "%o %k %s\n")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != n {
 		t.Fatalf("consumed %d lines, want %d", len(lines), n)
