@@ -2,8 +2,10 @@ package metacache
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -34,18 +36,24 @@ type Cache struct {
 	list            []api.TopicInfo // built lazily, valid when listOK
 	listOK          bool
 	rd              readiness // ready.go
-	st              stall     // ready.go
+
+	// Read without mu on every client request (ready.go).
+	readyCh  atomic.Pointer[chan struct{}] // rd.ch as of its last change
+	st       atomic.Pointer[stall]
+	lastBeat atomic.Int64 // st.now() at the last beat
 }
 
 // New returns an empty cache for broker nodeID: no controller, no brokers,
 // no topics.
 func New(nodeID int32) *Cache {
-	return &Cache{
+	c := &Cache{
 		nodeID: nodeID, controllerID: -1,
 		topics: map[string]*topic{}, byID: map[[16]byte]string{},
 		configs: map[string]map[string]string{}, changed: make(chan struct{}),
-		rd: newReadiness(),
+		rd: readiness{need: math.MaxInt64},
 	}
+	c.newReadyChLocked()
+	return c
 }
 
 // changedLocked invalidates the topic list and wakes Changed waiters.

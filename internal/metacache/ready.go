@@ -5,6 +5,9 @@ import (
 	"time"
 )
 
+// The Cache's fields for readiness (cache.go): rd (guarded by mu) and its
+// lock-free mirrors readyCh, st and lastBeat.
+
 // Readiness: a broker serves clients only once it is registered and has
 // applied an UpdateMetadata that its controller sent after learning of that
 // registration (one carrying the registration's broker epoch or a newer
@@ -30,24 +33,22 @@ type readiness struct {
 	ch      chan struct{} // closed when ready
 }
 
-func newReadiness() readiness {
-	return readiness{need: math.MaxInt64, ch: make(chan struct{})}
+// newReadyChLocked gives readiness a new, open channel and publishes it.
+func (c *Cache) newReadyChLocked() {
+	ch := make(chan struct{})
+	c.rd.ch = ch
+	c.readyCh.Store(&ch)
 }
 
 // Ready returns a channel that is closed once the broker may serve clients
 // (see readiness above). After Unready, call Ready again for the new
-// channel.
+// channel. Every client request asks it, so it takes no lock: the channel
+// is published in readyCh, and the stall check reads atomics.
 func (c *Cache) Ready() <-chan struct{} {
-	c.mu.RLock()
-	if !c.stalledLocked() {
-		defer c.mu.RUnlock()
-		return c.rd.ch
+	if c.stalled() {
+		c.Beat() // the first request after a stall: unready before it is answered
 	}
-	c.mu.RUnlock()
-	c.Beat() // the first request after a stall: unready before it is answered
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.rd.ch
+	return *c.readyCh.Load()
 }
 
 // IsReady reports whether the broker may serve clients now.
@@ -70,7 +71,7 @@ func (c *Cache) unreadyLocked() {
 	c.rd.need = math.MaxInt64
 	if c.rd.ready {
 		c.rd.ready = false
-		c.rd.ch = make(chan struct{})
+		c.newReadyChLocked()
 	}
 }
 
@@ -104,11 +105,11 @@ func (c *Cache) checkReadyLocked() {
 // at once, before any request of the resumed process is answered from it,
 // and tells the broker (onStall) to end its session and register again.
 
-// stall is the Cache's part for it, guarded by Cache.mu.
+// stall is the Cache's part for it, set once by WatchStalls (nil before:
+// no stall detection); the last beat is Cache.lastBeat.
 type stall struct {
-	limit   time.Duration // 0: no stall detection
+	limit   time.Duration
 	now     func() time.Duration
-	last    time.Duration // of the last beat
 	onStall func(gap time.Duration)
 }
 
@@ -116,36 +117,30 @@ type stall struct {
 // beats is a stall, reported to onStall (called without the cache's lock;
 // it must not block). now is a monotonic clock.
 func (c *Cache) WatchStalls(limit time.Duration, now func() time.Duration, onStall func(gap time.Duration)) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.st = stall{limit: limit, now: now, last: now(), onStall: onStall}
+	c.lastBeat.Store(int64(now()))
+	c.st.Store(&stall{limit: limit, now: now, onStall: onStall})
 }
 
-// Beat records that the process is running.
+// Beat records that the process is running. Of concurrent beats after a
+// stall, the first to swap the last beat's time reports it.
 func (c *Cache) Beat() {
+	st := c.st.Load()
+	if st == nil {
+		return
+	}
+	now := st.now()
+	gap := now - time.Duration(c.lastBeat.Swap(int64(now)))
+	if gap < st.limit {
+		return
+	}
 	c.mu.Lock()
-	gap, stalled := c.beatLocked()
-	c.mu.Unlock()
-	if stalled {
-		c.st.onStall(gap)
-	}
-}
-
-func (c *Cache) beatLocked() (time.Duration, bool) {
-	if c.st.limit == 0 {
-		return 0, false
-	}
-	now := c.st.now()
-	gap := now - c.st.last
-	c.st.last = now
-	if gap < c.st.limit {
-		return gap, false
-	}
 	c.unreadyLocked()
-	return gap, true
+	c.mu.Unlock()
+	st.onStall(gap)
 }
 
-// stalledLocked reports whether the last beat is a stall's length ago.
-func (c *Cache) stalledLocked() bool {
-	return c.st.limit != 0 && c.st.now()-c.st.last >= c.st.limit
+// stalled reports whether the last beat is a stall's length ago.
+func (c *Cache) stalled() bool {
+	st := c.st.Load()
+	return st != nil && st.now()-time.Duration(c.lastBeat.Load()) >= st.limit
 }
