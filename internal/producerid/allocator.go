@@ -58,4 +58,8 @@ func (a *allocator) saw(end int64) { a.highest = max(a.highest, end) }
 
 // issued reports whether id lies in a block claimed so far as this
 // allocator knows.
-func (a *allocator) issued(id int64) bool { return id >= 0 && id <= a.highest }
+func (a *allocator) issued(id int64) bool { return issuedUpTo(a.highest, id) }
+
+// issuedUpTo: id lies in a block claimed so far when blocks up to highest
+// (their last id) have been claimed.
+func issuedUpTo(highest, id int64) bool { return id >= 0 && id <= highest }

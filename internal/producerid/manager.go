@@ -46,6 +46,9 @@ type Manager struct {
 	changed  chan struct{} // closed and replaced when a claim attempt ends
 	claimErr error         // the last claim attempt's error, nil after a success
 	stopped  bool
+	// highest is a.highest, published for Issued, which every idempotent
+	// produce batch asks: it reads it without taking mu.
+	highest atomic.Int64
 
 	// Issued's reads of the store: one at a time (readMu), counted, so a
 	// caller knows whether a read began after it asked.
@@ -66,7 +69,9 @@ func New(cfg Config) *Manager {
 	if cfg.RefreshInterval <= 0 {
 		cfg.RefreshInterval = 100 * time.Millisecond
 	}
-	return &Manager{cfg: cfg, wake: make(chan struct{}, 1), a: newAllocator(), changed: make(chan struct{})}
+	m := &Manager{cfg: cfg, wake: make(chan struct{}, 1), a: newAllocator(), changed: make(chan struct{})}
+	m.highest.Store(m.a.highest)
+	return m
 }
 
 // Run claims the first block at once (as Kafka's ZooKeeper-mode manager
@@ -107,6 +112,7 @@ func (m *Manager) claim(ctx context.Context) {
 		m.mu.Lock()
 		if err == nil {
 			m.a.claimed(b)
+			m.highest.Store(m.a.highest)
 		}
 		m.claimErr = err
 		m.broadcastLocked()
@@ -199,11 +205,7 @@ func (m *Manager) Issued(id int64) bool {
 	return m.known(id)
 }
 
-func (m *Manager) known(id int64) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.a.issued(id)
-}
+func (m *Manager) known(id int64) bool { return issuedUpTo(m.highest.Load(), id) }
 
 // refresh reads the latest block into the allocator.
 func (m *Manager) refresh() error {
@@ -217,6 +219,7 @@ func (m *Manager) refresh() error {
 	if found {
 		m.mu.Lock()
 		m.a.saw(b.Last)
+		m.highest.Store(m.a.highest)
 		m.mu.Unlock()
 	}
 	return nil
