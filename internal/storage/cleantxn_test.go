@@ -179,7 +179,7 @@ func TestCleanTxnPasses(t *testing.T) {
 		name: "aborted data goes at once, its marker after the horizon of the next pass",
 		log: memLog(txnData(10, recordtest.None, p1, 0, 0, kv{"a", "1"}, kv{"b", "1"}), txnData(11, recordtest.Gzip, p1, 0, 2, kv{"c", "1"}),
 			txnMarker(12, p1, 0, false), plainData(13, kv{"d", "1"})),
-		aborts: []txnAbort{{p1, 0, 0}},
+		aborts: []txnAbort{{p1, 0, 3, 0}},
 		passes: []pass{
 			{1000, []string{"3 ABORT", "4 d=1"}},
 			{1000, []string{"3 ABORT h=1100", "4 d=1"}},
@@ -198,7 +198,7 @@ func TestCleanTxnPasses(t *testing.T) {
 		name: "aborted record of a key does not supersede a committed one",
 		log: memLog(txnData(10, recordtest.None, p2, 0, 0, kv{"a", "committed"}), txnData(11, recordtest.Lz4, p1, 0, 0, kv{"a", "aborted"}, kv{"b", "aborted"}),
 			txnMarker(12, p1, 0, false), txnMarker(13, p2, 0, true)),
-		aborts: []txnAbort{{p1, 1, 0}},
+		aborts: []txnAbort{{p1, 1, 3, 0}},
 		passes: []pass{
 			{1000, []string{"0 p2 txn a=committed", "3 ABORT", "4 COMMIT"}},
 			{1000, []string{"0 p2 txn a=committed", "3 ABORT h=1100", "4 COMMIT"}},
@@ -208,7 +208,7 @@ func TestCleanTxnPasses(t *testing.T) {
 		name: "a producer's aborted transaction, then its committed one",
 		log: memLog(txnData(10, recordtest.Zstd, p1, 0, 0, kv{"a", "1"}), txnMarker(11, p1, 0, false),
 			txnData(12, recordtest.Zstd, p1, 0, 1, kv{"a", "2"}, kv{"b", "2"}), txnMarker(13, p1, 0, true)),
-		aborts: []txnAbort{{p1, 0, 0}},
+		aborts: []txnAbort{{p1, 0, 1, 0}},
 		passes: []pass{
 			{1000, []string{"1 ABORT", "2 p1 txn a=2 b=2", "4 COMMIT"}},
 			{1000, []string{"1 ABORT h=1100", "2 p1 txn a=2 b=2", "4 COMMIT"}},
@@ -227,7 +227,7 @@ func TestCleanTxnPasses(t *testing.T) {
 	}, {
 		name:     "the producer's newest batch stays empty, and so does its aborted transaction",
 		log:      memLog(txnData(10, recordtest.None, p1, 0, 0, kv{"a", "1"}), txnMarker(11, p1, 0, false)),
-		aborts:   []txnAbort{{p1, 0, 0}},
+		aborts:   []txnAbort{{p1, 0, 1, 0}},
 		liveLast: map[int64]int64{p1: 0},
 		passes: []pass{
 			{1000, []string{"0 p1 txn empty", "1 ABORT"}},
@@ -245,7 +245,7 @@ func TestCleanTxnPasses(t *testing.T) {
 	}, {
 		name:   "an aborted transaction with no data here, its index entry listed twice",
 		log:    memLog(plainData(10, kv{"a", "1"}), txnMarker(11, p1, 0, false), plainData(12, kv{"a", "2"})),
-		aborts: []txnAbort{{p1, 1, 0}, {p1, 1, 1}},
+		aborts: []txnAbort{{p1, 1, 1, 0}, {p1, 1, 1, 1}},
 		passes: []pass{
 			{1000, []string{"1 ABORT h=1100", "2 a=2"}},
 			{1100, []string{"2 a=2"}},
@@ -255,11 +255,18 @@ func TestCleanTxnPasses(t *testing.T) {
 		log: memLog(txnData(10, recordtest.None, p1, 0, 0, kv{"a", "p1"}), plainData(11, kv{"a", "plain"}),
 			txnData(12, recordtest.Snappy, p2, 0, 0, kv{"b", "p2"}, kv{"c", "p2"}), txnData(13, recordtest.None, p1, 0, 1, kv{"c", "p1"}),
 			txnMarker(14, p2, 0, true), txnMarker(15, p1, 0, false), plainData(16, kv{"b", "plain"})),
-		aborts: []txnAbort{{p1, 0, 0}},
+		aborts: []txnAbort{{p1, 0, 6, 0}},
 		passes: []pass{
 			{1000, []string{"1 a=plain", "2 p2 txn c=p2", "5 COMMIT", "6 ABORT", "7 b=plain"}},
 			{1000, []string{"1 a=plain", "2 p2 txn c=p2", "5 COMMIT", "6 ABORT h=1100", "7 b=plain"}},
 			{1100, []string{"1 a=plain", "2 p2 txn c=p2", "5 COMMIT", "7 b=plain"}},
+		},
+	}, {
+		name:   "an index entry whose marker is gone does not abort its producer's later transaction",
+		log:    memLog(plainData(10, kv{"a", "1"}), txnData(11, recordtest.None, p1, 1, 0, kv{"b", "1"}), txnMarker(12, p1, 1, true)),
+		aborts: []txnAbort{{p1, 0, 0, 0}},
+		passes: []pass{
+			{1000, []string{"0 a=1", "1 p1 txn b=1", "2 COMMIT"}},
 		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
