@@ -86,6 +86,10 @@ type Coordinator struct {
 	mu     sync.Mutex
 	parts  map[int32]*partState
 	groups map[string]*Group
+	// txnGroups: the groups with pending transactional offsets of each
+	// producer (Kafka's openGroupsForProducer), so that a marker looks at
+	// those only; an entry may outlive its offsets (CompleteTxn skips it).
+	txnGroups map[int64]map[string]struct{}
 	ctx    context.Context // ends with Run: loads and waits for writes end with it
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // loads and waits for writes, awaited by Run
@@ -105,6 +109,7 @@ func NewCoordinator(cfg CoordinatorConfig) *Coordinator {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Coordinator{cfg: cfg, log: cfg.Logger, parts: map[int32]*partState{}, groups: map[string]*Group{},
+		txnGroups: map[int64]map[string]struct{}{},
 		ctx: ctx, cancel: cancel}
 }
 
