@@ -90,10 +90,10 @@ type Coordinator struct {
 	// producer (Kafka's openGroupsForProducer), so that a marker looks at
 	// those only; an entry may outlive its offsets (CompleteTxn skips it).
 	txnGroups map[int64]map[string]struct{}
-	ctx    context.Context // ends with Run: loads and waits for writes end with it
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // loads and waits for writes, awaited by Run
-	closed bool           // Run has ended: nothing more is started (mu)
+	ctx       context.Context // ends with Run: loads and waits for writes end with it
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup // loads and waits for writes, awaited by Run
+	closed    bool           // Run has ended: nothing more is started (mu)
 }
 
 // NewCoordinator returns a coordinator that leads no partition yet.
@@ -110,7 +110,7 @@ func NewCoordinator(cfg CoordinatorConfig) *Coordinator {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Coordinator{cfg: cfg, log: cfg.Logger, parts: map[int32]*partState{}, groups: map[string]*Group{},
 		txnGroups: map[int64]map[string]struct{}{},
-		ctx: ctx, cancel: cancel}
+		ctx:       ctx, cancel: cancel}
 }
 
 // PartitionFor is the group's __consumer_offsets partition.
