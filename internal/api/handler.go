@@ -209,6 +209,8 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.offsetCommit(r), nil
 	case *kmsg.OffsetFetchRequest:
 		return h.offsetFetch(r), nil
+	case *kmsg.TxnOffsetCommitRequest:
+		return h.txnOffsetCommit(r), nil
 	case *kmsg.DescribeGroupsRequest:
 		return h.describeGroups(r), nil
 	case *kmsg.ListGroupsRequest:

@@ -98,16 +98,30 @@ func (c *Coordinator) CommitOffsets(groupID, memberID string, instanceID *string
 type Fetched struct {
 	TP     TP
 	Offset Offset // Offset -1 when nothing is committed
+	Err    error  // UNSTABLE_OFFSET_COMMIT (require_stable)
 }
 
 // FetchOffsets returns the committed offsets of tps, or all of the group's
 // when tps is nil.
 func (c *Coordinator) FetchOffsets(groupID string, tps []TP) ([]Fetched, error) {
+	return c.FetchStable(groupID, tps, false)
+}
+
+// FetchStable is FetchOffsets with OffsetFetch v7+'s require_stable: a
+// partition with a pending transactional offset answers
+// UNSTABLE_OFFSET_COMMIT and offset -1 (Kafka's getOffsets), which the
+// client retries until the transaction ends.
+func (c *Coordinator) FetchStable(groupID string, tps []TP, requireStable bool) ([]Fetched, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	g, err := c.lookup(groupID)
 	if err != nil {
 		return nil, err
+	}
+	unstable := func(f *Fetched) {
+		if requireStable && g.PendingTxnOffset(f.TP) {
+			f.Offset, f.Err = Offset{Offset: -1, LeaderEpoch: -1}, kerr.UnstableOffsetCommit
+		}
 	}
 	if tps == nil {
 		if g == nil {
@@ -116,6 +130,7 @@ func (c *Coordinator) FetchOffsets(groupID string, tps []TP) ([]Fetched, error) 
 		var out []Fetched
 		for tp, o := range g.offsets {
 			out = append(out, Fetched{TP: tp, Offset: o})
+			unstable(&out[len(out)-1])
 		}
 		slices.SortFunc(out, func(a, b Fetched) int {
 			return cmp.Or(strings.Compare(a.TP.Topic, b.TP.Topic), cmp.Compare(a.TP.Partition, b.TP.Partition))
@@ -129,6 +144,7 @@ func (c *Coordinator) FetchOffsets(groupID string, tps []TP) ([]Fetched, error) 
 			if o, ok := g.offsets[tp]; ok {
 				out[i].Offset = o
 			}
+			unstable(&out[i])
 		}
 	}
 	return out, nil

@@ -36,8 +36,9 @@ type Log interface {
 	// ctx ends, or leadership is lost), and the offset of its first record.
 	Append(partition int32, batch []byte) (wait func(ctx context.Context) error, base int64, err error)
 	// Load calls fn for every record of the partition from its start to
-	// its log end offset, in order.
-	Load(ctx context.Context, partition int32, fn func(offset int64, key, value []byte)) error
+	// its log end offset, in order, with its batch's producer and
+	// attributes, and once for every transaction marker (ReadBatches).
+	Load(ctx context.Context, partition int32, fn LoadFunc) error
 }
 
 // CoordinatorConfig is what the coordinator needs besides the group core's
@@ -68,6 +69,14 @@ var (
 type partState struct {
 	epoch   int32
 	loading bool
+	// completions are the transaction markers CompleteTxn was told of
+	// while the partition loaded, applied after the load in order.
+	completions []txnCompletion
+}
+
+type txnCompletion struct {
+	producerID int64
+	commit     bool
 }
 
 // Coordinator serves the groups of the partitions this broker leads.

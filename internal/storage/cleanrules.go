@@ -127,3 +127,40 @@ func keepRecord(hasKey, tombstone bool, offset, mapped int64, horizon int64, has
 	}
 	return true
 }
+
+// batchFate is what a pass does with one batch (Kafka's
+// checkBatchRetention with the transaction rules).
+type batchFate int8
+
+const (
+	fateFilter  batchFate = iota // a data batch: each record by keepRecord
+	fateKeep                     // the batch as it is
+	fateHorizon                  // the records as they are, a delete horizon stamped
+	fateEmpty                    // an empty batch, for the producer state
+	fateDrop                     // nothing
+)
+
+// batchFate decides for a batch from what cleanTxns said of it:
+// discardable is onData's aborted for a data batch, onMarker's
+// discardable for a control batch (empty: it has no record left).
+// Aborted data goes; a marker stays while data of its transaction may
+// remain, then gets a delete horizon (nowMs + delete.retention.ms, the
+// caller's) and goes once nowMs reaches it: two passes at least, as
+// Kafka's cleaner piggy-backs markers on the tombstone horizon. An empty
+// marker goes at once. A batch that goes but is its producer's last (the
+// producer state needs its offsets, epoch and sequence) stays empty.
+func batchFateOf(control, discardable, empty bool, horizon int64, hasHorizon, producersLast bool, nowMs int64) batchFate {
+	switch {
+	case !control && !discardable:
+		return fateFilter
+	case control && !discardable:
+		return fateKeep
+	case control && !empty && !hasHorizon:
+		return fateHorizon
+	case control && !empty && nowMs < horizon:
+		return fateKeep
+	case producersLast:
+		return fateEmpty
+	}
+	return fateDrop
+}

@@ -36,6 +36,10 @@ var Supported = map[int16]VersionRange{
 	int16(kmsg.DescribeGroups):  {0, 5},
 	int16(kmsg.DeleteGroups):    {0, 2},
 	int16(kmsg.OffsetDelete):    {0, 0},
+	// Transactional offsets on the group coordinator (KIP-98, KIP-447:
+	// v3+ carry the member and generation; v5, KIP-890 part 2, is not
+	// served).
+	int16(kmsg.TxnOffsetCommit): {0, 4},
 	// The idempotent producers of partitions this broker leads (KIP-664).
 	int16(kmsg.DescribeProducers): {0, 0},
 	// Admin, served by the controller (KIP-455).
