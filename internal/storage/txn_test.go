@@ -17,10 +17,10 @@ type txnEv struct {
 	marker int8 // 0 data, 1 commit, 2 abort
 }
 
-func data(pid, off int64) txnEv    { return txnEv{pid: pid, off: off} }
-func txnData(pid, off int64) txnEv { return txnEv{pid: pid, off: off, txn: true} }
-func commit(pid, off int64) txnEv  { return txnEv{pid: pid, off: off, marker: 1} }
-func abort(pid, off int64) txnEv   { return txnEv{pid: pid, off: off, marker: 2} }
+func dataEv(pid, off int64) txnEv    { return txnEv{pid: pid, off: off} }
+func txnDataEv(pid, off int64) txnEv { return txnEv{pid: pid, off: off, txn: true} }
+func commitEv(pid, off int64) txnEv  { return txnEv{pid: pid, off: off, marker: 1} }
+func abortEv(pid, off int64) txnEv   { return txnEv{pid: pid, off: off, marker: 2} }
 
 // runTxnScript applies evs to a fresh state as the log does, returning it
 // and the index entries made for aborts.
@@ -56,22 +56,22 @@ func TestLastStableOffsetRules(t *testing.T) {
 		aborted      []abortedTxn
 	}{
 		{"no producer", nil, 0, 10, 10, nil},
-		{"idempotent data opens nothing", []txnEv{data(1, 0), data(1, 1)}, 0, 2, 2, nil},
-		{"open transaction below the hw", []txnEv{data(2, 0), txnData(1, 5), txnData(1, 6)}, 0, 10, 5, nil},
-		{"open transaction above the hw", []txnEv{txnData(1, 5)}, 0, 3, 3, nil},
-		{"committed, marker at the hw (not replicated)", []txnEv{txnData(1, 5), commit(1, 8)}, 0, 8, 5, nil},
-		{"committed, marker below the hw", []txnEv{txnData(1, 5), commit(1, 8)}, 0, 9, 9, nil},
-		{"oldest of two open", []txnEv{txnData(1, 5), txnData(2, 7)}, 0, 20, 5, nil},
-		{"abort with another open", []txnEv{txnData(1, 5), txnData(2, 7), abort(1, 9)}, 0, 20, 7,
+		{"idempotent data opens nothing", []txnEv{dataEv(1, 0), dataEv(1, 1)}, 0, 2, 2, nil},
+		{"open transaction below the hw", []txnEv{dataEv(2, 0), txnDataEv(1, 5), txnDataEv(1, 6)}, 0, 10, 5, nil},
+		{"open transaction above the hw", []txnEv{txnDataEv(1, 5)}, 0, 3, 3, nil},
+		{"committed, marker at the hw (not replicated)", []txnEv{txnDataEv(1, 5), commitEv(1, 8)}, 0, 8, 5, nil},
+		{"committed, marker below the hw", []txnEv{txnDataEv(1, 5), commitEv(1, 8)}, 0, 9, 9, nil},
+		{"oldest of two open", []txnEv{txnDataEv(1, 5), txnDataEv(2, 7)}, 0, 20, 5, nil},
+		{"abort with another open", []txnEv{txnDataEv(1, 5), txnDataEv(2, 7), abortEv(1, 9)}, 0, 20, 7,
 			[]abortedTxn{{producerID: 1, firstOffset: 5, lastOffset: 9, lastStableOffset: 7}}},
-		{"abort alone", []txnEv{txnData(1, 5), txnData(1, 6), abort(1, 9)}, 0, 20, 20,
+		{"abort alone", []txnEv{txnDataEv(1, 5), txnDataEv(1, 6), abortEv(1, 9)}, 0, 20, 20,
 			[]abortedTxn{{producerID: 1, firstOffset: 5, lastOffset: 9, lastStableOffset: 10}}},
-		{"abort without a transaction", []txnEv{abort(1, 4)}, 0, 5, 5,
+		{"abort without a transaction", []txnEv{abortEv(1, 4)}, 0, 5, 5,
 			[]abortedTxn{{producerID: 1, firstOffset: 4, lastOffset: 4, lastStableOffset: 5}}},
-		{"abort not replicated, other open later", []txnEv{txnData(1, 5), txnData(2, 7), abort(1, 9)}, 0, 9, 5,
+		{"abort not replicated, other open later", []txnEv{txnDataEv(1, 5), txnDataEv(2, 7), abortEv(1, 9)}, 0, 9, 5,
 			[]abortedTxn{{producerID: 1, firstOffset: 5, lastOffset: 9, lastStableOffset: 7}}},
-		{"next transaction of the same producer", []txnEv{txnData(1, 5), commit(1, 6), txnData(1, 7)}, 0, 20, 7, nil},
-		{"open transaction below the log start", []txnEv{txnData(1, 5)}, 12, 20, 12, nil},
+		{"next transaction of the same producer", []txnEv{txnDataEv(1, 5), commitEv(1, 6), txnDataEv(1, 7)}, 0, 20, 7, nil},
+		{"open transaction below the log start", []txnEv{txnDataEv(1, 5)}, 12, 20, 12, nil},
 	}
 	for _, c := range cases {
 		s, idx := runTxnScript(c.evs)
