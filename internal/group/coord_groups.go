@@ -228,6 +228,7 @@ func (c *Coordinator) removeGroupLocked(g *Group) (func(context.Context) error, 
 	if err := g.Delete(now); err != nil {
 		return nil, err
 	}
+	c.forgetTxnGroup(g)
 	delete(c.groups, g.ID)
 	return wait, nil
 }

@@ -53,6 +53,7 @@ func (c *Coordinator) unloadLocked(partition int32) {
 			if g.State() != Dead {
 				g.Shutdown(now)
 			}
+			c.forgetTxnGroup(g)
 			delete(c.groups, id)
 			n++
 		}
@@ -227,6 +228,7 @@ func (c *Coordinator) install(partition int32, l *loaded) (groups, offsets int) 
 			for tp, o := range m {
 				g.PrepareTxnOffset(pid, tp, o, o.logOffset)
 			}
+			c.addTxnGroup(pid, id)
 		}
 	}
 	for id, g := range c.groups {

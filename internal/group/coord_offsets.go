@@ -77,11 +77,21 @@ func (c *Coordinator) CommitOffsets(groupID, memberID string, instanceID *string
 		return out
 	}
 	wait, base, err := c.append(c.PartitionFor(groupID), recs, now)
+	if err == nil {
+		for _, i := range idx {
+			g.CommitInFlight(commits[i].TP, 1)
+		}
+	}
 	c.mu.Unlock()
 	if err == nil {
 		err = c.await(wait)
+		c.mu.Lock()
+		for _, i := range idx {
+			g.CommitInFlight(commits[i].TP, -1)
+		}
+	} else {
+		c.mu.Lock()
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
 	for j, i := range idx {
 		out[i] = err
@@ -119,7 +129,7 @@ func (c *Coordinator) FetchStable(groupID string, tps []TP, requireStable bool) 
 		return nil, err
 	}
 	unstable := func(f *Fetched) {
-		if requireStable && g.PendingTxnOffset(f.TP) {
+		if requireStable && g.PendingOffset(f.TP) {
 			f.Offset, f.Err = Offset{Offset: -1, LeaderEpoch: -1}, kerr.UnstableOffsetCommit
 		}
 	}
@@ -240,6 +250,12 @@ func (c *Coordinator) PartitionsDeleted(tps []TP) {
 	for id, g := range c.groups {
 		var recs []record.KV
 		for tp := range g.offsets {
+			if gone[tp] {
+				recs = append(recs, OffsetRecord(id, tp, nil))
+				g.DeleteOffset(tp)
+			}
+		}
+		for tp := range g.pendingTxnTPs() { // pending only: Kafka's removeOffsets drops them too
 			if gone[tp] {
 				recs = append(recs, OffsetRecord(id, tp, nil))
 				g.DeleteOffset(tp)

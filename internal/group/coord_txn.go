@@ -85,6 +85,7 @@ func (c *Coordinator) CommitTxnOffsets(groupID string, p TxnProducer, memberID s
 			g.PrepareTxnOffset(p.ID, cm.TP, Offset{Offset: cm.Offset, LeaderEpoch: cm.LeaderEpoch,
 				Metadata: cm.Metadata, CommitTime: now}, base+int64(j))
 		}
+		c.addTxnGroup(p.ID, groupID)
 	}
 	c.mu.Unlock()
 	if err == nil {
@@ -95,6 +96,9 @@ func (c *Coordinator) CommitTxnOffsets(groupID string, p TxnProducer, memberID s
 		if c.groups[groupID] == g {
 			for j, i := range idx {
 				g.FailTxnOffset(p.ID, commits[i].TP, base+int64(j))
+			}
+			if !g.HasPendingTxn(p.ID) {
+				c.dropTxnGroup(p.ID, groupID)
 			}
 		}
 		c.mu.Unlock()
@@ -126,15 +130,47 @@ func (c *Coordinator) CompleteTxn(partition int32, producerID int64, commit bool
 // a loaded partition; c.mu held.
 func (c *Coordinator) completeTxnLocked(partition int32, producerID int64, commit bool) {
 	n := 0
-	for id, g := range c.groups {
-		if g.HasPendingTxn(producerID) && c.PartitionFor(id) == partition && g.State() != Dead {
-			g.CompleteTxn(producerID, commit)
+	for id := range c.txnGroups[producerID] {
+		if c.PartitionFor(id) != partition {
+			continue
+		}
+		c.dropTxnGroup(producerID, id)
+		if g := c.groups[id]; g != nil && g.State() != Dead && g.CompleteTxn(producerID, commit) {
 			n++
 		}
 	}
 	if n > 0 {
 		c.log.Debug("transactional offsets completed", "partition", partition, "producer_id", producerID,
 			"commit", commit, "groups", n)
+	}
+}
+
+// addTxnGroup notes that the group has pending offsets of the producer;
+// c.mu held.
+func (c *Coordinator) addTxnGroup(producerID int64, groupID string) {
+	m := c.txnGroups[producerID]
+	if m == nil {
+		m = map[string]struct{}{}
+		c.txnGroups[producerID] = m
+	}
+	m[groupID] = struct{}{}
+}
+
+// dropTxnGroup forgets that note; c.mu held.
+func (c *Coordinator) dropTxnGroup(producerID int64, groupID string) {
+	if m := c.txnGroups[producerID]; m != nil {
+		delete(m, groupID)
+		if len(m) == 0 {
+			delete(c.txnGroups, producerID)
+		}
+	}
+}
+
+// forgetTxnGroup drops a group leaving the coordinator from the index;
+// c.mu held.
+func (c *Coordinator) forgetTxnGroup(g *Group) {
+	for _, pid := range g.PendingTxnProducers() {
+		c.dropTxnGroup(pid, g.ID)
 	}
 }
 

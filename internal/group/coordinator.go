@@ -86,10 +86,14 @@ type Coordinator struct {
 	mu     sync.Mutex
 	parts  map[int32]*partState
 	groups map[string]*Group
-	ctx    context.Context // ends with Run: loads and waits for writes end with it
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // loads and waits for writes, awaited by Run
-	closed bool           // Run has ended: nothing more is started (mu)
+	// txnGroups: the groups with pending transactional offsets of each
+	// producer (Kafka's openGroupsForProducer), so that a marker looks at
+	// those only; an entry may outlive its offsets (CompleteTxn skips it).
+	txnGroups map[int64]map[string]struct{}
+	ctx       context.Context // ends with Run: loads and waits for writes end with it
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup // loads and waits for writes, awaited by Run
+	closed    bool           // Run has ended: nothing more is started (mu)
 }
 
 // NewCoordinator returns a coordinator that leads no partition yet.
@@ -105,7 +109,8 @@ func NewCoordinator(cfg CoordinatorConfig) *Coordinator {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Coordinator{cfg: cfg, log: cfg.Logger, parts: map[int32]*partState{}, groups: map[string]*Group{},
-		ctx: ctx, cancel: cancel}
+		txnGroups: map[int64]map[string]struct{}{},
+		ctx:       ctx, cancel: cancel}
 }
 
 // PartitionFor is the group's __consumer_offsets partition.

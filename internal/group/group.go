@@ -47,6 +47,9 @@ type Group struct {
 	// yet committed or aborted by their producer's marker, per producer
 	// id (Kafka's pendingTransactionalOffsetCommits); txn.go.
 	pendingTxn map[int64]map[TP]Offset
+	// inflight: plain OffsetCommit writes not yet committed, per partition
+	// (Kafka's pendingOffsetCommits), for require_stable.
+	inflight map[TP]int
 }
 
 // NewGroup returns an Empty group; persist may be nil (no writes).

@@ -87,10 +87,14 @@ func (g *Group) HasPendingTxn(producerID int64) bool {
 	return ok
 }
 
-// PendingTxnOffset reports whether any producer has a pending offset of
-// tp (Kafka's hasPendingOffsetCommitsForTopicPartition, the transactional
-// half).
-func (g *Group) PendingTxnOffset(tp TP) bool {
+// PendingOffset reports whether tp has an offset commit in flight or a
+// producer's pending transactional offset (Kafka's
+// hasPendingOffsetCommitsForTopicPartition): OffsetFetch's require_stable
+// answers UNSTABLE_OFFSET_COMMIT for it.
+func (g *Group) PendingOffset(tp TP) bool {
+	if g.inflight[tp] > 0 {
+		return true
+	}
 	for _, m := range g.pendingTxn {
 		if _, ok := m[tp]; ok {
 			return true
@@ -127,4 +131,15 @@ func (g *Group) pendingTxnTPs() map[TP]bool {
 		}
 	}
 	return out
+}
+
+// CommitInFlight counts a plain commit of tp written and not yet
+// committed (delta 1), or no longer in flight (delta -1).
+func (g *Group) CommitInFlight(tp TP, delta int) {
+	if g.inflight == nil {
+		g.inflight = map[TP]int{}
+	}
+	if g.inflight[tp] += delta; g.inflight[tp] <= 0 {
+		delete(g.inflight, tp)
+	}
 }

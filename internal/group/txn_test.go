@@ -211,3 +211,75 @@ func TestTxnOffsetsKeepGroup(t *testing.T) {
 	c.CompleteTxn(0, 1, true)
 	checkOffsets(t, c, "g", map[int32]wantOffset{1: {-1, false}})
 }
+
+// A marker completes the producer's transaction in the groups of its own
+// __consumer_offsets partition only: the same producer's offsets in a
+// group of another partition wait for that partition's marker.
+func TestCompleteTxnPerPartition(t *testing.T) {
+	now := t0
+	c := NewCoordinator(CoordinatorConfig{Group: Config{MaxSize: 10}, Partitions: 8, Retention: time.Hour,
+		CommitTimeout: 10 * time.Second, MetadataMaxBytes: 10, Log: newMemLog(), Now: func() time.Time { return now }})
+	a, b := "a", "b"
+	for c.PartitionFor(b) == c.PartitionFor(a) {
+		b += "b"
+	}
+	pa, pb := c.PartitionFor(a), c.PartitionFor(b)
+	c.BecomeLeader(pa, 1)
+	c.BecomeLeader(pb, 1)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		_, ea := c.FetchOffsets(a, nil)
+		_, eb := c.FetchOffsets(b, nil)
+		if ea == nil && eb == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("partitions not loaded")
+		}
+	}
+	for _, g := range []string{a, b} {
+		if errs := c.CommitTxnOffsets(g, TxnProducer{ID: 1}, "", nil, -1, []Commit{{TP: TP{"t", 0}, Offset: 5}}); errs[0] != nil {
+			t.Fatal(errs[0])
+		}
+	}
+	c.CompleteTxn(pa, 1, true)
+	checkOffsets(t, c, a, map[int32]wantOffset{0: {5, false}})
+	checkOffsets(t, c, b, map[int32]wantOffset{0: {-1, true}})
+	c.CompleteTxn(pb, 1, false)
+	checkOffsets(t, c, b, map[int32]wantOffset{0: {-1, false}})
+	if len(c.txnGroups) != 0 {
+		t.Fatalf("producer index left: %v", c.txnGroups)
+	}
+}
+
+// require_stable also waits for a plain commit in flight (Kafka's
+// pendingOffsetCommits); a deleted partition drops pending transactional
+// offsets with the committed ones.
+func TestRequireStableInFlightAndDeletedPartition(t *testing.T) {
+	now := t0
+	l := newMemLog()
+	c := newTestCoordinator(l, &now)
+	c.BecomeLeader(0, 1)
+	waitLoaded(t, c)
+	runTxnSteps(t, c, []txnStep{{"plain", 0, 0, 3}, {"txn", 1, 1, 5}})
+	l.hold = true
+	done := make(chan []error)
+	go func() { done <- c.CommitOffsets("g", "", nil, -1, []Commit{{TP: TP{"t", 0}, Offset: 4}}) }()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if st, _ := c.FetchStable("g", []TP{{"t", 0}}, true); errors.Is(st[0].Err, kerr.UnstableOffsetCommit) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a commit in flight is not unstable")
+		}
+	}
+	l.release(t, nil)
+	if errs := <-done; errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	l.hold = false
+	checkOffsets(t, c, "g", map[int32]wantOffset{0: {4, false}, 1: {-1, true}})
+	c.PartitionsDeleted([]TP{{"t", 1}})
+	checkOffsets(t, c, "g", map[int32]wantOffset{1: {-1, false}})
+	c.CompleteTxn(0, 1, true)
+	checkOffsets(t, c, "g", map[int32]wantOffset{1: {-1, false}})
+}

@@ -80,6 +80,18 @@
 //     deletes the snapshots above the new end and reloads; retention
 //     deletes those below the new log start; producers idle for
 //     producer.id.expiration.ms are dropped by Manager.ExpireProducers.
+//   - Transactions (txn.go the rules, txnlog.go, txnindex.go): the
+//     producer state also tracks each producer's open transaction (from
+//     its first transactional batch to its marker) and the completed ones
+//     whose marker the high watermark has not passed; LastStableOffset is
+//     the high watermark capped by the first offset of the oldest of
+//     those, never below the log start. AppendTxnMarker appends a
+//     COMMIT/ABORT control batch as leader after Kafka's checks
+//     (ErrInvalidProducerEpoch, ErrCoordinatorFenced); clients' control
+//     batches are refused. Aborts are indexed in %020d.txnindex files
+//     (Kafka's format), fsynced per entry, held in memory by marker
+//     offset, cut by truncation and retention, rebuilt from the log after
+//     an unclean shutdown or when a file is corrupt.
 //   - Log compaction (Kafka's LogCleaner; cleanrules.go the decisions as
 //     pure functions, cleanlog.go and cleanbatch.go a pass, cleanswap.go
 //     the swap, cleaner.go the threads, offsetmap.go the key map): a log

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,10 +13,26 @@ import (
 	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
-// clock is the tests' fake time.
-type clock struct{ now time.Time }
+// clock is the tests' fake time (now is read only by the test's
+// goroutine; Now is for the coordinator's).
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
 
-func (c *clock) advance(d time.Duration) time.Time { c.now = c.now.Add(d); return c.now }
+func (c *clock) advance(d time.Duration) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	return c.now
+}
+
+// Now is the fake time, safe from any goroutine.
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
 
 func newClock() *clock { return &clock{now: time.UnixMilli(1_700_000_000_000)} }
 
@@ -30,8 +47,8 @@ type ids struct{ next int64 }
 
 func (i *ids) newID() (int64, error) { i.next++; return i.next, nil }
 
-// written completes a prepared transit as if its write succeeded.
-func written(t *testing.T, m *Metadata, tr *Transit, err error) {
+// completed completes a prepared transit as if its write succeeded.
+func completed(t *testing.T, m *Metadata, tr *Transit, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatalf("prepare: %v", err)
@@ -49,9 +66,9 @@ func ongoing(t *testing.T, c *clock, tps ...kafka.TopicPartition) *Metadata {
 	t.Helper()
 	m := New("tx", 100, 60000, c.now)
 	tr, err := m.PrepareInit(60000, nil, c.now, (&ids{}).newID)
-	written(t, m, tr, err)
+	completed(t, m, tr, err)
 	tr, err = m.PrepareAddPartitions(100, 0, tps, c.now)
-	written(t, m, tr, err)
+	completed(t, m, tr, err)
 	return m
 }
 
@@ -186,7 +203,7 @@ func TestFenceThenRetry(t *testing.T) {
 	if _, err := m.PrepareAddPartitions(100, 0, []kafka.TopicPartition{tp2}, c.now); err != kerr.ProducerFenced {
 		t.Errorf("old producer AddPartitions: %v", err)
 	}
-	written(t, m, tr, nil)
+	completed(t, m, tr, nil)
 	if _, err := m.PrepareEnd(100, 0, true, c.now); err != kerr.ProducerFenced {
 		t.Errorf("old producer EndTxn: %v", err)
 	}
@@ -197,7 +214,7 @@ func TestFenceThenRetry(t *testing.T) {
 	if err != nil || tr.State != CompleteAbort || len(tr.Partitions) != 0 {
 		t.Fatalf("complete: %+v %v", tr, err)
 	}
-	written(t, m, tr, nil)
+	completed(t, m, tr, nil)
 	tr, err = m.PrepareInit(60000, nil, c.now, src.newID)
 	if err != nil || tr.ProducerEpoch != 2 || tr.State != Empty {
 		t.Fatalf("retry: %+v %v", tr, err)
@@ -221,9 +238,9 @@ func TestFailedFenceNotBumpedTwice(t *testing.T) {
 	if err != nil || tr.ProducerEpoch != 1 {
 		t.Fatalf("second fence: %+v %v", tr, err)
 	}
-	written(t, m, tr, nil)
+	completed(t, m, tr, nil)
 	tr, _ = m.PrepareComplete(c.now)
-	written(t, m, tr, nil)
+	completed(t, m, tr, nil)
 	if m.failedFence {
 		t.Error("failed fence still remembered after the abort completed")
 	}
@@ -232,10 +249,10 @@ func TestFailedFenceNotBumpedTwice(t *testing.T) {
 func TestAddPartitions(t *testing.T) {
 	c := newClock()
 	m := New("tx", 100, 60000, c.now)
-	written(t, m, must(m.PrepareInit(60000, nil, c.now, (&ids{}).newID)), nil)
+	completed(t, m, must(m.PrepareInit(60000, nil, c.now, (&ids{}).newID)), nil)
 	start := c.advance(time.Second)
 	tr, err := m.PrepareAddPartitions(100, 0, []kafka.TopicPartition{tp1, tp0}, start)
-	written(t, m, tr, err)
+	completed(t, m, tr, err)
 	if m.State != Ongoing || !m.Start.Equal(start) || len(m.Partitions) != 2 {
 		t.Fatalf("after add: %+v", m)
 	}
@@ -244,7 +261,7 @@ func TestAddPartitions(t *testing.T) {
 		t.Fatalf("re-add: %v %v", tr, err)
 	}
 	tr, err = m.PrepareAddPartitions(100, 0, []kafka.TopicPartition{tp2, tp0}, c.advance(time.Second))
-	written(t, m, tr, err)
+	completed(t, m, tr, err)
 	if !m.Start.Equal(start) || len(m.Partitions) != 3 || tr.Partitions[2] != tp2 {
 		t.Fatalf("start moved or partitions wrong: %+v %+v", m, tr.Partitions)
 	}
@@ -283,7 +300,7 @@ func TestVerify(t *testing.T) {
 	if _, err := m.Verify(9, 0, nil); err != kerr.InvalidProducerIDMapping {
 		t.Errorf("mapping: %v", err)
 	}
-	written(t, m, must(m.PrepareEnd(100, 0, true, c.now)), nil)
+	completed(t, m, must(m.PrepareEnd(100, 0, true, c.now)), nil)
 	if _, err := m.Verify(100, 0, []kafka.TopicPartition{tp0}); err != kerr.ConcurrentTransactions {
 		t.Errorf("prepare commit: %v", err)
 	}
@@ -342,14 +359,14 @@ func TestEndTxn(t *testing.T) {
 	if _, err := m.PrepareEnd(100, 0, true, c.now); err != kerr.ConcurrentTransactions {
 		t.Errorf("while the prepare is written: %v", err)
 	}
-	written(t, m, tr, nil)
+	completed(t, m, tr, nil)
 	// Markers in flight: Complete* pending.
 	tr = must(m.PrepareComplete(c.now))
 	if _, err := m.PrepareEnd(100, 0, true, c.now); err != kerr.ConcurrentTransactions {
 		t.Errorf("while markers are written: %v", err)
 	}
 	m.RemovePartition(tp0)
-	written(t, m, tr, nil)
+	completed(t, m, tr, nil)
 	if m.State != CompleteCommit || len(m.Partitions) != 0 {
 		t.Fatalf("%+v", m)
 	}
@@ -371,18 +388,18 @@ func TestTimeoutAndExpiry(t *testing.T) {
 	if m.TimedOut(c.now) {
 		t.Error("timed out again while its abort is pending")
 	}
-	written(t, m, tr, nil)
+	completed(t, m, tr, nil)
 	if m.Expired(c.now, time.Hour) {
 		t.Error("expired with a transaction in PrepareAbort")
 	}
-	written(t, m, must(m.PrepareComplete(c.now)), nil)
+	completed(t, m, must(m.PrepareComplete(c.now)), nil)
 	if m.Expired(c.advance(time.Hour-time.Millisecond), time.Hour) {
 		t.Error("expired early")
 	}
 	if !m.Expired(c.advance(time.Millisecond), time.Hour) {
 		t.Fatal("not expired")
 	}
-	written(t, m, must(m.PrepareDead(c.now)), nil)
+	completed(t, m, must(m.PrepareDead(c.now)), nil)
 	if m.State != Dead {
 		t.Fatal(m.State)
 	}
