@@ -37,7 +37,9 @@ func (p *Partition) LastStableOffset() int64 { return p.log.LastStableOffset() }
 
 // AbortedTxns lists the aborted transactions a read_committed fetch of
 // [from, to) returns (storage.Log.AbortedTxns).
-func (p *Partition) AbortedTxns(from, to int64) []storage.AbortedTxn { return p.log.AbortedTxns(from, to) }
+func (p *Partition) AbortedTxns(from, to int64) []storage.AbortedTxn {
+	return p.log.AbortedTxns(from, to)
+}
 
 // HasOpenTxn tells whether the producer has a transaction open here.
 func (p *Partition) HasOpenTxn(producerID int64) bool { return p.log.HasOpenTxn(producerID) }
