@@ -27,7 +27,8 @@ package api
 // ProducerIDs). Each only for its partition: the others and the
 // connection go on.
 //
-// Clients may not write to internal topics (__consumer_offsets):
+// Clients may not write to internal topics (__consumer_offsets,
+// __transaction_state):
 // INVALID_TOPIC_EXCEPTION, as Kafka's ReplicaManager.appendToLocalLog.
 
 import (
@@ -83,7 +84,7 @@ func (h *Handler) produce(ctx context.Context, req *kmsg.ProduceRequest) (kmsg.R
 // partition and the offset the high watermark must reach for acks=-1.
 func (h *Handler) produceOne(tp kafka.TopicPartition, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, now time.Time, acks int16) (*replica.Partition, int64) {
 	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
-	if tp.Topic == OffsetsTopic {
+	if tp.Topic == OffsetsTopic || tp.Topic == TxnStateTopic {
 		sp.ErrorCode = kerr.InvalidTopicException.Code
 		return nil, 0
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/server"
+	"github.com/samsa-kafka/samsa/internal/txn"
 	"github.com/samsa-kafka/samsa/internal/wire"
 )
 
@@ -123,6 +124,13 @@ type Config struct {
 	// offsets.topic.replication.factor when fewer brokers are live (a
 	// one-broker server on its own store, the factor not set).
 	LowerOffsetsReplication bool
+	// Txns is the transaction coordinator; nil answers the transaction
+	// APIs COORDINATOR_NOT_AVAILABLE (InitProducerId with a
+	// transactional id: UNSUPPORTED_VERSION).
+	Txns *txn.Coordinator
+	// LowerTxnStateReplication is LowerOffsetsReplication for
+	// __transaction_state and transaction.state.log.replication.factor.
+	LowerTxnStateReplication bool
 	Logger                  *slog.Logger
 	Now                     func() time.Time
 }
@@ -221,6 +229,16 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.offsetDelete(r), nil
 	case *kmsg.DescribeProducersRequest:
 		return h.describeProducers(r), nil
+	case *kmsg.AddPartitionsToTxnRequest:
+		return h.addPartitionsToTxn(ctx, r), nil
+	case *kmsg.AddOffsetsToTxnRequest:
+		return h.addOffsetsToTxn(r), nil
+	case *kmsg.EndTxnRequest:
+		return h.endTxn(r), nil
+	case *kmsg.DescribeTransactionsRequest:
+		return h.describeTransactions(r), nil
+	case *kmsg.ListTransactionsRequest:
+		return h.listTransactions(r), nil
 	}
 	return nil, fmt.Errorf("api: no handler for key %d", req.Key())
 }

@@ -21,7 +21,7 @@ var Supported = map[int16]VersionRange{
 	int16(kmsg.DescribeCluster):  {0, 1},
 	int16(kmsg.CreatePartitions): {0, 3},
 	// Idempotent producers, from any broker (KIP-98, KIP-360); v2+ is
-	// flexible. A transactional id is refused until transactions exist.
+	// flexible. With a transactional id, from the id's coordinator.
 	int16(kmsg.InitProducerID): {0, 5},
 	// Consumer groups, classic protocol (internal/group). OffsetCommit
 	// and OffsetFetch stop before v10 (topic ids).
@@ -58,6 +58,15 @@ var Supported = map[int16]VersionRange{
 	int16(kmsg.UpdateMetadata): {7, 7},
 	// Inter-broker, from partition leaders to the controller (KIP-497).
 	int16(kmsg.AlterPartition): {0, 3},
+	// Transactions (internal/txn; KIP-98, KIP-447, KIP-890 part 1).
+	// Transaction version 1: EndTxn stops at v4; AddPartitionsToTxn v4+
+	// (batched, verify-only) are the brokers' forms.
+	int16(kmsg.AddPartitionsToTxn):   {0, 5},
+	int16(kmsg.AddOffsetsToTxn):      {0, 4},
+	int16(kmsg.EndTxn):               {0, 4},
+	int16(kmsg.DescribeTransactions): {0, 0},
+	int16(kmsg.ListTransactions):     {0, 1},
+
 	// Inter-broker, from a stopping broker to the controller (v1+: the
 	// usual request header; v2+ carries the broker epoch).
 	int16(kmsg.ControlledShutdown): {1, 3},
