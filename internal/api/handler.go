@@ -131,8 +131,8 @@ type Config struct {
 	// LowerTxnStateReplication is LowerOffsetsReplication for
 	// __transaction_state and transaction.state.log.replication.factor.
 	LowerTxnStateReplication bool
-	Logger                  *slog.Logger
-	Now                     func() time.Time
+	Logger                   *slog.Logger
+	Now                      func() time.Time
 }
 
 // Handler serves every API key in wire.Supported.
