@@ -17,6 +17,7 @@ Usage:
   samsa leader-election --bootstrap-server HOST:PORT --election-type preferred|unclean --all-topic-partitions|--topic T --partition P|--path-to-json-file F
   samsa reassign-partitions --bootstrap-server HOST:PORT --execute|--verify|--cancel --reassignment-json-file F | --generate --topics-to-move-json-file F --broker-list 0,1,2 | --list
   samsa consumer-groups --bootstrap-server HOST:PORT --list|--describe|--reset-offsets|--delete|--delete-offsets ...
+  samsa transactions --bootstrap-server HOST:PORT list | describe --transactional-id ID
   samsa version
 
 Run 'samsa <command> --help' for a command's flags.
@@ -45,6 +46,8 @@ func main() {
 		err = runReassign(args)
 	case "consumer-groups":
 		err = runConsumerGroups(args)
+	case "transactions":
+		err = runTransactions(args)
 	case "version", "--version":
 		fmt.Println("samsa", version)
 	case "help", "-h", "--help":

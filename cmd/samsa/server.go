@@ -82,13 +82,15 @@ func runDev(args []string) error {
 	}()
 	for i := range *n {
 		props := map[string]string{
-			"broker.id":                        strconv.Itoa(i),
-			"listeners":                        fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", *port+i),
-			"log.dirs":                         filepath.Join(*dir, fmt.Sprintf("broker-%d", i)),
-			"log.retention.check.interval.ms":  "10000",
-			"log.segment.delete.delay.ms":      "10000",
-			"default.replication.factor":       strconv.Itoa(min(3, *n)),
-			"offsets.topic.replication.factor": strconv.Itoa(min(3, *n)),
+			"broker.id":                                strconv.Itoa(i),
+			"listeners":                                fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", *port+i),
+			"log.dirs":                                 filepath.Join(*dir, fmt.Sprintf("broker-%d", i)),
+			"log.retention.check.interval.ms":          "10000",
+			"log.segment.delete.delay.ms":              "10000",
+			"default.replication.factor":               strconv.Itoa(min(3, *n)),
+			"offsets.topic.replication.factor":         strconv.Itoa(min(3, *n)),
+			"transaction.state.log.replication.factor": strconv.Itoa(min(3, *n)),
+			"transaction.state.log.min.isr":            strconv.Itoa(min(2, *n)),
 		}
 		cfg, warnings, err := config.Load(props)
 		if err != nil {

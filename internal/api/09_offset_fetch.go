@@ -5,8 +5,10 @@ package api
 // v0–v7 ask for one group, v8+ for several (each with its own error). Null
 // topics (v2+) return everything the group committed. A group or
 // partition with nothing committed answers offset -1 with no error, as
-// Kafka. v7+'s require_stable needs no wait: Samsa has no transactional
-// offset commits pending. v9's member id and epoch belong to the new
+// Kafka. v7+'s require_stable: a partition with a transactional offset
+// commit pending (TxnOffsetCommit before its producer's marker) answers
+// UNSTABLE_OFFSET_COMMIT and offset -1, as Kafka, and the client asks
+// again; without it the last committed offset is answered. v9's member id and epoch belong to the new
 // consumer protocol (KIP-848) and are ignored for classic groups. Errors
 // of the coordinator (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) are
 // the group's error (v2+), and every partition's below v2.
@@ -32,11 +34,12 @@ func (h *Handler) offsetFetch(req *kmsg.OffsetFetchRequest) kmsg.Response {
 			}
 			sg := kmsg.NewOffsetFetchResponseGroup()
 			sg.Group = rg.Group
-			fetched, err := h.fetchOffsets(rg.Group, tps)
+			fetched, err := h.fetchOffsets(rg.Group, tps, req.RequireStable)
 			sg.ErrorCode = errorCode(err)
 			for _, f := range fetched {
 				sp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 				sp.Partition, sp.Offset, sp.LeaderEpoch, sp.Metadata = f.TP.Partition, f.Offset.Offset, f.Offset.LeaderEpoch, &f.Offset.Metadata
+				sp.ErrorCode = errorCode(f.Err)
 				sg.Topics = appendGroupTopic(sg.Topics, f.TP.Topic, sp)
 			}
 			resp.Groups = append(resp.Groups, sg)
@@ -52,7 +55,7 @@ func (h *Handler) offsetFetch(req *kmsg.OffsetFetchRequest) kmsg.Response {
 			}
 		}
 	}
-	fetched, err := h.fetchOffsets(req.Group, tps)
+	fetched, err := h.fetchOffsets(req.Group, tps, req.Version >= 7 && req.RequireStable)
 	resp.ErrorCode = errorCode(err)
 	if err != nil && req.Version < 2 {
 		for _, tp := range tps {
@@ -62,6 +65,7 @@ func (h *Handler) offsetFetch(req *kmsg.OffsetFetchRequest) kmsg.Response {
 	for _, f := range fetched {
 		sp := kmsg.NewOffsetFetchResponseTopicPartition()
 		sp.Partition, sp.Offset, sp.LeaderEpoch, sp.Metadata = f.TP.Partition, f.Offset.Offset, f.Offset.LeaderEpoch, &f.Offset.Metadata
+		sp.ErrorCode = errorCode(f.Err)
 		if err != nil && req.Version < 2 {
 			sp.ErrorCode = resp.ErrorCode
 		}
@@ -70,11 +74,11 @@ func (h *Handler) offsetFetch(req *kmsg.OffsetFetchRequest) kmsg.Response {
 	return resp
 }
 
-func (h *Handler) fetchOffsets(groupID string, tps []group.TP) ([]group.Fetched, error) {
+func (h *Handler) fetchOffsets(groupID string, tps []group.TP, requireStable bool) ([]group.Fetched, error) {
 	if h.Groups == nil {
 		return nil, errNoCoordinator
 	}
-	return h.Groups.FetchOffsets(groupID, tps)
+	return h.Groups.FetchStable(groupID, tps, requireStable)
 }
 
 func appendTopic(ts []kmsg.OffsetFetchResponseTopic, topic string, p kmsg.OffsetFetchResponseTopicPartition) []kmsg.OffsetFetchResponseTopic {

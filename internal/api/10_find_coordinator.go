@@ -12,9 +12,19 @@ package api
 // replication factor Kafka refuses to create it (COORDINATOR_NOT_AVAILABLE,
 // logged); a broker on its own embedded store (one-broker `samsa server`)
 // instead lowers it to the live brokers when the factor was not set
-// explicitly (LowerOffsetsReplication), and logs that. Transaction keys
-// (type 1) answer COORDINATOR_NOT_AVAILABLE (no transactions yet); other
-// types INVALID_REQUEST.
+// explicitly (LowerOffsetsReplication), and logs that.
+//
+// Transaction keys (type 1) likewise map to the leader of
+// __transaction_state partition abs(javaHash(id)) %
+// transaction.state.log.num.partitions; the first request creates it with
+// transaction.state.log.num.partitions partitions,
+// transaction.state.log.replication.factor replicas (the same exception,
+// LowerTxnStateReplication), min.insync.replicas =
+// transaction.state.log.min.isr (at most the replicas), segment.bytes =
+// transaction.state.log.segment.bytes, cleanup.policy=compact,
+// unclean.leader.election.enable=false. Without a transaction coordinator
+// (Config.Txns nil) they answer COORDINATOR_NOT_AVAILABLE. Other types
+// INVALID_REQUEST.
 
 import (
 	"context"
@@ -23,11 +33,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-kafka/samsa/internal/group"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // OffsetsTopic is Kafka's internal topic of group metadata and offsets.
 const OffsetsTopic = "__consumer_offsets"
+
+// TxnStateTopic is Kafka's internal topic of transaction states.
+const TxnStateTopic = "__transaction_state"
 
 func (h *Handler) findCoordinator(ctx context.Context, req *kmsg.FindCoordinatorRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
@@ -56,19 +69,25 @@ func (h *Handler) findCoordinator(ctx context.Context, req *kmsg.FindCoordinator
 
 // coordinatorFor fills c with the key's coordinator and returns the code.
 func (h *Handler) coordinatorFor(ctx context.Context, typ int8, key string, c *kmsg.FindCoordinatorResponseCoordinator) int16 {
+	var topic string
 	switch {
+	case typ == 1 && h.Txns == nil, typ == 0 && h.Groups == nil:
+		return kerr.CoordinatorNotAvailable.Code
 	case typ == 1:
-		return kerr.CoordinatorNotAvailable.Code
-	case typ != 0:
+		topic = TxnStateTopic
+	case typ == 0:
+		topic = OffsetsTopic
+	default:
 		return kerr.InvalidRequest.Code
-	case h.Groups == nil:
-		return kerr.CoordinatorNotAvailable.Code
 	}
-	t, ok := h.Meta.Topic(OffsetsTopic)
+	t, ok := h.Meta.Topic(topic)
 	if !ok {
+		if typ == 1 {
+			return h.createTxnStateTopic(ctx)
+		}
 		return h.createOffsetsTopic(ctx)
 	}
-	p := group.PartitionFor(key, int32(len(t.Partitions)))
+	p := kafka.CoordinatorPartition(key, int32(len(t.Partitions)))
 	leader := t.Partitions[p].Leader
 	for _, b := range h.Meta.Brokers() {
 		if b.ID == leader {
@@ -79,40 +98,75 @@ func (h *Handler) coordinatorFor(ctx context.Context, typ int8, key string, c *k
 	return kerr.CoordinatorNotAvailable.Code
 }
 
+// internalTopic is one of the coordinators' topics as FindCoordinator
+// creates it.
+type internalTopic struct {
+	name       string
+	partitions int32
+	rf         int16
+	rfKey      string // the key of rf, for the logs
+	lower      bool   // rf may be lowered to the live brokers
+	configs    func(rf int16) map[string]string
+}
+
 // createOffsetsTopic asks for __consumer_offsets and returns the code to
 // answer meanwhile.
 func (h *Handler) createOffsetsTopic(ctx context.Context) int16 {
-	rf := h.Broker.OffsetsTopicReplication
+	return h.createInternalTopic(ctx, internalTopic{name: OffsetsTopic, partitions: h.Broker.OffsetsTopicNumPartitions,
+		rf: h.Broker.OffsetsTopicReplication, rfKey: "offsets.topic.replication.factor", lower: h.LowerOffsetsReplication,
+		configs: func(int16) map[string]string {
+			return map[string]string{
+				"cleanup.policy":   "compact",
+				"segment.bytes":    strconv.Itoa(int(h.Broker.OffsetsTopicSegmentBytes)),
+				"compression.type": "producer",
+			}
+		}})
+}
+
+// createTxnStateTopic asks for __transaction_state (Kafka's
+// TransactionStateManager.transactionTopicConfigs) and returns the code to
+// answer meanwhile.
+func (h *Handler) createTxnStateTopic(ctx context.Context) int16 {
+	return h.createInternalTopic(ctx, internalTopic{name: TxnStateTopic, partitions: h.Broker.TxnStateNumPartitions,
+		rf: h.Broker.TxnStateReplication, rfKey: "transaction.state.log.replication.factor", lower: h.LowerTxnStateReplication,
+		configs: func(rf int16) map[string]string {
+			return map[string]string{
+				"cleanup.policy":                 "compact",
+				"segment.bytes":                  strconv.Itoa(int(h.Broker.TxnStateSegmentBytes)),
+				"min.insync.replicas":            strconv.Itoa(int(min(h.Broker.TxnStateMinISR, int32(rf)))),
+				"unclean.leader.election.enable": "false",
+				"compression.type":               "uncompressed",
+			}
+		}})
+}
+
+func (h *Handler) createInternalTopic(ctx context.Context, t internalTopic) int16 {
+	rf := t.rf
 	live := int16(len(h.Meta.Brokers()))
 	lowered := false
 	if live < rf {
-		if !h.LowerOffsetsReplication {
-			h.Logger.Warn("not creating "+OffsetsTopic+": fewer live brokers than offsets.topic.replication.factor; "+
-				"groups answer COORDINATOR_NOT_AVAILABLE until enough brokers are up (or lower the factor)",
-				"live_brokers", live, "offsets.topic.replication.factor", rf)
+		if !t.lower {
+			h.Logger.Warn("not creating "+t.name+": fewer live brokers than "+t.rfKey+"; "+
+				"its coordinators answer COORDINATOR_NOT_AVAILABLE until enough brokers are up (or lower the factor)",
+				"live_brokers", live, t.rfKey, rf)
 			return kerr.CoordinatorNotAvailable.Code
 		}
 		lowered, rf = true, live
 	}
 	err := h.Admin.AutoCreateTopic(ctx, CreateTopic{
-		Name: OffsetsTopic, NumPartitions: h.Broker.OffsetsTopicNumPartitions, ReplicationFactor: rf,
-		Configs: map[string]string{
-			"cleanup.policy":   "compact",
-			"segment.bytes":    strconv.Itoa(int(h.Broker.OffsetsTopicSegmentBytes)),
-			"compression.type": "producer",
-		},
+		Name: t.name, NumPartitions: t.partitions, ReplicationFactor: rf, Configs: t.configs(rf),
 	})
 	switch code := errorCode(err); code {
 	case 0:
-		h.Logger.Info("created "+OffsetsTopic, "partitions", h.Broker.OffsetsTopicNumPartitions, "replication_factor", rf)
+		h.Logger.Info("created "+t.name, "partitions", t.partitions, "replication_factor", rf)
 		if lowered {
-			h.Logger.Warn("created "+OffsetsTopic+" with fewer replicas than offsets.topic.replication.factor: "+
+			h.Logger.Warn("created "+t.name+" with fewer replicas than "+t.rfKey+": "+
 				"this broker runs on its own embedded store and the factor was not set",
-				"replication_factor", rf, "offsets.topic.replication.factor", h.Broker.OffsetsTopicReplication)
+				"replication_factor", rf, t.rfKey, t.rf)
 		}
 	case kerr.TopicAlreadyExists.Code:
 	default:
-		h.Logger.Warn("creating "+OffsetsTopic+" failed", "err", err)
+		h.Logger.Warn("creating "+t.name+" failed", "err", err)
 	}
 	return kerr.CoordinatorNotAvailable.Code
 }

@@ -27,22 +27,25 @@ package api
 //
 // With a transactional id, Kafka's checks first — an empty id is
 // INVALID_REQUEST, a transaction_timeout_ms <= 0 or above
-// transaction.max.timeout.ms INVALID_TRANSACTION_TIMEOUT — then, as Samsa
-// has no transaction coordinator yet, UNSUPPORTED_VERSION: not retriable,
-// so a client fails at once instead of looping on COORDINATOR_NOT_AVAILABLE
-// or NOT_COORDINATOR, and it is the code Kafka answers for a feature its
-// broker does not enable (ConsumerGroupHeartbeat with the consumer group
-// protocol disabled; EndTxn and AddPartitionsToTxn under an
-// inter.broker.protocol.version before 0.11).
+// transaction.max.timeout.ms INVALID_TRANSACTION_TIMEOUT — then the
+// transaction coordinator answers (internal/txn: NOT_COORDINATOR on a
+// broker that does not lead the id's __transaction_state partition, the
+// epoch bumped, older producers fenced, an open transaction aborted first
+// with CONCURRENT_TRANSACTIONS meanwhile, KIP-360 recovery with the
+// current id and epoch). PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before
+// v4, as Kafka answers clients older than KIP-588. Without a coordinator
+// (Config.Txns nil) the answer is UNSUPPORTED_VERSION: not retriable, so a
+// client fails at once.
 
 import (
 	"context"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/txn"
 )
 
 // producerIDWait bounds how long InitProducerId waits for a block of ids.
@@ -67,7 +70,7 @@ func (h *Handler) producerIDAndEpoch(ctx context.Context, req *kmsg.InitProducer
 		return fail(kerr.InvalidRequest.Code)
 	}
 	if req.TransactionalID != nil {
-		return fail(h.transactionalCode(*req.TransactionalID, req.TransactionTimeoutMillis))
+		return h.transactionalProducerID(ctx, req, id, epoch)
 	}
 	if h.ProducerIDs == nil {
 		return fail(kerr.CoordinatorNotAvailable.Code)
@@ -87,27 +90,42 @@ func (h *Handler) producerIDAndEpoch(ctx context.Context, req *kmsg.InitProducer
 	return next, 0, 0
 }
 
-// transactionalCode is the answer to a request with a transactional id.
-func (h *Handler) transactionalCode(txnID string, timeoutMs int32) int16 {
+// transactionalProducerID answers a request with a transactional id.
+func (h *Handler) transactionalProducerID(ctx context.Context, req *kmsg.InitProducerIDRequest, id int64, epoch int16) (int64, int16, int16) {
+	fail := func(code int16) (int64, int16, int16) { return -1, -1, code }
+	txnID, timeoutMs := *req.TransactionalID, req.TransactionTimeoutMillis
 	switch {
 	case txnID == "":
-		return kerr.InvalidRequest.Code
+		return fail(kerr.InvalidRequest.Code)
 	case timeoutMs <= 0 || int64(timeoutMs) > h.transactionMaxTimeoutMs():
-		return kerr.InvalidTransactionTimeout.Code
+		return fail(kerr.InvalidTransactionTimeout.Code)
+	case h.Txns == nil:
+		return fail(kerr.UnsupportedVersion.Code)
 	}
-	return kerr.UnsupportedVersion.Code
+	var expected *txn.IDEpoch
+	if id >= 0 {
+		expected = &txn.IDEpoch{ID: id, Epoch: epoch}
+	}
+	pid, pepoch, err := h.Txns.InitProducerID(ctx, txnID, timeoutMs, expected)
+	if err != nil {
+		return fail(fencedCode(errorCode(err), req.Version < 4))
+	}
+	return pid, pepoch, 0
 }
 
-// transactionMaxTimeoutMs is transaction.max.timeout.ms as configured
-// (a key config.Broker accepts without a field while transactions are
-// not served).
+// fencedCode is PRODUCER_FENCED as an older client knows it
+// (INVALID_PRODUCER_EPOCH before KIP-588's versions).
+func fencedCode(code int16, old bool) int16 {
+	if old && code == kerr.ProducerFenced.Code {
+		return kerr.InvalidProducerEpoch.Code
+	}
+	return code
+}
+
+// transactionMaxTimeoutMs is transaction.max.timeout.ms.
 func (h *Handler) transactionMaxTimeoutMs() int64 {
 	if h.Broker != nil {
-		if v, ok := h.Broker.Explicit()["transaction.max.timeout.ms"]; ok {
-			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-				return n
-			}
-		}
+		return h.Broker.TxnMaxTimeout.Milliseconds()
 	}
 	return defaultTransactionMaxTimeoutMs
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/server"
+	"github.com/samsa-kafka/samsa/internal/txn"
 	"github.com/samsa-kafka/samsa/internal/wire"
 )
 
@@ -101,6 +102,17 @@ type ProducerIDs interface {
 	Issued(id int64) bool
 }
 
+// TxnVerifier asks a producer's transaction coordinator whether a
+// partition is in its ongoing transaction, before a transactional batch
+// opens a transaction on it (KIP-890 part 1; Kafka's
+// AddPartitionsToTxnManager with verify-only AddPartitionsToTxn v4+). It
+// answers 0 or the error code the partition's Produce answer carries
+// (INVALID_TXN_STATE when the partition was not added, or the
+// coordinator's error). Implemented in internal/broker (txn.go).
+type TxnVerifier interface {
+	VerifyPartition(ctx context.Context, transactionalID string, producerID int64, producerEpoch int16, tp kafka.TopicPartition) int16
+}
+
 // Config is everything a Handler needs.
 type Config struct {
 	NodeID     int32
@@ -123,8 +135,17 @@ type Config struct {
 	// offsets.topic.replication.factor when fewer brokers are live (a
 	// one-broker server on its own store, the factor not set).
 	LowerOffsetsReplication bool
-	Logger                  *slog.Logger
-	Now                     func() time.Time
+	// Txns is the transaction coordinator; nil answers the transaction
+	// APIs COORDINATOR_NOT_AVAILABLE (InitProducerId with a
+	// transactional id: UNSUPPORTED_VERSION).
+	Txns *txn.Coordinator
+	// TxnVerifier: nil appends transactional batches unverified.
+	TxnVerifier TxnVerifier
+	// LowerTxnStateReplication is LowerOffsetsReplication for
+	// __transaction_state and transaction.state.log.replication.factor.
+	LowerTxnStateReplication bool
+	Logger                   *slog.Logger
+	Now                      func() time.Time
 }
 
 // Handler serves every API key in wire.Supported.
@@ -209,6 +230,10 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.offsetCommit(r), nil
 	case *kmsg.OffsetFetchRequest:
 		return h.offsetFetch(r), nil
+	case *kmsg.WriteTxnMarkersRequest:
+		return h.writeTxnMarkers(ctx, r)
+	case *kmsg.TxnOffsetCommitRequest:
+		return h.txnOffsetCommit(r), nil
 	case *kmsg.DescribeGroupsRequest:
 		return h.describeGroups(r), nil
 	case *kmsg.ListGroupsRequest:
@@ -219,6 +244,16 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.offsetDelete(r), nil
 	case *kmsg.DescribeProducersRequest:
 		return h.describeProducers(r), nil
+	case *kmsg.AddPartitionsToTxnRequest:
+		return h.addPartitionsToTxn(ctx, r), nil
+	case *kmsg.AddOffsetsToTxnRequest:
+		return h.addOffsetsToTxn(r), nil
+	case *kmsg.EndTxnRequest:
+		return h.endTxn(r), nil
+	case *kmsg.DescribeTransactionsRequest:
+		return h.describeTransactions(r), nil
+	case *kmsg.ListTransactionsRequest:
+		return h.listTransactions(r), nil
 	}
 	return nil, fmt.Errorf("api: no handler for key %d", req.Key())
 }

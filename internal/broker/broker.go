@@ -33,6 +33,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/server"
 	"github.com/samsa-kafka/samsa/internal/storage"
+	"github.com/samsa-kafka/samsa/internal/txn"
 )
 
 // Broker is one running Samsa broker.
@@ -58,6 +59,9 @@ type Broker struct {
 	alter    *alterpartition.Manager
 	pids     *producerid.Manager
 	groups   *group.Coordinator
+	txns     *txn.Coordinator
+
+	txnClients *txnClients // the transaction coordinator's clients to brokers
 
 	sessMu sync.Mutex
 	sess   metastore.Session
@@ -108,6 +112,7 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	b.startReplication()
 	b.pids = b.newProducerIDs()
 	b.groups = b.newGroupCoordinator()
+	b.txns = b.newTxnCoordinator()
 	if err := b.listen(opts.Registry); err != nil {
 		return nil, err
 	}
@@ -116,6 +121,7 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	b.goRun(func() { b.logs.Run(ctx) })
 	b.goRun(func() { b.pids.Run(ctx) })
 	b.goRun(func() { b.groups.Run(ctx) })
+	b.goRun(func() { b.txns.Run(ctx); b.txnClients.close() })
 	b.goRun(func() {
 		if err := b.srv.Serve(); err != nil {
 			b.log.Error("listener stopped", "err", err)
@@ -187,8 +193,9 @@ func (b *Broker) listen(reg prometheus.Registerer) (err error) {
 	h := api.New(api.Config{
 		NodeID: b.nodeID, Broker: cfg, Meta: b.cache, Partitions: b.replicas, ProducerIDs: b.pids,
 		Groups: b.groups, LowerOffsetsReplication: b.lowerOffsetsReplication(),
+		Txns: b.txns, LowerTxnStateReplication: b.lowerTxnStateReplication(),
 		Admin: &clusterAdmin{md: b.md, ctrl: b.ctrl, cache: b.cache, store: b.store},
-		Control: &controlPlane{cache: b.cache, replicas: b.replicas, fetchers: b.fetchers, nodeID: b.nodeID, groups: b.groups,
+		Control: &controlPlane{cache: b.cache, replicas: b.replicas, fetchers: b.fetchers, nodeID: b.nodeID, groups: b.groups, txns: b.txns,
 			log: b.log.With("component", "replica"), topicConfig: b.topicConfig, partitionConfig: b.partitionConfig,
 			alterPartition: b.loop.AlterPartition, controlledShutdown: b.loop.ControlledShutdown},
 		Elections: &leaderElections{loop: b.loop, cache: b.cache},

@@ -46,6 +46,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metacache"
 	"github.com/samsa-kafka/samsa/internal/replica"
+	"github.com/samsa-kafka/samsa/internal/txn"
 )
 
 // noEpoch is the StopReplica leader epoch that, like
@@ -66,6 +67,7 @@ type controlPlane struct {
 	nodeID          int32
 	log             *slog.Logger
 	groups          *group.Coordinator // told of __consumer_offsets leaderships; nil in some tests
+	txns            *txn.Coordinator   // told of __transaction_state leaderships; nil in some tests
 
 	// controlledShutdown: this broker's controller serves ControlledShutdown (shutdown.go).
 	controlledShutdown func(ctx context.Context, req *kmsg.ControlledShutdownRequest) *kmsg.ControlledShutdownResponse
@@ -143,6 +145,9 @@ func (c *controlPlane) applyLisr(ctx context.Context, req *kmsg.LeaderAndISRRequ
 			if code == 0 && ts.Topic == api.OffsetsTopic {
 				c.coordinatorChange(lp.ps)
 			}
+			if code == 0 && ts.Topic == api.TxnStateTopic {
+				c.txnCoordinatorChange(lp.ps)
+			}
 			rp := kmsg.NewLeaderAndISRResponseTopicPartition()
 			rp.Topic, rp.Partition, rp.ErrorCode = ts.Topic, lp.ps.Partition, code
 			rt.Partitions = append(rt.Partitions, rp)
@@ -183,6 +188,19 @@ func (c *controlPlane) coordinatorChange(ps *kmsg.LeaderAndISRRequestTopicPartit
 		c.groups.BecomeLeader(ps.Partition, ps.LeaderEpoch)
 	} else {
 		c.groups.Resign(ps.Partition)
+	}
+}
+
+// txnCoordinatorChange is coordinatorChange for the transaction
+// coordinator and __transaction_state.
+func (c *controlPlane) txnCoordinatorChange(ps *kmsg.LeaderAndISRRequestTopicPartition) {
+	if c.txns == nil {
+		return
+	}
+	if ps.Leader == c.nodeID {
+		c.txns.BecomeLeader(ps.Partition, ps.LeaderEpoch)
+	} else {
+		c.txns.Resign(ps.Partition)
 	}
 }
 
@@ -351,6 +369,9 @@ func (c *controlPlane) StopReplica(_ context.Context, req *kmsg.StopReplicaReque
 		for _, tp := range tps {
 			if tp.Topic == api.OffsetsTopic && c.groups != nil {
 				c.groups.Resign(tp.Partition)
+			}
+			if tp.Topic == api.TxnStateTopic && c.txns != nil {
+				c.txns.Resign(tp.Partition)
 			}
 		}
 		if err := c.replicas.RemoveMany(tps, del); err != nil {

@@ -7,7 +7,9 @@ package broker
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -17,6 +19,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/record"
 	"github.com/samsa-kafka/samsa/internal/replica"
+	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 // newGroupCoordinator makes the broker's group coordinator.
@@ -63,6 +66,9 @@ func (l *groupLog) Append(partition int32, batch []byte) (func(context.Context) 
 	if p == nil {
 		return nil, 0, kerr.NotLeaderForPartition
 	}
+	if h, err := record.ReadHeader(batch); err == nil && h.ProducerID >= 0 && !h.Control() {
+		setBaseSequence(batch, nextSequence(p, h.ProducerID, h.ProducerEpoch))
+	}
 	hdrs, err := record.Validate(batch, len(batch))
 	if err != nil {
 		return nil, 0, err
@@ -96,6 +102,36 @@ func (l *groupLog) await(ctx context.Context, tp kafka.TopicPartition, p *replic
 	}
 }
 
+// nextSequence is the base sequence a transactional offset commit of the
+// producer needs on the partition: Kafka appends the coordinator's own
+// batches without the sequence rules (AppendOrigin.COORDINATOR, base
+// sequence 0 every time); Samsa's log applies them to every leader
+// append, so the coordinator continues the producer's sequence there (0
+// for an epoch the partition has not seen). The coordinator's appends are
+// serialized (its mutex), so nothing comes between this and the append.
+func nextSequence(p *replica.Partition, producerID int64, epoch int16) int32 {
+	infos, err := p.ActiveProducers()
+	if err != nil {
+		return 0
+	}
+	for _, pi := range infos {
+		if pi.ProducerID == producerID && pi.ProducerEpoch == epoch && pi.LastSequence >= 0 {
+			if pi.LastSequence == math.MaxInt32 {
+				return 0
+			}
+			return pi.LastSequence + 1
+		}
+	}
+	return 0
+}
+
+// setBaseSequence stamps a v2 batch's base sequence and its CRC.
+func setBaseSequence(batch []byte, seq int32) {
+	const offBaseSequence = 53 // the v2 header's base sequence
+	binary.BigEndian.PutUint32(batch[offBaseSequence:], uint32(seq))
+	record.SetCRC(batch)
+}
+
 func replicaError(err error) error {
 	switch {
 	case err == nil:
@@ -106,12 +142,16 @@ func replicaError(err error) error {
 		return kerr.NotEnoughReplicas
 	case errors.Is(err, replica.ErrNotEnoughReplicasAfterAppend):
 		return kerr.NotEnoughReplicasAfterAppend
+	case errors.Is(err, storage.ErrInvalidProducerEpoch):
+		return kerr.InvalidProducerEpoch // a fenced producer's TxnOffsetCommit
+	case errors.Is(err, storage.ErrOutOfOrderSequence):
+		return kerr.OutOfOrderSequenceNumber
 	}
 	return err
 }
 
 // Load reads the partition from its start to its log end offset.
-func (l *groupLog) Load(ctx context.Context, partition int32, fn func(offset int64, key, value []byte)) error {
+func (l *groupLog) Load(ctx context.Context, partition int32, fn group.LoadFunc) error {
 	p := l.replicas.Get(offsetsTP(partition))
 	if p == nil {
 		return kerr.NotLeaderForPartition
@@ -125,35 +165,11 @@ func (l *groupLog) Load(ctx context.Context, partition int32, fn func(offset int
 		if len(res.Records) == 0 {
 			break
 		}
-		next, err := eachRecord(res.Records, fn)
+		next, err := group.ReadBatches(res.Records, fn)
 		if err != nil {
 			return err
 		}
 		offset = max(next, offset+1)
 	}
 	return ctx.Err()
-}
-
-// eachRecord calls fn for the records of whole batches (control batches
-// skipped) and returns the offset after the last batch.
-func eachRecord(b []byte, fn func(offset int64, key, value []byte)) (int64, error) {
-	var next int64
-	for len(b) > 0 {
-		h, err := record.ReadHeader(b)
-		if err != nil || h.Size() > len(b) {
-			break
-		}
-		if !h.Control() {
-			err = record.Records(b[:h.Size()], func(r record.Record) bool {
-				fn(r.Offset, r.Key, r.Value)
-				return true
-			})
-			if err != nil {
-				return next, err
-			}
-		}
-		next = h.LastOffset() + 1
-		b = b[h.Size():]
-	}
-	return next, nil
 }

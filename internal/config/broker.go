@@ -88,6 +88,15 @@ type Broker struct {
 	GroupMaxSessionTimeout        time.Duration // group.max.session.timeout.ms
 	GroupMaxSize                  int32         // group.max.size
 
+	TxnStateReplication    int16         // transaction.state.log.replication.factor
+	TxnStateMinISR         int32         // transaction.state.log.min.isr
+	TxnStateNumPartitions  int32         // transaction.state.log.num.partitions
+	TxnStateSegmentBytes   int32         // transaction.state.log.segment.bytes
+	TxnMaxTimeout          time.Duration // transaction.max.timeout.ms
+	TxnIDExpiration        time.Duration // transactional.id.expiration.ms
+	TxnAbortCheckInterval  time.Duration // transaction.abort.timed.out.transaction.cleanup.interval.ms
+	TxnExpireCheckInterval time.Duration // transaction.remove.expired.transaction.cleanup.interval.ms
+
 	MetadataStoreConnect        string        // metadata.store.connect; "": embedded store
 	MetadataStoreSessionTimeout time.Duration // metadata.store.session.timeout.ms
 	MetadataStoreDataDir        string        // metadata.store.data.dir; "": caller decides

@@ -79,19 +79,14 @@ var noEffectKeys = accepted(
 	tBool("broker.id.generation.enable", "true", "Kafka: automatic broker id generation (no effect in Samsa)."),
 	tInt("reserved.broker.max.id", "1000", atLeast(0), "Kafka: maximum number for a configured broker id (no effect in Samsa)."),
 	tStr("inter.broker.protocol.version", "3.9-IV0", nil, "Kafka: inter-broker protocol version (no effect in Samsa)."),
-	tShort("transaction.state.log.replication.factor", "3", atLeast(1), "Replication factor of the transaction topic (no effect in Samsa)."),
-	tInt("transaction.state.log.min.isr", "2", atLeast(1), "min.insync.replicas of the transaction topic (no effect in Samsa)."),
-	tInt("transaction.state.log.num.partitions", "50", atLeast(1), "Partitions of the transaction topic (no effect in Samsa)."),
-	tInt("transaction.state.log.segment.bytes", "104857600", atLeast(1), "Segment size of the transaction topic (no effect in Samsa)."),
-	msInt("transactional.id.expiration.ms", "604800000", atLeast(1), "Kafka: transactional id expiration (no effect in Samsa)."),
-	msInt("transaction.max.timeout.ms", "900000", atLeast(1), "Kafka: maximum transaction timeout (no effect in Samsa)."),
+	tInt("transaction.state.log.load.buffer.size", "5242880", atLeast(1), "Kafka: batch size when loading transactions (no effect in Samsa)."),
 	tInt("offsets.load.buffer.size", "5242880", atLeast(1), "Kafka: batch size when loading offsets (no effect in Samsa)."),
 	tInt("offsets.topic.compression.codec", "0", nil, "Kafka: compression codec of the offsets topic (no effect in Samsa)."),
 	tShort("offsets.commit.required.acks", "-1", nil, "Deprecated Kafka setting (no effect in Samsa)."),
 )
 
 // brokerSettings is the whole broker table, in description order.
-var brokerSettings = concat(serverSettings, logSettings, logExtraKeys, clusterSettings, noEffectKeys)
+var brokerSettings = concat(serverSettings, logSettings, logExtraKeys, clusterSettings, txnSettings, noEffectKeys)
 
 // brokerKeys indexes every broker key by name; brokerGroup gives the synonym
 // group a key is described with (Kafka's brokerConfigSynonyms).

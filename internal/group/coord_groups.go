@@ -180,8 +180,8 @@ func (c *Coordinator) List(states []State) ([]Listing, error) {
 	return out, nil
 }
 
-// DeleteGroup deletes an Empty group with its offsets (tombstones for
-// both), waiting for the write.
+// DeleteGroup deletes an Empty group with its offsets, committed and
+// pending in a transaction (tombstones for all), waiting for the write.
 func (c *Coordinator) DeleteGroup(groupID string) error {
 	c.mu.Lock()
 	g, err := c.lookup(groupID)
@@ -216,6 +216,11 @@ func (c *Coordinator) removeGroupLocked(g *Group) (func(context.Context) error, 
 	for tp := range g.offsets {
 		recs = append(recs, OffsetRecord(g.ID, tp, nil))
 	}
+	for tp := range g.pendingTxnTPs() { // Kafka's deleteAllOffsets: pending ones too
+		if _, ok := g.offsets[tp]; !ok {
+			recs = append(recs, OffsetRecord(g.ID, tp, nil))
+		}
+	}
 	wait, _, err := c.append(c.PartitionFor(g.ID), recs, now)
 	if err != nil {
 		return nil, err
@@ -223,6 +228,7 @@ func (c *Coordinator) removeGroupLocked(g *Group) (func(context.Context) error, 
 	if err := g.Delete(now); err != nil {
 		return nil, err
 	}
+	c.forgetTxnGroup(g)
 	delete(c.groups, g.ID)
 	return wait, nil
 }

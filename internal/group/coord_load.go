@@ -53,6 +53,7 @@ func (c *Coordinator) unloadLocked(partition int32) {
 			if g.State() != Dead {
 				g.Shutdown(now)
 			}
+			c.forgetTxnGroup(g)
 			delete(c.groups, id)
 			n++
 		}
@@ -64,41 +65,102 @@ func (c *Coordinator) unloadLocked(partition int32) {
 type loaded struct {
 	meta    map[string]*Decoded      // last metadata record per group (nil Meta: tombstone)
 	offsets map[string]map[TP]Offset // the groups' offsets maps, handed over whole
+	// pending: transactional offsets whose marker is not read yet, per
+	// producer id and group (Kafka's loader's pendingOffsets).
+	pending map[int64]map[string]map[TP]Offset
 	bad     int
+}
+
+// offsetsOf returns the map a record of group gid goes to: the group's
+// committed offsets, or the producer's pending ones for a transactional
+// batch.
+func (l *loaded) offsetsOf(b *Batch, gid []byte) map[TP]Offset {
+	all := l.offsets
+	if b.Transactional {
+		all = l.pending[b.ProducerID]
+		if all == nil {
+			all = map[string]map[TP]Offset{}
+			l.pending[b.ProducerID] = all
+		}
+	}
+	m := all[string(gid)]
+	if m == nil {
+		m = map[TP]Offset{}
+		all[string(gid)] = m
+	}
+	return m
+}
+
+// offset applies one offset record (o nil: a tombstone). A plain
+// tombstone also drops the partition's pending offsets, as Kafka's
+// replay of a tombstone does (OffsetMetadataManager).
+func (l *loaded) offset(b *Batch, gid []byte, tp TP, o *Offset, pos int64) {
+	m := l.offsetsOf(b, gid)
+	if o == nil {
+		delete(m, tp)
+		if !b.Transactional {
+			for _, groups := range l.pending {
+				delete(groups[string(gid)], tp)
+			}
+		}
+		return
+	}
+	o.logOffset = pos
+	m[tp] = *o
+}
+
+// marker ends a producer's transaction read from the log: a COMMIT makes
+// its pending offsets committed where nothing newer is (Kafka's
+// olderThan), an ABORT drops them.
+func (l *loaded) marker(producerID int64, commit bool) {
+	groups := l.pending[producerID]
+	delete(l.pending, producerID)
+	if !commit {
+		return
+	}
+	for gid, m := range groups {
+		cur := l.offsets[gid]
+		if cur == nil {
+			cur = map[TP]Offset{}
+			l.offsets[gid] = cur
+		}
+		for tp, o := range m {
+			if c, ok := cur[tp]; !ok || c.logOffset < o.logOffset {
+				cur[tp] = o
+			}
+		}
+	}
 }
 
 func (c *Coordinator) load(partition, epoch int32) {
 	start := time.Now()
-	l := loaded{meta: map[string]*Decoded{}, offsets: map[string]map[TP]Offset{}}
+	l := loaded{meta: map[string]*Decoded{}, offsets: map[string]map[TP]Offset{},
+		pending: map[int64]map[string]map[TP]Offset{}}
 	topics := map[string]string{} // one string per topic name
-	err := c.cfg.Log.Load(c.ctx, partition, func(pos int64, key, value []byte) {
+	err := c.cfg.Log.Load(c.ctx, partition, func(b Batch, pos int64, key, value []byte) {
+		if b.Control {
+			l.marker(b.ProducerID, b.Commit)
+			return
+		}
+		b.Transactional = b.Transactional && b.ProducerID >= 0
 		// Offset records, nearly all of them, without a string per
 		// record: the map lookups by string(bytes) do not allocate.
 		if gid, tb, part, ok := offsetKey(key); ok {
-			var o Offset
+			var o *Offset
 			if value != nil {
-				var err error
-				if o, err = decodeOffsetValue(value); err != nil {
+				v, err := decodeOffsetValue(value)
+				if err != nil {
 					l.bad++
 					return
 				}
-			}
-			m := l.offsets[string(gid)]
-			if m == nil {
-				m = map[TP]Offset{}
-				l.offsets[string(gid)] = m
+				o = &v
 			}
 			topic, ok := topics[string(tb)]
 			if !ok {
 				topic = string(tb)
 				topics[topic] = topic
 			}
-			if value == nil {
-				delete(m, TP{topic, part})
-				return
-			}
-			o.logOffset = pos
-			m[TP{topic, part}] = o
+			l.offset(&b, gid, TP{topic, part}, o, pos)
 			return
 		}
 		d, err := Decode(key, value)
@@ -110,18 +172,7 @@ func (c *Coordinator) load(partition, epoch int32) {
 			l.meta[d.Group] = &d
 			return
 		}
-		m := l.offsets[d.Group]
-		if m == nil {
-			m = map[TP]Offset{}
-			l.offsets[d.Group] = m
-		}
-		if d.Offset == nil {
-			delete(m, d.TP)
-			return
-		}
-		o := *d.Offset
-		o.logOffset = pos
-		m[d.TP] = o
+		l.offset(&b, []byte(d.Group), d.TP, d.Offset, pos)
 	})
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -136,14 +187,18 @@ func (c *Coordinator) load(partition, epoch int32) {
 		delete(c.parts, partition)
 		return
 	}
-	groups, offsets := c.install(&l)
+	groups, offsets := c.install(partition, &l)
 	ps.loading = false
+	for _, tc := range ps.completions {
+		c.completeTxnLocked(partition, tc.producerID, tc.commit)
+	}
+	ps.completions = nil
 	c.log.Info("loaded groups of __consumer_offsets partition", "partition", partition, "leader_epoch", epoch,
 		"groups", groups, "offsets", offsets, "undecodable", l.bad, "took", time.Since(start).Round(time.Millisecond))
 }
 
 // install builds the groups of a finished load; c.mu held.
-func (c *Coordinator) install(l *loaded) (groups, offsets int) {
+func (c *Coordinator) install(partition int32, l *loaded) (groups, offsets int) {
 	now := c.cfg.Now()
 	for id, d := range l.meta {
 		if d.Meta != nil {
@@ -164,8 +219,20 @@ func (c *Coordinator) install(l *loaded) (groups, offsets int) {
 		}
 		offsets += len(m)
 	}
-	for id := range c.groups {
-		if l.meta[id] != nil || l.offsets[id] != nil {
+	for pid, gs := range l.pending {
+		for id, m := range gs {
+			if len(m) == 0 {
+				continue
+			}
+			g := c.getOrCreate(id, now)
+			for tp, o := range m {
+				g.PrepareTxnOffset(pid, tp, o, o.logOffset)
+			}
+			c.addTxnGroup(pid, id)
+		}
+	}
+	for id, g := range c.groups {
+		if l.meta[id] != nil || l.offsets[id] != nil || len(g.pendingTxn) > 0 && c.PartitionFor(id) == partition {
 			groups++
 		}
 	}
@@ -174,13 +241,5 @@ func (c *Coordinator) install(l *loaded) (groups, offsets int) {
 
 // append writes records to a partition this broker leads; c.mu held.
 func (c *Coordinator) append(partition int32, recs []record.KV, now time.Time) (func(context.Context) error, int64, error) {
-	ps := c.parts[partition]
-	if ps == nil || ps.loading {
-		return nil, 0, errNotCoordinator
-	}
-	wait, base, err := c.cfg.Log.Append(partition, record.Build(now.UnixMilli(), recs))
-	if err != nil {
-		return nil, 0, storeError(err)
-	}
-	return wait, base, nil
+	return c.appendBatch(partition, record.Build(now.UnixMilli(), recs))
 }

@@ -77,11 +77,21 @@ func (c *Coordinator) CommitOffsets(groupID, memberID string, instanceID *string
 		return out
 	}
 	wait, base, err := c.append(c.PartitionFor(groupID), recs, now)
+	if err == nil {
+		for _, i := range idx {
+			g.CommitInFlight(commits[i].TP, 1)
+		}
+	}
 	c.mu.Unlock()
 	if err == nil {
 		err = c.await(wait)
+		c.mu.Lock()
+		for _, i := range idx {
+			g.CommitInFlight(commits[i].TP, -1)
+		}
+	} else {
+		c.mu.Lock()
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
 	for j, i := range idx {
 		out[i] = err
@@ -98,16 +108,30 @@ func (c *Coordinator) CommitOffsets(groupID, memberID string, instanceID *string
 type Fetched struct {
 	TP     TP
 	Offset Offset // Offset -1 when nothing is committed
+	Err    error  // UNSTABLE_OFFSET_COMMIT (require_stable)
 }
 
 // FetchOffsets returns the committed offsets of tps, or all of the group's
 // when tps is nil.
 func (c *Coordinator) FetchOffsets(groupID string, tps []TP) ([]Fetched, error) {
+	return c.FetchStable(groupID, tps, false)
+}
+
+// FetchStable is FetchOffsets with OffsetFetch v7+'s require_stable: a
+// partition with a pending transactional offset answers
+// UNSTABLE_OFFSET_COMMIT and offset -1 (Kafka's getOffsets), which the
+// client retries until the transaction ends.
+func (c *Coordinator) FetchStable(groupID string, tps []TP, requireStable bool) ([]Fetched, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	g, err := c.lookup(groupID)
 	if err != nil {
 		return nil, err
+	}
+	unstable := func(f *Fetched) {
+		if requireStable && g.PendingOffset(f.TP) {
+			f.Offset, f.Err = Offset{Offset: -1, LeaderEpoch: -1}, kerr.UnstableOffsetCommit
+		}
 	}
 	if tps == nil {
 		if g == nil {
@@ -116,6 +140,7 @@ func (c *Coordinator) FetchOffsets(groupID string, tps []TP) ([]Fetched, error) 
 		var out []Fetched
 		for tp, o := range g.offsets {
 			out = append(out, Fetched{TP: tp, Offset: o})
+			unstable(&out[len(out)-1])
 		}
 		slices.SortFunc(out, func(a, b Fetched) int {
 			return cmp.Or(strings.Compare(a.TP.Topic, b.TP.Topic), cmp.Compare(a.TP.Partition, b.TP.Partition))
@@ -129,6 +154,7 @@ func (c *Coordinator) FetchOffsets(groupID string, tps []TP) ([]Fetched, error) 
 			if o, ok := g.offsets[tp]; ok {
 				out[i].Offset = o
 			}
+			unstable(&out[i])
 		}
 	}
 	return out, nil
@@ -224,6 +250,12 @@ func (c *Coordinator) PartitionsDeleted(tps []TP) {
 	for id, g := range c.groups {
 		var recs []record.KV
 		for tp := range g.offsets {
+			if gone[tp] {
+				recs = append(recs, OffsetRecord(id, tp, nil))
+				g.DeleteOffset(tp)
+			}
+		}
+		for tp := range g.pendingTxnTPs() { // pending only: Kafka's removeOffsets drops them too
 			if gone[tp] {
 				recs = append(recs, OffsetRecord(id, tp, nil))
 				g.DeleteOffset(tp)

@@ -36,8 +36,9 @@ type Log interface {
 	// ctx ends, or leadership is lost), and the offset of its first record.
 	Append(partition int32, batch []byte) (wait func(ctx context.Context) error, base int64, err error)
 	// Load calls fn for every record of the partition from its start to
-	// its log end offset, in order.
-	Load(ctx context.Context, partition int32, fn func(offset int64, key, value []byte)) error
+	// its log end offset, in order, with its batch's producer and
+	// attributes, and once for every transaction marker (ReadBatches).
+	Load(ctx context.Context, partition int32, fn LoadFunc) error
 }
 
 // CoordinatorConfig is what the coordinator needs besides the group core's
@@ -68,6 +69,14 @@ var (
 type partState struct {
 	epoch   int32
 	loading bool
+	// completions are the transaction markers CompleteTxn was told of
+	// while the partition loaded, applied after the load in order.
+	completions []txnCompletion
+}
+
+type txnCompletion struct {
+	producerID int64
+	commit     bool
 }
 
 // Coordinator serves the groups of the partitions this broker leads.
@@ -77,10 +86,14 @@ type Coordinator struct {
 	mu     sync.Mutex
 	parts  map[int32]*partState
 	groups map[string]*Group
-	ctx    context.Context // ends with Run: loads and waits for writes end with it
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // loads and waits for writes, awaited by Run
-	closed bool           // Run has ended: nothing more is started (mu)
+	// txnGroups: the groups with pending transactional offsets of each
+	// producer (Kafka's openGroupsForProducer), so that a marker looks at
+	// those only; an entry may outlive its offsets (CompleteTxn skips it).
+	txnGroups map[int64]map[string]struct{}
+	ctx       context.Context // ends with Run: loads and waits for writes end with it
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup // loads and waits for writes, awaited by Run
+	closed    bool           // Run has ended: nothing more is started (mu)
 }
 
 // NewCoordinator returns a coordinator that leads no partition yet.
@@ -96,7 +109,8 @@ func NewCoordinator(cfg CoordinatorConfig) *Coordinator {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Coordinator{cfg: cfg, log: cfg.Logger, parts: map[int32]*partState{}, groups: map[string]*Group{},
-		ctx: ctx, cancel: cancel}
+		txnGroups: map[int64]map[string]struct{}{},
+		ctx:       ctx, cancel: cancel}
 }
 
 // PartitionFor is the group's __consumer_offsets partition.

@@ -12,28 +12,49 @@ import (
 	"github.com/samsa-kafka/samsa/internal/record"
 )
 
-// memLog is an in-memory group.Log: one record list per partition; a
-// write is committed when the test says (hold), else at once; a load
-// waits for loadGate when set.
+// memLog is an in-memory group.Log: one byte log of batches per
+// partition, as the broker's log holds them (offsets assigned); a write
+// is committed when the test says (hold), else at once; a load waits for
+// loadGate when set.
 type memLog struct {
 	mu       sync.Mutex
-	recs     map[int32][]record.Record
+	data     map[int32][]byte
+	next     map[int32]int64
 	hold     bool
 	commits  []chan error
 	loadGate chan struct{}
 }
 
-func newMemLog() *memLog { return &memLog{recs: map[int32][]record.Record{}} }
+func newMemLog() *memLog { return &memLog{data: map[int32][]byte{}, next: map[int32]int64{}} }
+
+// put appends a batch at the partition's next offset and returns its base.
+func (l *memLog) put(partition int32, batch []byte) (int64, error) {
+	h, err := record.ReadHeader(batch)
+	if err != nil {
+		return 0, err
+	}
+	b := append([]byte(nil), batch...)
+	base := l.next[partition]
+	record.SetBaseOffset(b, base)
+	l.data[partition] = append(l.data[partition], b...)
+	l.next[partition] = base + int64(h.LastOffsetDelta) + 1
+	return base, nil
+}
+
+// marker appends a producer's transaction marker, as a partition leader
+// does for WriteTxnMarkers.
+func (l *memLog) marker(partition int32, producerID int64, commit bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, err := l.put(partition, record.BuildMarker(record.Marker{ProducerID: producerID, Commit: commit}, 0)); err != nil {
+		panic(err)
+	}
+}
 
 func (l *memLog) Append(partition int32, batch []byte) (func(context.Context) error, int64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	base := int64(len(l.recs[partition]))
-	err := record.Records(batch, func(r record.Record) bool {
-		r.Offset = int64(len(l.recs[partition]))
-		l.recs[partition] = append(l.recs[partition], r)
-		return true
-	})
+	base, err := l.put(partition, batch)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -72,7 +93,7 @@ func (l *memLog) release(t *testing.T, err error) {
 	}
 }
 
-func (l *memLog) Load(ctx context.Context, partition int32, fn func(int64, []byte, []byte)) error {
+func (l *memLog) Load(ctx context.Context, partition int32, fn LoadFunc) error {
 	if l.loadGate != nil {
 		select {
 		case <-l.loadGate:
@@ -82,10 +103,8 @@ func (l *memLog) Load(ctx context.Context, partition int32, fn func(int64, []byt
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock() // fn does not call back into the log
-	for _, r := range l.recs[partition] {
-		fn(r.Offset, r.Key, r.Value)
-	}
-	return nil
+	_, err := ReadBatches(l.data[partition], fn)
+	return err
 }
 
 func newTestCoordinator(l *memLog, now *time.Time) *Coordinator {

@@ -7,9 +7,13 @@
 // selection, leader), join.go (JoinGroup, KIP-394 and KIP-345), sync.go
 // (SyncGroup, Heartbeat, LeaveGroup), timers.go (delayed joins, pending
 // syncs, session expiry: Tick), offsets.go (commit validation, committed
-// offsets, expiry), hash.go (Kafka's partitionFor), records.go (the
-// __consumer_offsets keys and values, kmsg types), coordinator*.go (the
-// shell: partitions loaded and unloaded, the log, the timer goroutine).
+// offsets, expiry), txn.go (transactional offsets pending per producer
+// until its marker, KIP-98/KIP-447), hash.go (Kafka's partitionFor),
+// records.go (the __consumer_offsets keys and values, kmsg types),
+// batches.go (the batches written and loaded: plain, transactional,
+// transaction markers), coordinator*.go and coord_*.go (the shell:
+// partitions loaded and unloaded, the log, the timer goroutine;
+// coord_txn.go: TxnOffsetCommit and CompleteTxn).
 //
 // Invariants: Group is a deterministic core. It starts no goroutine, does
 // no I/O and reads no clock: time enters as an argument, answers leave

@@ -43,6 +43,13 @@ type Group struct {
 	newAdded     bool
 
 	offsets map[TP]Offset
+	// pendingTxn: transactional offsets (TxnOffsetCommit) written but not
+	// yet committed or aborted by their producer's marker, per producer
+	// id (Kafka's pendingTransactionalOffsetCommits); txn.go.
+	pendingTxn map[int64]map[TP]Offset
+	// inflight: plain OffsetCommit writes not yet committed, per partition
+	// (Kafka's pendingOffsetCommits), for require_stable.
+	inflight map[TP]int
 }
 
 // NewGroup returns an Empty group; persist may be nil (no writes).

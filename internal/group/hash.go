@@ -1,32 +1,13 @@
 package group
 
-import "unicode/utf16"
+import "github.com/samsa-kafka/samsa/internal/kafka"
 
 // PartitionFor is the __consumer_offsets partition of a group, as Kafka's
-// GroupMetadataManager.partitionFor: Utils.abs(groupId.hashCode) %
-// partitions, with Java's String.hashCode over UTF-16 code units and
-// Utils.abs mapping Integer.MIN_VALUE to 0.
+// GroupMetadataManager.partitionFor (kafka.CoordinatorPartition, shared
+// with the transaction coordinator).
 func PartitionFor(groupID string, partitions int32) int32 {
-	return javaAbs(javaStringHash(groupID)) % partitions
+	return kafka.CoordinatorPartition(groupID, partitions)
 }
 
-// javaStringHash is Java's String.hashCode: s[0]*31^(n-1) + ... + s[n-1]
-// over UTF-16 code units, in int32 arithmetic.
-func javaStringHash(s string) int32 {
-	var h int32
-	for _, u := range utf16.Encode([]rune(s)) {
-		h = 31*h + int32(u)
-	}
-	return h
-}
-
-// javaAbs is Kafka's Utils.abs: |n|, and 0 for math.MinInt32.
-func javaAbs(n int32) int32 {
-	if n == -1<<31 {
-		return 0
-	}
-	if n < 0 {
-		return -n
-	}
-	return n
-}
+// javaStringHash is Java's String.hashCode (kafka.JavaStringHash).
+func javaStringHash(s string) int32 { return kafka.JavaStringHash(s) }

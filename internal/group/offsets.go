@@ -73,8 +73,14 @@ func (g *Group) ApplyOffset(tp TP, o Offset, logOffset int64) {
 	g.offsets[tp] = o
 }
 
-// DeleteOffset forgets a committed offset (a tombstone was written or read).
-func (g *Group) DeleteOffset(tp TP) { delete(g.offsets, tp) }
+// DeleteOffset forgets a committed offset, and any producer's pending
+// one (a tombstone was written or read).
+func (g *Group) DeleteOffset(tp TP) {
+	delete(g.offsets, tp)
+	if len(g.pendingTxn) > 0 {
+		g.dropPendingTxn(tp)
+	}
+}
 
 // Committed returns the committed offset of tp.
 func (g *Group) Committed(tp TP) (Offset, bool) {
@@ -91,8 +97,9 @@ func (g *Group) Offsets() map[TP]Offset {
 	return out
 }
 
-// HasOffsets reports whether anything is committed.
-func (g *Group) HasOffsets() bool { return len(g.offsets) > 0 }
+// HasOffsets reports whether anything is committed or pending in a
+// transaction (Kafka's hasOffsets).
+func (g *Group) HasOffsets() bool { return len(g.offsets) > 0 || len(g.pendingTxn) > 0 }
 
 // ExpiredOffsets returns the offsets that retention has expired by now.
 func (g *Group) ExpiredOffsets(now time.Time, retention time.Duration) []TP {
@@ -114,8 +121,9 @@ func (g *Group) ExpiredOffsets(now time.Time, retention time.Duration) []TP {
 	return out
 }
 
-// Removable reports an Empty group without offsets (it can go Dead).
-func (g *Group) Removable() bool { return g.state == Empty && len(g.offsets) == 0 }
+// Removable reports an Empty group without offsets, committed or pending
+// in a transaction (it can go Dead).
+func (g *Group) Removable() bool { return g.state == Empty && !g.HasOffsets() }
 
 // Subscribed reports whether a member's subscription (consumer protocol)
 // names topic; such offsets cannot be deleted (GROUP_SUBSCRIBED_TO_TOPIC).

@@ -31,6 +31,11 @@
 // appends are refused while the committed ISR is smaller than
 // min.insync.replicas and done once the HW passes them (Acked).
 //
+// Transactions (txn.go): the leader appends the coordinator's markers as
+// acks=all appends (AppendTxnMarker); read_committed consumers read below
+// the last stable offset (ReadCommitted), which storage derives from the
+// HW at each call, so it moves when the HW moves.
+//
 // Invariants: consumers never read at or above the HW. On a leader the HW
 // never decreases and never exceeds the LEO; it is stored in the log and
 // checkpointed by storage. A follower's HW is the leader's, clamped to its

@@ -131,6 +131,14 @@ func (p *Partition) SetConfig(c Config) {
 // an idempotent batch the log holds appends nothing and returns the
 // original's offsets (info.Duplicate).
 func (p *Partition) AppendAsLeader(records []byte, hdrs []record.Header, now time.Time, requiredAcks int16) (storage.AppendInfo, error) {
+	return p.appendLeader(requiredAcks, func(epoch int32) (storage.AppendInfo, error) {
+		return p.log.AppendAsLeader(records, hdrs, now, epoch)
+	})
+}
+
+// appendLeader is the leader's append path around write, which appends in
+// the partition's leader epoch.
+func (p *Partition) appendLeader(requiredAcks int16, write func(leaderEpoch int32) (storage.AppendInfo, error)) (storage.AppendInfo, error) {
 	p.roleMu.RLock()
 	if !p.leadingLocked() {
 		p.roleMu.RUnlock()
@@ -146,7 +154,7 @@ func (p *Partition) AppendAsLeader(records []byte, hdrs []record.Header, now tim
 			return storage.AppendInfo{}, ErrNotEnoughReplicas
 		}
 	}
-	info, err := p.log.AppendAsLeader(records, hdrs, now, p.state.leaderEpoch)
+	info, err := write(p.state.leaderEpoch)
 	if err == nil && info.Duplicate {
 		// A retried idempotent batch: nothing was appended, nothing moved.
 		// An acks=all produce waits for the HW to cover the original.

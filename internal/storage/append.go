@@ -22,7 +22,7 @@ type AppendInfo struct {
 // Append is AppendAsLeader with the latest leader epoch of the log, or 0 if
 // it has none.
 func (l *Log) Append(records []byte, hdrs []record.Header, now time.Time) (AppendInfo, error) {
-	return l.appendLeader(records, hdrs, now, -1)
+	return l.appendLeader(records, hdrs, now, -1, nil)
 }
 
 // AppendAsLeader is the leader path. records holds whole batches validated
@@ -36,28 +36,46 @@ func (l *Log) Append(records []byte, hdrs []record.Header, now time.Time) (Appen
 // (producerstate.go): a retry of a batch the log holds returns that
 // batch's AppendInfo with Duplicate set and appends nothing; a batch
 // breaking the rules is refused (ErrOutOfOrderSequence,
-// ErrInvalidProducerEpoch, ErrInvalidProducerBatch).
+// ErrInvalidProducerEpoch, ErrInvalidProducerBatch). Control batches are
+// refused (record.ErrInvalidRecord: clients may not write them, as Kafka's
+// LogValidator); markers go through AppendTxnMarker.
 func (l *Log) AppendAsLeader(records []byte, hdrs []record.Header, now time.Time, leaderEpoch int32) (AppendInfo, error) {
 	if leaderEpoch < 0 {
 		return AppendInfo{}, fmt.Errorf("storage: invalid leader epoch %d", leaderEpoch)
 	}
-	return l.appendLeader(records, hdrs, now, leaderEpoch)
+	return l.appendLeader(records, hdrs, now, leaderEpoch, nil)
 }
 
 // appendLeader appends as leader in epoch, or in the latest epoch (0 if
-// none) if epoch < 0.
-func (l *Log) appendLeader(records []byte, hdrs []record.Header, now time.Time, epoch int32) (AppendInfo, error) {
+// none) if epoch < 0. marker is nil for client batches (no control batch
+// allowed), else the one transaction marker records holds, checked by the
+// marker rules (txn.go).
+func (l *Log) appendLeader(records []byte, hdrs []record.Header, now time.Time, epoch int32, marker *record.Marker) (AppendInfo, error) {
 	if err := checkLayout(records, hdrs); err != nil {
 		return AppendInfo{}, err
 	}
-	if l.config().Compact {
+	if marker == nil {
+		for _, h := range hdrs {
+			if h.Control() {
+				return AppendInfo{}, fmt.Errorf("%w: clients are not allowed to write control records (partition %s)", record.ErrInvalidRecord, l.tp)
+			}
+			if h.Transactional() && h.ProducerID < 0 {
+				return AppendInfo{}, fmt.Errorf("%w: transactional batch without a producer id (partition %s)", record.ErrInvalidRecord, l.tp)
+			}
+		}
+	}
+	if marker == nil && l.config().Compact {
 		if err := l.checkKeys(records, hdrs); err != nil {
 			return AppendInfo{}, err
 		}
 	}
 	var dup *AppendInfo
 	err := l.lockForAppend(func(end int64) (bool, error) {
-		if b, isDup, err := l.checkProducersLocked(hdrs); err != nil {
+		if marker != nil {
+			if err := l.checkMarkerLocked(*marker); err != nil {
+				return false, err
+			}
+		} else if b, isDup, err := l.checkProducersLocked(hdrs); err != nil {
 			return false, err
 		} else if isDup {
 			info := l.dupInfoLocked(b)
@@ -103,8 +121,10 @@ func (l *Log) appendLeader(records []byte, hdrs []record.Header, now time.Time, 
 	if err := l.appendLocked(records, hdrs, nowMs); err != nil {
 		return AppendInfo{}, err
 	}
-	l.updateProducersLocked(hdrs)
 	info.LogStartOffset = l.segs[0].base
+	if err := l.updateProducersLocked(records, hdrs); err != nil {
+		return AppendInfo{}, err
+	}
 	return info, nil
 }
 
@@ -141,7 +161,7 @@ var errDuplicate = errors.New("storage: duplicate batch")
 // leader epochs (a replica fetch); each PartitionLeaderEpoch newer than the
 // latest is recorded in the leader-epoch cache as starting at its batch,
 // and the producer state records the batches unchecked (as Kafka's
-// replication origin). ErrOffsetOutOfOrder if they start below the log end offset or are not
+// replication origin), transaction markers included. ErrOffsetOutOfOrder if they start below the log end offset or are not
 // increasing.
 func (l *Log) AppendAsFollower(records []byte, hdrs []record.Header) (AppendInfo, error) {
 	if err := checkLayout(records, hdrs); err != nil {
@@ -170,8 +190,10 @@ func (l *Log) AppendAsFollower(records []byte, hdrs []record.Header) (AppendInfo
 	if err := l.appendLocked(records, hdrs, -1); err != nil {
 		return AppendInfo{}, err
 	}
-	l.updateProducersLocked(hdrs)
 	info.LogStartOffset = l.segs[0].base
+	if err := l.updateProducersLocked(records, hdrs); err != nil {
+		return AppendInfo{}, err
+	}
 	return info, nil
 }
 

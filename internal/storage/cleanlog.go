@@ -36,6 +36,15 @@ type cleanJob struct {
 	// liveLast: the last offset of each producer's newest batch; such a
 	// batch is kept, empty if need be, so the producer state survives.
 	liveLast map[int64]int64
+	// markerEpoch: the epoch of each producer with no batch remembered;
+	// its markers of that epoch are kept, empty if need be.
+	markerEpoch map[int64]int16
+	// txnEntries: the .txnindex entries of the pass, aborts[i].ref = i.
+	txnEntries []abortedTxn
+	// aborts: the aborted transactions of the log below firstUncleanable
+	// (the rewrite walks it from the start); mapAborts: those reaching
+	// into the dirty section (the map walks it from firstDirty).
+	aborts, mapAborts []txnAbort
 }
 
 // cleaner is one cleaner thread's state (Kafka's Cleaner): its offset map,
@@ -47,6 +56,11 @@ type cleaner struct {
 	recs     []record.Record
 	out      []byte
 	stats    cleanStats
+	// txns follows the transactions through the batches a pass reads;
+	// keptAborts are the refs of the aborted transactions the group being
+	// written keeps in its .txnindex.
+	txns       *cleanTxns
+	keptAborts []int
 }
 
 // cleanStats counts what passes read and wrote.
@@ -114,7 +128,7 @@ func (l *Log) prepareClean(nowMs int64) (*cleanJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl := cleanableOffsets(stats, l.active().base, l.firstDirty, l.hw.Load(), l.tombstoneHorizon, cfg, nowMs)
+	cl := cleanableOffsets(stats, l.active().base, l.firstDirty, l.lsoLocked(), l.tombstoneHorizon, cfg, nowMs)
 	if !cl.due(cfg) {
 		return nil, nil
 	}
@@ -123,15 +137,52 @@ func (l *Log) prepareClean(nowMs int64) (*cleanJob, error) {
 		n++
 	}
 	job := &cleanJob{l: l, dir: l.dir(), cfg: cfg, segs: append([]*segment(nil), l.segs[:n]...),
-		stats: stats[:n], cl: cl, liveLast: map[int64]int64{}}
+		stats: stats[:n], cl: cl, liveLast: map[int64]int64{}, markerEpoch: map[int64]int16{}}
 	if l.producers != nil {
 		for id, e := range l.producers.producers {
 			if b, ok := e.last(); ok {
 				job.liveLast[id] = b.lastOffset
+			} else {
+				job.markerEpoch[id] = e.epoch
 			}
 		}
 	}
+	job.txnEntries, job.aborts, job.mapAborts = cleanAborts(l.aborted, cl.firstDirty, cl.firstUncleanable)
 	return job, nil
+}
+
+// cleanAborts picks the .txnindex entries (index) a pass needs: those of
+// transactions begun below firstUncleanable (every one of them is decided:
+// firstUncleanable is at most the last stable offset), as entries and as
+// the pass's view (all), and those whose marker is at or above firstDirty
+// (dirty, for the map).
+func cleanAborts(index []abortedTxn, firstDirty, firstUncleanable int64) (entries []abortedTxn, all, dirty []txnAbort) {
+	for _, a := range index {
+		if a.firstOffset >= firstUncleanable {
+			continue
+		}
+		ta := txnAbort{producerID: a.producerID, firstOffset: a.firstOffset, lastOffset: a.lastOffset, ref: len(entries)}
+		entries, all = append(entries, a), append(all, ta)
+		if a.lastOffset >= firstDirty {
+			dirty = append(dirty, ta)
+		}
+	}
+	return entries, all, dirty
+}
+
+// producersLast says whether a pass must keep batch h, empty if need be,
+// for the producer state (Kafka's lastRecordsOfActiveProducers): the
+// producer's newest data batch, or, for a producer with none remembered,
+// its markers of its current epoch (the epoch fences zombies).
+func (job *cleanJob) producersLast(h record.Header) bool {
+	if h.ProducerID < 0 {
+		return false
+	}
+	if last, ok := job.liveLast[h.ProducerID]; ok {
+		return last == h.LastOffset()
+	}
+	epoch, ok := job.markerEpoch[h.ProducerID]
+	return ok && h.Control() && h.ProducerEpoch == epoch
 }
 
 // segStatsLocked describes the non-active segments.
@@ -168,6 +219,7 @@ func (s *segment) end() int64 { return s.next }
 // the new firstDirty once the pass is done.
 func (c *cleaner) buildMap(job *cleanJob) (int64, error) {
 	c.m.reset()
+	txns := newCleanTxns(job.mapAborts)
 	first, end := job.cl.firstDirty, job.cl.firstUncleanable
 	for i, s := range job.segs {
 		if job.stats[i].end <= first {
@@ -175,19 +227,11 @@ func (c *cleaner) buildMap(job *cleanJob) (int64, error) {
 		}
 		stop := int64(-1)
 		err := c.forEachBatch(job, s, job.stats[i].size, func(h record.Header, b []byte) (bool, error) {
-			if h.LastOffset() < first || h.Control() {
-				return true, nil
-			}
-			if c.m.full(int(h.NumRecords)) {
+			full, err := c.mapBatch(txns, h, b, first)
+			if full {
 				stop = h.BaseOffset
-				return false, nil
 			}
-			return true, record.Records(b, func(r record.Record) bool {
-				if r.Key != nil && r.Offset >= first {
-					c.m.put(r.Key, r.Offset)
-				}
-				return true
-			})
+			return !full && err == nil, err
 		})
 		if err != nil {
 			return 0, err
@@ -200,6 +244,31 @@ func (c *cleaner) buildMap(job *cleanJob) (int64, error) {
 		}
 	}
 	return end, nil
+}
+
+// mapBatch puts the keys of batch b at or above first in the map (Kafka's
+// buildOffsetMapForSegment): none of a control batch or of aborted data
+// (txns follows the transactions from first on). full: the batch does not
+// fit, nothing of it was put.
+func (c *cleaner) mapBatch(txns *cleanTxns, h record.Header, b []byte, first int64) (full bool, err error) {
+	if h.Control() {
+		c.recs = c.recs[:0]
+		err := record.Records(b, func(r record.Record) bool { c.recs = append(c.recs, r); return true })
+		txns.onMarker(h.ProducerID, h.LastOffset(), markerKindOf(c.recs))
+		return false, err
+	}
+	if txns.onData(h.ProducerID, h.LastOffset(), h.Transactional()) || h.LastOffset() < first {
+		return false, nil
+	}
+	if c.m.full(int(h.NumRecords)) {
+		return true, nil
+	}
+	return false, record.Records(b, func(r record.Record) bool {
+		if r.Key != nil && r.Offset >= first {
+			c.m.put(r.Key, r.Offset)
+		}
+		return true
+	})
 }
 
 // forEachBatch reads the batches of s's first size bytes through a
@@ -249,6 +318,7 @@ type cleanedGroup struct {
 	base, end, size int64
 	old             []int64
 	mtime           time.Time
+	aborts          []int // refs (job.aborts) of the aborted transactions its .txnindex keeps
 }
 
 // writeGroups rewrites every segment from the log start up to the one
@@ -259,6 +329,7 @@ func (c *cleaner) writeGroups(job *cleanJob, mapEnd, nowMs int64) ([]cleanedGrou
 		n++
 	}
 	var out []cleanedGroup
+	c.txns = newCleanTxns(job.aborts)
 	for _, g := range groupSegments(job.stats[:n], job.cfg.SegmentBytes, int64(job.cfg.SegmentIndexBytes)) {
 		cg, err := c.writeGroup(job, g[0], g[1], nowMs)
 		if err != nil {

@@ -48,10 +48,12 @@ func (c cleanable) due(cfg LogConfig) bool {
 // horizon the earliest delete horizon of the tombstones the last pass
 // kept (0 none). The
 // section ends at the active segment, at the first segment reaching above
-// the high watermark hw, and at the first segment holding a record newer
-// than min.compaction.lag.ms; cleaning is forced once the first dirty
+// stable, the last stable offset (the high watermark, or the first offset
+// of the oldest open transaction if lower: Kafka never cleans beyond it),
+// and at the first segment holding a record newer than
+// min.compaction.lag.ms; cleaning is forced once the first dirty
 // segment's first batch is older than max.compaction.lag.ms.
-func cleanableOffsets(segs []segStat, activeBase, checkpoint, hw, horizon int64, cfg LogConfig, nowMs int64) cleanable {
+func cleanableOffsets(segs []segStat, activeBase, checkpoint, stable, horizon int64, cfg LogConfig, nowMs int64) cleanable {
 	start := activeBase
 	if len(segs) > 0 {
 		start = segs[0].base
@@ -64,7 +66,7 @@ func cleanableOffsets(segs []segStat, activeBase, checkpoint, hw, horizon int64,
 			c.cleanBytes += s.size
 			continue
 		}
-		if s.end > hw || (cfg.MinCompactionLagMs > 0 && s.largestTS > nowMs-cfg.MinCompactionLagMs) {
+		if s.end > stable || (cfg.MinCompactionLagMs > 0 && s.largestTS > nowMs-cfg.MinCompactionLagMs) {
 			c.firstUncleanable = max(s.base, c.firstDirty)
 			break
 		}
@@ -126,4 +128,41 @@ func keepRecord(hasKey, tombstone bool, offset, mapped int64, horizon int64, has
 		return false
 	}
 	return true
+}
+
+// batchFate is what a pass does with one batch (Kafka's
+// checkBatchRetention with the transaction rules).
+type batchFate int8
+
+const (
+	fateFilter  batchFate = iota // a data batch: each record by keepRecord
+	fateKeep                     // the batch as it is
+	fateHorizon                  // the records as they are, a delete horizon stamped
+	fateEmpty                    // an empty batch, for the producer state
+	fateDrop                     // nothing
+)
+
+// batchFate decides for a batch from what cleanTxns said of it:
+// discardable is onData's aborted for a data batch, onMarker's
+// discardable for a control batch (empty: it has no record left).
+// Aborted data goes; a marker stays while data of its transaction may
+// remain, then gets a delete horizon (nowMs + delete.retention.ms, the
+// caller's) and goes once nowMs reaches it: two passes at least, as
+// Kafka's cleaner piggy-backs markers on the tombstone horizon. An empty
+// marker goes at once. A batch that goes but is its producer's last (the
+// producer state needs its offsets, epoch and sequence) stays empty.
+func batchFateOf(control, discardable, empty bool, horizon int64, hasHorizon, producersLast bool, nowMs int64) batchFate {
+	switch {
+	case !control && !discardable:
+		return fateFilter
+	case control && !discardable:
+		return fateKeep
+	case control && !empty && !hasHorizon:
+		return fateHorizon
+	case control && !empty && nowMs < horizon:
+		return fateKeep
+	case producersLast:
+		return fateEmpty
+	}
+	return fateDrop
 }

@@ -67,6 +67,8 @@ type onDisk struct {
 
 	producers *producerStates // idempotent producers (producerlog.go), nil if none
 	snapshots []int64         // offsets of the producer snapshot files, sorted
+	aborted   txnIndex        // aborted transactions, by marker offset (txnindex.go)
+	txnFiles  []int64         // base offsets of the .txnindex files, sorted
 
 	// firstDirty: the log cleaner's checkpoint, offsets below were
 	// cleaned (cleaner-offset-checkpoint); -1 none.
@@ -200,10 +202,10 @@ func (l *Log) Open() error {
 // on after an unclean shutdown and checks the active segment's tail, then
 // loads the leader-epoch cache and clamps the high watermark.
 func (l *Log) loadLocked() error {
-	bases, snaps, leftover, err := scanDir(l.dir())
+	bases, snaps, txns, leftover, err := scanDir(l.dir())
 	if err == nil && leftover {
 		if err = recoverSwaps(l.dir()); err == nil {
-			bases, snaps, _, err = scanDir(l.dir())
+			bases, snaps, txns, _, err = scanDir(l.dir())
 		}
 	}
 	if err != nil {
@@ -241,7 +243,7 @@ func (l *Log) loadLocked() error {
 		return err
 	}
 	l.recoveryPoint = min(max(l.recoveryPoint, l.segs[0].base), l.leo())
-	if err := l.loadProducersLocked(snaps, unclean); err != nil {
+	if err := l.loadProducersLocked(snaps, txns, unclean); err != nil {
 		return err
 	}
 	if !l.lazy.Load() { // a materializing log keeps its in-memory epochs
@@ -361,16 +363,16 @@ func listSegments(dir string) ([]int64, error) {
 // listDir returns the base offsets of the .log files in dir and the
 // offsets of its producer snapshots, both sorted.
 func listDir(dir string) (bases, snaps []int64, err error) {
-	bases, snaps, _, err = scanDir(dir)
+	bases, snaps, _, _, err = scanDir(dir)
 	return bases, snaps, err
 }
 
-// scanDir is listDir, also telling whether files of an interrupted cleaner
-// swap are present (cleanswap.go).
-func scanDir(dir string) (bases, snaps []int64, leftover bool, err error) {
+// scanDir is listDir, also listing the .txnindex files and telling whether
+// files of an interrupted cleaner swap are present (cleanswap.go).
+func scanDir(dir string) (bases, snaps, txns []int64, leftover bool, err error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("storage: list segments: %w", err)
+		return nil, nil, nil, false, fmt.Errorf("storage: list segments: %w", err)
 	}
 	for _, e := range ents {
 		if e.IsDir() {
@@ -382,6 +384,10 @@ func scanDir(dir string) (bases, snaps []int64, leftover bool, err error) {
 		}
 		if off, ok := parseSnapshotName(e.Name()); ok {
 			snaps = append(snaps, off)
+			continue
+		}
+		if off, ok := parseTxnIndexName(e.Name()); ok {
+			txns = append(txns, off)
 			continue
 		}
 		name, ok := strings.CutSuffix(e.Name(), ".log")
@@ -396,7 +402,8 @@ func scanDir(dir string) (bases, snaps []int64, leftover bool, err error) {
 	}
 	slices.Sort(bases)
 	slices.Sort(snaps)
-	return bases, snaps, leftover, nil
+	slices.Sort(txns)
+	return bases, snaps, txns, leftover, nil
 }
 
 func createFiles(path string) error {

@@ -25,6 +25,8 @@ package storage
 
 import (
 	"cmp"
+	"errors"
+	"fmt"
 	"math"
 	"slices"
 
@@ -80,22 +82,52 @@ func (l *Log) checkProducersLocked(hdrs []record.Header) (dup batchMeta, isDup b
 	return batchMeta{}, false, nil
 }
 
-// updateProducersLocked records appended batches (mu held for writing, the
-// log materialized).
-func (l *Log) updateProducersLocked(hdrs []record.Header) {
+// updateProducersLocked records appended batches, the whole batches in
+// records (mu held for writing, the log materialized): data batches of
+// producers, and transaction markers, aborts indexed (txn.go).
+func (l *Log) updateProducersLocked(records []byte, hdrs []record.Header) error {
+	var errs []error
+	pos := 0
 	for i := range hdrs {
-		if hdrs[i].ProducerID >= 0 {
-			l.updateProducerLocked(&hdrs[i])
+		h := &hdrs[i]
+		if h.ProducerID >= 0 {
+			errs = append(errs, l.applyBatchLocked(h, records[pos:pos+h.Size()], math.MinInt64))
 		}
+		pos += h.Size()
 	}
+	if l.producers != nil {
+		l.producers.pruneReplicated(l.hw.Load())
+	}
+	return errors.Join(errs...)
 }
 
-// updateProducerLocked records one batch of a producer (id >= 0).
-func (l *Log) updateProducerLocked(h *record.Header) {
+// applyBatchLocked records one batch of a producer (id >= 0): a data
+// batch by its header, a transaction marker (batch is read for it) ends
+// the producer's transaction, and an abort whose marker is at or after
+// indexFrom is added to the aborted-transaction index. A control batch
+// that does not parse is logged and skipped (it is in the log already).
+func (l *Log) applyBatchLocked(h *record.Header, batch []byte, indexFrom int64) error {
 	if l.producers == nil {
 		l.producers = newProducerStates()
 	}
-	l.producers.update(h)
+	if !h.Control() {
+		l.producers.update(h)
+		return nil
+	}
+	m, ok, err := record.ParseMarker(batch)
+	if err != nil {
+		l.dirs.log.Warn("storage: skipping unreadable control batch", "partition", l.tp, "offset", h.BaseOffset, "err", err)
+		return nil
+	}
+	if !ok {
+		return nil
+	}
+	t := l.producers.endTxn(m, h.BaseOffset)
+	if !t.aborted || t.last < indexFrom {
+		return nil
+	}
+	return l.addAbortedLocked(abortedTxn{producerID: t.producerID, firstOffset: t.first, lastOffset: t.last,
+		lastStableOffset: l.producers.indexLSO(t)})
 }
 
 // dupInfo is the AppendInfo of a retried batch: the original's.
@@ -110,26 +142,40 @@ func (l *Log) dupInfoLocked(b batchMeta) AppendInfo {
 	return info
 }
 
-// loadProducersLocked builds the state at load (see the file comment);
-// unclean tells a load after an unclean shutdown. snaps are the snapshot
-// offsets found, sorted.
-func (l *Log) loadProducersLocked(snaps []int64, unclean bool) error {
+// loadProducersLocked builds the state and the aborted-transaction index
+// at load (see the file comment and txnindex.go); unclean tells a load
+// after an unclean shutdown. snaps and txns are the snapshot and
+// .txnindex offsets found, sorted.
+func (l *Log) loadProducersLocked(snaps, txns []int64, unclean bool) error {
 	l.snapshots = snaps
 	if err := l.dropSnapshotsAboveLocked(l.leo()); err != nil {
 		return err
 	}
-	if len(l.snapshots) == 0 && !unclean {
+	indexFrom, err := l.loadTxnIndexLocked(txns)
+	if err != nil {
+		return err
+	}
+	if unclean {
+		indexFrom = replayStart
+	}
+	if len(l.snapshots) == 0 && !unclean && indexFrom == noRebuild {
 		l.producers = nil // a clean close leaves a snapshot if any producer
 		return nil
 	}
-	return l.reloadProducersLocked()
+	return l.reloadProducersLocked(indexFrom)
 }
+
+// replayStart: rebuild the aborted-transaction index from where the
+// producer-state replay starts.
+const replayStart = math.MinInt64
 
 // reloadProducersLocked replaces the state by the newest valid snapshot's,
 // then replays the log after it (the whole log if none is valid); the
 // producers expired by then are left out, as Kafka's loadFromSnapshot.
-func (l *Log) reloadProducersLocked() error {
-	if err := l.rebuildProducersLocked(); err != nil {
+// The index entries of markers at or after indexFrom (noRebuild: none,
+// replayStart: the replay's first offset) are rebuilt in the replay.
+func (l *Log) reloadProducersLocked(indexFrom int64) error {
+	if err := l.rebuildProducersLocked(indexFrom); err != nil {
 		return err
 	}
 	if l.producers != nil && l.dirs.now != nil {
@@ -138,29 +184,43 @@ func (l *Log) reloadProducersLocked() error {
 	return nil
 }
 
-// rebuildProducersLocked is reloadProducersLocked before expiration.
-func (l *Log) rebuildProducersLocked() error {
+// rebuildProducersLocked is reloadProducersLocked before expiration. A
+// snapshot above indexFrom is passed over (kept): the replay must cover
+// the offsets whose index entries are rebuilt.
+func (l *Log) rebuildProducersLocked(indexFrom int64) error {
 	l.producers = nil
 	from := l.segs[0].base
-	for len(l.snapshots) > 0 {
-		off := l.snapshots[len(l.snapshots)-1]
+	for i := len(l.snapshots) - 1; i >= 0; i-- {
+		off := l.snapshots[i]
+		if indexFrom != replayStart && off > indexFrom {
+			continue
+		}
 		s, err := readSnapshot(l.dir(), off)
 		if err == nil {
 			l.producers, from = s, max(off, from)
 			break
 		}
 		l.dirs.log.Warn("storage: ignoring producer snapshot", "partition", l.tp, "offset", off, "err", err)
-		l.snapshots = l.snapshots[:len(l.snapshots)-1]
+		l.snapshots = slices.Delete(l.snapshots, i, i+1)
 		if err := removeSnapshot(l.dir(), off); err != nil {
 			return err
 		}
 	}
-	return l.replayProducersLocked(from)
+	if indexFrom == replayStart {
+		indexFrom = from
+	}
+	if indexFrom != noRebuild {
+		if err := l.dropTxnsAboveLocked(indexFrom - 1); err != nil {
+			return err
+		}
+	}
+	return l.replayProducersLocked(from, indexFrom)
 }
 
-// replayProducersLocked applies the headers of the batches from offset
-// from to the log end to the state, as a follower would.
-func (l *Log) replayProducersLocked(from int64) error {
+// replayProducersLocked applies the batches from offset from to the log
+// end to the state, as a follower would, indexing the aborts whose marker
+// is at or after indexFrom.
+func (l *Log) replayProducersLocked(from, indexFrom int64) error {
 	for i := l.segmentFor(from); i < len(l.segs); i++ {
 		s := l.segs[i]
 		if err := s.acquire(); err != nil {
@@ -171,16 +231,29 @@ func (l *Log) replayProducersLocked(from int64) error {
 		if from > s.base {
 			pos = lookupOffset(s.idx, from-1-s.base)
 		}
-		_, _, err := s.scanLocked(pos, s.size, s.base, false, func(_ int64, h record.Header) {
-			if h.LastOffset() >= from && h.ProducerID >= 0 {
-				l.updateProducerLocked(&h)
+		var ferr error
+		_, _, err := s.scanLocked(pos, s.size, s.base, false, func(p int64, h record.Header) {
+			if h.LastOffset() < from || h.ProducerID < 0 || ferr != nil {
+				return
 			}
+			var batch []byte
+			if h.Control() {
+				batch = make([]byte, h.Size())
+				if _, err := s.f.ReadAt(batch, p); err != nil {
+					ferr = fmt.Errorf("storage: read control batch: %w", err)
+					return
+				}
+			}
+			ferr = l.applyBatchLocked(&h, batch, indexFrom)
 		})
 		s.mu.Unlock()
 		s.release()
-		if err != nil {
+		if err = errors.Join(err, ferr); err != nil {
 			return err
 		}
+	}
+	if l.producers != nil {
+		l.producers.pruneReplicated(l.hw.Load())
 	}
 	return nil
 }
@@ -247,18 +320,22 @@ func (l *Log) dropSnapshotsBelowLocked(offset int64) error {
 // back to its end offset: later snapshots go, and the state is rebuilt
 // from the newest one left unless there was nothing to rebuild.
 func (l *Log) producersAfterTruncateLocked() error {
+	if err := l.dropTxnsAboveLocked(l.leo() - 1); err != nil {
+		return err
+	}
 	if err := l.dropSnapshotsAboveLocked(l.leo()); err != nil {
 		return err
 	}
 	if l.producers == nil && len(l.snapshots) == 0 {
 		return nil
 	}
-	return l.reloadProducersLocked()
+	return l.reloadProducersLocked(noRebuild)
 }
 
-// producersAfterFullTruncateLocked forgets every producer and snapshot.
+// producersAfterFullTruncateLocked forgets every producer, snapshot and
+// aborted transaction.
 func (l *Log) producersAfterFullTruncateLocked() error {
-	err := l.dropSnapshotsAboveLocked(math.MinInt64)
+	err := errors.Join(l.dropSnapshotsAboveLocked(math.MinInt64), l.dropAllTxnsLocked())
 	l.producers = nil
 	return err
 }

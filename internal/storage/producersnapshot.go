@@ -136,6 +136,7 @@ func decodeSnapshot(b []byte) (*producerStates, error) {
 		}
 		decodeRow(e, r)
 	}
+	s.indexOpen()
 	return s, nil
 }
 

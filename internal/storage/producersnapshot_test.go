@@ -15,11 +15,11 @@ func sampleStates() *producerStates {
 		{ProducerID: 1, ProducerEpoch: 0, BaseSequence: 0, LastOffsetDelta: 1, BaseOffset: 0, MaxTimestamp: 10},
 		{ProducerID: 1, ProducerEpoch: 0, BaseSequence: 2, LastOffsetDelta: 0, BaseOffset: 2, MaxTimestamp: 11},
 		{ProducerID: 5, ProducerEpoch: 7, BaseSequence: 9, LastOffsetDelta: 2, BaseOffset: 3, MaxTimestamp: 12, Attributes: 0x10},
-		{ProducerID: 6, ProducerEpoch: 1, BaseSequence: -1, Attributes: 0x30, BaseOffset: 6}, // a marker only
 	} {
 		s.update(&h)
 	}
-	for i := range 7 { // more than producerBatches: the ring wraps
+	s.endTxn(record.Marker{ProducerID: 6, ProducerEpoch: 1, CoordinatorEpoch: 3}, 6) // a marker only
+	for i := range 7 {                                                               // more than producerBatches: the ring wraps
 		h := record.Header{ProducerID: 8, BaseSequence: int32(i), BaseOffset: int64(7 + i), MaxTimestamp: 20}
 		s.update(&h)
 	}
@@ -39,7 +39,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	// Entries compare by content: the ring may start elsewhere.
 	for id, w := range want.producers {
 		g := got.producers[id]
-		if g == nil || g.epoch != w.epoch || g.txnFirstOffset != w.txnFirstOffset || g.n != w.n {
+		if g == nil || g.epoch != w.epoch || g.txnFirstOffset != w.txnFirstOffset || g.n != w.n ||
+			g.coordinatorEpoch != w.coordinatorEpoch {
 			t.Fatalf("producer %d: got %+v, want %+v", id, g, w)
 		}
 		for i := 0; i < int(w.n); i++ {
@@ -50,6 +51,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 	if len(got.producers) != len(want.producers) {
 		t.Fatalf("%d producers, want %d", len(got.producers), len(want.producers))
+	}
+	if len(got.open) != 1 || got.open[0] != (txnSpan{producerID: 5, first: 3, last: -1}) {
+		t.Fatalf("open transactions %+v, want producer 5's from 3", got.open)
 	}
 	empty, err := decodeSnapshot(encodeSnapshot(nil))
 	if err != nil || len(empty.producers) != 0 {

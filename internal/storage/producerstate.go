@@ -26,8 +26,8 @@ package storage
 //
 // Replicated batches and batches replayed from the log are not checked
 // (Kafka's AppendOrigin.REPLICATION): they update the state as they come,
-// an older epoch included (Kafka only warns). Control batches (transaction
-// markers, issue 19) end the producer's transaction and may raise its epoch.
+// an older epoch included (Kafka only warns). Transactions (the first
+// transactional batch opens one, a marker ends it) are in txn.go.
 
 import (
 	"errors"
@@ -140,6 +140,11 @@ func (e *producerEntry) findDuplicate(h *record.Header) (batchMeta, bool) {
 // id. A nil *producerStates knows no producer (checkBatch allows it).
 type producerStates struct {
 	producers map[int64]*producerEntry
+	// open: the open transactions, by first offset (txn.go).
+	open []txnSpan
+	// unreplicated: completed transactions whose marker the high
+	// watermark may not have passed yet, in marker order (txn.go).
+	unreplicated []txnSpan
 }
 
 func newProducerStates() *producerStates {
@@ -195,11 +200,13 @@ func checkBatchShape(h *record.Header) error {
 	return nil
 }
 
-// update records h, appended at its BaseOffset, without checking it (every
-// path: leader after checkBatch, follower, replay). Batches without a
-// producer id are ignored.
+// update records the data batch h, appended at its BaseOffset, without
+// checking it (every path: leader after checkBatch, follower, replay); a
+// transactional batch opens the producer's transaction if none is.
+// Batches without a producer id and control batches (endTxn's) are
+// ignored.
 func (s *producerStates) update(h *record.Header) {
-	if h.ProducerID < 0 {
+	if h.ProducerID < 0 || h.Control() {
 		return
 	}
 	e := s.producers[h.ProducerID]
@@ -207,20 +214,11 @@ func (s *producerStates) update(h *record.Header) {
 		e = newProducerEntry(h.ProducerEpoch)
 		s.producers[h.ProducerID] = e
 	}
-	if h.Control() {
-		// A transaction marker (issue 19: its record is not parsed): the
-		// transaction is over; a newer epoch is adopted.
-		if h.ProducerEpoch > e.epoch {
-			e.setEpoch(h.ProducerEpoch)
-		}
-		e.txnFirstOffset = -1
-		return
-	}
 	e.setEpoch(h.ProducerEpoch)
 	e.add(batchMeta{lastSeq: incSeq(h.BaseSequence, h.LastOffsetDelta), offsetDelta: h.LastOffsetDelta,
 		lastOffset: h.LastOffset(), timestamp: h.MaxTimestamp})
-	if h.Transactional() && e.txnFirstOffset < 0 {
-		e.txnFirstOffset = h.BaseOffset
+	if h.Transactional() {
+		s.beginTxn(h.ProducerID, e, h.BaseOffset)
 	}
 }
 

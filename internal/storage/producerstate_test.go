@@ -109,9 +109,8 @@ func TestProducerUpdate(t *testing.T) {
 	if e.txnFirstOffset != 170 {
 		t.Fatalf("transactional batch: txn first offset %d, want 170", e.txnFirstOffset)
 	}
-	marker := record.Header{ProducerID: 7, ProducerEpoch: 4, BaseSequence: -1, Attributes: 0x30, BaseOffset: 171}
-	s.update(&marker)
-	if e.txnFirstOffset != -1 || e.epoch != 4 || e.n != 0 {
+	s.endTxn(record.Marker{ProducerID: 7, ProducerEpoch: 4, CoordinatorEpoch: 2, Commit: true}, 171)
+	if e.txnFirstOffset != -1 || e.epoch != 4 || e.n != 0 || e.coordinatorEpoch != 2 || len(s.open) != 0 {
 		t.Fatalf("after a marker of a newer epoch: %+v", e)
 	}
 	plain := record.Header{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}

@@ -68,6 +68,9 @@ func (l *Log) enforceRetention(now time.Time) error {
 	if err := l.dropSnapshotsBelowLocked(l.segs[0].base); err != nil {
 		l.dirs.log.Warn("storage: producer snapshots after retention", "partition", l.tp, "err", err)
 	}
+	if err := l.dropTxnsBelowLocked(l.segs[0].base); err != nil {
+		l.dirs.log.Warn("storage: transaction index after retention", "partition", l.tp, "err", err)
+	}
 	l.dirs.log.Info("storage: deleted segments by retention", "partition", l.tp, "count", n, "logStartOffset", l.segs[0].base)
 	return nil
 }

@@ -21,7 +21,7 @@ var Supported = map[int16]VersionRange{
 	int16(kmsg.DescribeCluster):  {0, 1},
 	int16(kmsg.CreatePartitions): {0, 3},
 	// Idempotent producers, from any broker (KIP-98, KIP-360); v2+ is
-	// flexible. A transactional id is refused until transactions exist.
+	// flexible. With a transactional id, from the id's coordinator.
 	int16(kmsg.InitProducerID): {0, 5},
 	// Consumer groups, classic protocol (internal/group). OffsetCommit
 	// and OffsetFetch stop before v10 (topic ids).
@@ -36,6 +36,10 @@ var Supported = map[int16]VersionRange{
 	int16(kmsg.DescribeGroups):  {0, 5},
 	int16(kmsg.DeleteGroups):    {0, 2},
 	int16(kmsg.OffsetDelete):    {0, 0},
+	// Transactional offsets on the group coordinator (KIP-98, KIP-447:
+	// v3+ carry the member and generation; v5, KIP-890 part 2, is not
+	// served).
+	int16(kmsg.TxnOffsetCommit): {0, 4},
 	// The idempotent producers of partitions this broker leads (KIP-664).
 	int16(kmsg.DescribeProducers): {0, 0},
 	// Admin, served by the controller (KIP-455).
@@ -54,6 +58,17 @@ var Supported = map[int16]VersionRange{
 	int16(kmsg.UpdateMetadata): {7, 7},
 	// Inter-broker, from partition leaders to the controller (KIP-497).
 	int16(kmsg.AlterPartition): {0, 3},
+	// Transaction markers, coordinator to partition leaders (api 27).
+	int16(kmsg.WriteTxnMarkers): {0, 1},
+	// Transactions (internal/txn; KIP-98, KIP-447, KIP-890 part 1).
+	// Transaction version 1: EndTxn stops at v4; AddPartitionsToTxn v4+
+	// (batched, verify-only) are the brokers' forms.
+	int16(kmsg.AddPartitionsToTxn):   {0, 5},
+	int16(kmsg.AddOffsetsToTxn):      {0, 4},
+	int16(kmsg.EndTxn):               {0, 4},
+	int16(kmsg.DescribeTransactions): {0, 0},
+	int16(kmsg.ListTransactions):     {0, 1},
+
 	// Inter-broker, from a stopping broker to the controller (v1+: the
 	// usual request header; v2+ carries the broker epoch).
 	int16(kmsg.ControlledShutdown): {1, 3},

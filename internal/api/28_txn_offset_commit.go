@@ -1,0 +1,78 @@
+package api
+
+// TxnOffsetCommit (key 28), v0–v4 (KIP-98; v3+ KIP-447).
+//
+// A transactional producer's offsets for a group, after AddOffsetsToTxn
+// added the group's __consumer_offsets partition to its transaction.
+// Partitions of topics this cluster does not have answer
+// UNKNOWN_TOPIC_OR_PARTITION, metadata longer than
+// offset.metadata.max.bytes OFFSET_METADATA_TOO_LARGE; the others are
+// validated against the group (v3+: generation, member id and
+// group.instance.id as OffsetCommit, KIP-447; v0–v2 carry none and any
+// group takes them), written as one transactional batch of the producer
+// (id and epoch) to __consumer_offsets with acks=all and answered then;
+// they stay pending, invisible to OffsetFetch, until the producer's
+// COMMIT or ABORT marker reaches the partition
+// (group.Coordinator.CommitTxnOffsets, CompleteTxn). A group the
+// coordinator does not know is created Empty, as Kafka. Coordinator
+// errors are every partition's: COORDINATOR_NOT_AVAILABLE,
+// NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, and INVALID_GROUP_ID for
+// an empty group id; a producer epoch older than the partition has seen
+// is INVALID_PRODUCER_EPOCH. v2+ carry the leader epoch. There are no
+// ACLs, so no authorization errors.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/group"
+)
+
+func (h *Handler) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+	gen, member, instance := req.Generation, req.MemberID, req.InstanceID
+	if req.Version < 3 {
+		gen, member, instance = -1, "", nil
+	}
+	var commits []group.Commit
+	type slot struct{ t, p int }
+	var slots []slot
+	for i, rt := range req.Topics {
+		st := kmsg.NewTxnOffsetCommitResponseTopic()
+		st.Topic = rt.Topic
+		t, known := h.Meta.Topic(rt.Topic)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+			sp.Partition = rp.Partition
+			switch {
+			case h.Groups == nil:
+				sp.ErrorCode = errorCode(errNoCoordinator)
+			case !known || rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions):
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			default:
+				md := ""
+				if rp.Metadata != nil {
+					md = *rp.Metadata
+				}
+				epoch := int32(-1)
+				if req.Version >= 2 {
+					epoch = rp.LeaderEpoch
+				}
+				commits = append(commits, group.Commit{TP: group.TP{Topic: rt.Topic, Partition: rp.Partition},
+					Offset: rp.Offset, LeaderEpoch: epoch, Metadata: md})
+				slots = append(slots, slot{i, len(st.Partitions)})
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if len(commits) == 0 {
+		return resp
+	}
+	errs := h.Groups.CommitTxnOffsets(req.Group, group.TxnProducer{ID: req.ProducerID, Epoch: req.ProducerEpoch},
+		member, instance, gen, commits)
+	for i, s := range slots {
+		resp.Topics[s.t].Partitions[s.p].ErrorCode = errorCode(errs[i])
+	}
+	return resp
+}

@@ -1,0 +1,97 @@
+package storage
+
+// The log's transactions (the rules are in txn.go, the index files in
+// txnindex.go): markers appended as leader, the last stable offset, the
+// aborted transactions a read_committed fetch returns.
+
+import (
+	"time"
+
+	"github.com/samsa-kafka/samsa/internal/record"
+)
+
+// AppendTxnMarker appends the transaction marker m as leader in
+// leaderEpoch (Kafka's appendAsLeader with the coordinator origin),
+// checked by the marker rules: ErrInvalidProducerEpoch if m's epoch is
+// older than the producer's, ErrCoordinatorFenced if its coordinator epoch
+// is older than the last marker's. It ends the producer's transaction; an
+// abort is indexed. A leaderEpoch < 0 means the latest epoch of the log.
+func (l *Log) AppendTxnMarker(m record.Marker, now time.Time, leaderEpoch int32) (AppendInfo, error) {
+	batch := record.BuildMarker(m, now.UnixMilli())
+	h, err := record.ReadHeader(batch)
+	if err != nil {
+		return AppendInfo{}, err
+	}
+	return l.appendLeader(batch, []record.Header{h}, now, leaderEpoch, &m)
+}
+
+// checkMarkerLocked applies the marker rules (mu held for writing).
+func (l *Log) checkMarkerLocked(m record.Marker) error {
+	if l.onDisk == nil {
+		return nil
+	}
+	return l.producers.checkMarker(m)
+}
+
+// LastStableOffset is the offset below which every transaction is decided
+// (txn.go): the high watermark, or the first offset of the oldest
+// transaction still open or not yet replicated if lower, never below the
+// log start. -1 if the log cannot be loaded.
+func (l *Log) LastStableOffset() int64 {
+	if err := l.rlockLoaded(); err != nil {
+		return -1
+	}
+	defer l.mu.RUnlock()
+	return l.lsoLocked()
+}
+
+// lsoLocked is LastStableOffset with mu held.
+func (l *Log) lsoLocked() int64 {
+	if l.onDisk == nil || l.lazy.Load() {
+		return l.hw.Load()
+	}
+	return lastStableOffset(l.producers, l.segs[0].base, l.hw.Load())
+}
+
+// AbortedTxns lists the aborted transactions a read_committed fetch of
+// [from, to) must know about (Kafka's collectAbortedTransactions): those
+// whose abort marker is at or after from and whose first offset is before
+// to, by marker offset.
+func (l *Log) AbortedTxns(from, to int64) []AbortedTxn {
+	if err := l.rlockLoaded(); err != nil {
+		return nil
+	}
+	defer l.mu.RUnlock()
+	if l.onDisk == nil {
+		return nil
+	}
+	var out []AbortedTxn
+	for _, a := range l.aborted.collect(from, to) {
+		out = append(out, AbortedTxn{ProducerID: a.producerID, FirstOffset: a.firstOffset})
+	}
+	return out
+}
+
+// abortedTxnsLocked is AbortedTxns with the whole index entries (the
+// cleaner's view), mu held.
+func (l *Log) abortedTxnsLocked(from, to int64) []abortedTxn {
+	if l.onDisk == nil {
+		return nil
+	}
+	return l.aborted.collect(from, to)
+}
+
+// HasOpenTxn tells whether the producer has a transaction open on the
+// partition (KIP-890: a transactional batch needs none open, or a
+// verified one).
+func (l *Log) HasOpenTxn(producerID int64) bool {
+	if err := l.rlockLoaded(); err != nil {
+		return false
+	}
+	defer l.mu.RUnlock()
+	if l.onDisk == nil || l.producers == nil {
+		return false
+	}
+	e := l.producers.producers[producerID]
+	return e != nil && e.txnFirstOffset >= 0
+}
