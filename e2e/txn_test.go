@@ -67,30 +67,36 @@ type etlStats struct {
 // etl runs one worker of the pipeline: read committed records of in as
 // member of group "etl", write each to out inside a transaction together
 // with the group's offsets, and abort every abortEvery-th transaction (its
-// records are read again and written in a later one).
+// records are read again and written in a later one). A transaction whose
+// end fails (its coordinator died under it, say) ends the session, and the
+// worker starts again as a restarted application would: its new producer
+// fences the old one, whose transaction is then committed or aborted.
 func etl(ctx context.Context, t *testing.T, addrs []string, txnID, in, out string, abortEvery int64, st *etlStats, opts ...kgo.Opt) {
-	sess, err := kgo.NewGroupTransactSession(append([]kgo.Opt{
-		kgo.SeedBrokers(addrs...),
-		kgo.TransactionalID(txnID),
-		kgo.TransactionTimeout(20 * time.Second),
-		kgo.ConsumerGroup("etl"), kgo.ConsumeTopics(in),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.RequireStableFetchOffsets(),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchMaxPartitionBytes(4 << 10), // small transactions: many of them
-		kgo.RetryBackoffFn(func(int) time.Duration { return 100 * time.Millisecond }),
-	}, opts...)...)
-	if err != nil {
-		t.Error(err)
-		return
-	}
-	defer sess.Close()
-	for n := int64(1); ctx.Err() == nil; {
-		fs := sess.PollFetches(ctx)
-		if ctx.Err() != nil {
+	n := int64(1)
+	for ctx.Err() == nil {
+		sess, err := kgo.NewGroupTransactSession(append([]kgo.Opt{
+			kgo.SeedBrokers(addrs...),
+			kgo.TransactionalID(txnID),
+			kgo.TransactionTimeout(20 * time.Second),
+			kgo.ConsumerGroup("etl"), kgo.ConsumeTopics(in),
+			kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+			kgo.RequireStableFetchOffsets(),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		}, opts...)...)
+		if err != nil {
+			t.Error(err)
 			return
 		}
-		if fs.Empty() {
+		etlSession(ctx, t, sess, txnID, out, abortEvery, &n, st)
+		sess.Close()
+	}
+}
+
+// etlSession runs transactions on sess until ctx ends or one fails.
+func etlSession(ctx context.Context, t *testing.T, sess *kgo.GroupTransactSession, txnID, out string, abortEvery int64, n *int64, st *etlStats) {
+	for ctx.Err() == nil {
+		fs := sess.PollRecords(ctx, 50) // small transactions: many of them
+		if ctx.Err() != nil || fs.Empty() {
 			continue
 		}
 		if err := sess.Begin(); err != nil {
@@ -101,15 +107,16 @@ func etl(ctx context.Context, t *testing.T, addrs []string, txnID, in, out strin
 			sess.Produce(ctx, &kgo.Record{Topic: out, Value: r.Value}, nil)
 		})
 		try := kgo.TryCommit
-		if n%abortEvery == 0 {
+		if *n%abortEvery == 0 {
 			try = kgo.TryAbort
 		}
-		n++
+		*n++
 		committed, err := sess.End(ctx, try)
 		switch {
 		case err != nil:
 			st.failed.Add(1)
-			t.Logf("%s: end: %v", txnID, err)
+			t.Logf("%s: end: %v; starting a new session", txnID, err)
+			return
 		case committed:
 			st.commits.Add(1)
 		default:
@@ -122,9 +129,16 @@ func etl(ctx context.Context, t *testing.T, addrs []string, txnID, in, out strin
 // end offsets.
 func waitConsumed(ctx context.Context, t *testing.T, adm *kadm.Client, group, topic string, what func() string) {
 	t.Helper()
-	ends, err := adm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
+	var ends kadm.ListedOffsets
+	for {
+		var err error
+		if ends, err = adm.ListEndOffsets(ctx, topic); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("end offsets of %s: %v", topic, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	for {
 		offs, err := adm.FetchOffsets(ctx, group)
@@ -266,18 +280,25 @@ func testETL(t *testing.T, fault txnFault) {
 	}
 	var opts []kgo.Opt
 	if fault == killCoordinatorInCommit {
-		// When worker etl-0 has sent its fifth EndTxn, kill the broker that
-		// coordinates its transactions: the commit is somewhere between
-		// the prepare record, the markers and the complete record.
+		// When worker etl-0 has written its fifth EndTxn, kill the broker
+		// that coordinates its transactions, at once: the commit is
+		// somewhere between the prepare record, the markers and the
+		// complete record. The coordinator is looked up after the first.
 		var ends atomic.Int32
+		var coordinator atomic.Int32
+		coordinator.Store(-1)
 		opts = append(opts, kgo.WithHooks(endTxnHook(func() {
-			if ends.Add(1) == 5 {
+			switch ends.Add(1) {
+			case 1:
 				go func() {
-					r := adm.FindTxnCoordinators(ctx, "etl-0")
-					if co, ok := r["etl-0"]; ok && co.Err == nil {
-						kill(co.NodeID, "coordinator of etl-0, in EndTxn")
+					if co, ok := adm.FindTxnCoordinators(ctx, "etl-0")["etl-0"]; ok && co.Err == nil {
+						coordinator.Store(co.NodeID)
 					}
 				}()
+			case 5:
+				if id := coordinator.Load(); id >= 0 {
+					kill(id, "coordinator of etl-0, in EndTxn")
+				}
 			}
 		})))
 	}
