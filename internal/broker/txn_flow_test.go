@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"testing"
@@ -189,8 +188,22 @@ func TestTxnCoordinatorFailover(t *testing.T) {
 		t.Fatalf("before the crash: %+v", d)
 	}
 	crash(t, coord)
+	var live []string
+	for _, b := range brokers {
+		if b != coord {
+			live = append(live, b.Addr().String())
+		}
+	}
+	// A client of the live brokers (kgo keeps asking a coordinator it
+	// found until it answers otherwise).
+	liveCl, err := kgo.NewClient(kgo.SeedBrokers(live...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer liveCl.Close()
+	liveAdm := kadm.NewClient(liveCl)
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		d, err := adm.DescribeTransactions(ctx, "tx-fo")
+		d, err := liveAdm.DescribeTransactions(ctx, "tx-fo")
 		if err == nil && d["tx-fo"].Err == nil && d["tx-fo"].State == "CompleteCommit" {
 			if d["tx-fo"].Coordinator == coord.NodeID() {
 				t.Fatalf("the crashed broker answered: %+v", d)
@@ -201,12 +214,6 @@ func TestTxnCoordinatorFailover(t *testing.T) {
 			t.Fatalf("never completed after the failover: %+v %v", d, err)
 		}
 	}
-	var live []string
-	for _, b := range brokers {
-		if b != coord {
-			live = append(live, b.Addr().String())
-		}
-	}
 	if got := readAll(t, live, "out", kgo.ReadCommitted(), 10); len(got) != 10 {
 		t.Fatalf("read_committed after the failover: %v", got)
 	}
@@ -214,5 +221,4 @@ func TestTxnCoordinatorFailover(t *testing.T) {
 	if got := readAll(t, live, "out", kgo.ReadCommitted(), 11); len(got) != 11 || !slices.Contains(got, "after") {
 		t.Fatalf("read_committed after the next transaction: %v", got)
 	}
-	_ = fmt.Sprint
 }
