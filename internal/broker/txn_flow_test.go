@@ -194,16 +194,15 @@ func TestTxnCoordinatorFailover(t *testing.T) {
 			live = append(live, b.Addr().String())
 		}
 	}
-	// A client of the live brokers (kgo keeps asking a coordinator it
-	// found until it answers otherwise).
-	liveCl, err := kgo.NewClient(kgo.SeedBrokers(live...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer liveCl.Close()
-	liveAdm := kadm.NewClient(liveCl)
+	// A new client of the live brokers each time: kgo keeps asking a
+	// coordinator it found, even one that no longer answers.
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		d, err := liveAdm.DescribeTransactions(ctx, "tx-fo")
+		liveCl, err := kgo.NewClient(kgo.SeedBrokers(live...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := kadm.NewClient(liveCl).DescribeTransactions(ctx, "tx-fo")
+		liveCl.Close()
 		if err == nil && d["tx-fo"].Err == nil && d["tx-fo"].State == "CompleteCommit" {
 			if d["tx-fo"].Coordinator == coord.NodeID() {
 				t.Fatalf("the crashed broker answered: %+v", d)
