@@ -27,6 +27,14 @@ package api
 // ProducerIDs). Each only for its partition: the others and the
 // connection go on.
 //
+// Transactions (KIP-98): a control batch from a client is INVALID_RECORD;
+// a transactional batch must come from an idempotent producer
+// (INVALID_RECORD) of a request naming its transactional id
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers a null id).
+// KIP-890 part 1: a transactional batch of a producer with no transaction
+// open on the partition is appended only if Config.TxnVerifier says the
+// coordinator added the partition (else its code, e.g. INVALID_TXN_STATE).
+//
 // Clients may not write to internal topics (__consumer_offsets,
 // __transaction_state):
 // INVALID_TOPIC_EXCEPTION, as Kafka's ReplicaManager.appendToLocalLog.
@@ -66,7 +74,7 @@ func (h *Handler) produce(ctx context.Context, req *kmsg.ProduceRequest) (kmsg.R
 				continue
 			}
 			tp := kafka.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
-			if p, required := h.produceOne(tp, rp, sp, now, req.Acks); p != nil && req.Acks == -1 {
+			if p, required := h.produceOne(ctx, req.TransactionID, tp, rp, sp, now, req.Acks); p != nil && req.Acks == -1 {
 				pending = append(pending, pendingAck{tp: tp, p: p, required: required, sp: sp})
 			}
 		}
@@ -82,7 +90,7 @@ func (h *Handler) produce(ctx context.Context, req *kmsg.ProduceRequest) (kmsg.R
 
 // produceOne appends one partition's batch. On success it returns the
 // partition and the offset the high watermark must reach for acks=-1.
-func (h *Handler) produceOne(tp kafka.TopicPartition, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, now time.Time, acks int16) (*replica.Partition, int64) {
+func (h *Handler) produceOne(ctx context.Context, txnID *string, tp kafka.TopicPartition, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, now time.Time, acks int16) (*replica.Partition, int64) {
 	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
 	if tp.Topic == OffsetsTopic || tp.Topic == TxnStateTopic {
 		sp.ErrorCode = kerr.InvalidTopicException.Code
@@ -100,8 +108,14 @@ func (h *Handler) produceOne(tp kafka.TopicPartition, rp *kmsg.ProduceRequestTop
 		err = fmt.Errorf("%w: produce must carry exactly one record batch, got %d", record.ErrInvalidRecord, len(hdrs))
 	case hdrs[0].Control():
 		err = fmt.Errorf("%w: clients may not produce control batches", record.ErrInvalidRecord)
+	case hdrs[0].Transactional() && hdrs[0].ProducerID < 0:
+		err = fmt.Errorf("%w: transactional batch without a producer id", record.ErrInvalidRecord)
+	case hdrs[0].Transactional() && txnID == nil:
+		err = fmt.Errorf("api: transactional batch in a produce request without a transactional id: %w", kerr.TransactionalIDAuthorizationFailed)
 	case hdrs[0].ProducerID >= 0 && h.ProducerIDs != nil && !h.ProducerIDs.Issued(hdrs[0].ProducerID):
 		err = errNeverIssued(hdrs[0].ProducerID)
+	case hdrs[0].Transactional():
+		err = h.verifyTxn(ctx, *txnID, &hdrs[0], tp, p)
 	}
 	if err != nil {
 		h.Logger.Debug("produce rejected", "topic", tp.Topic, "partition", tp.Partition, "err", err)
@@ -122,6 +136,19 @@ func (h *Handler) produceOne(tp kafka.TopicPartition, rp *kmsg.ProduceRequestTop
 	sp.LogAppendTime = info.LogAppendTime
 	sp.LogStartOffset = info.LogStartOffset
 	return p, info.LastOffset + 1
+}
+
+// verifyTxn is KIP-890 part 1 for a transactional batch h: unless the
+// producer has a transaction open on the partition, its coordinator must
+// say the partition is in its transaction.
+func (h *Handler) verifyTxn(ctx context.Context, txnID string, hd *record.Header, tp kafka.TopicPartition, p *replica.Partition) error {
+	if h.TxnVerifier == nil || p.HasOpenTxn(hd.ProducerID) {
+		return nil
+	}
+	if code := h.TxnVerifier.VerifyPartition(ctx, txnID, hd.ProducerID, hd.ProducerEpoch, tp); code != 0 {
+		return fmt.Errorf("api: transaction %q of producer %d not verified for %s: %w", txnID, hd.ProducerID, tp, kerr.ErrorForCode(code))
+	}
+	return nil
 }
 
 // errNeverIssued refuses a batch of a producer id the cluster never issued

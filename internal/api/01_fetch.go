@@ -3,6 +3,11 @@ package api
 // Fetch (key 1), v4–v16, from consumers (replica id -1) and followers
 // (replica id >= 0: the ReplicaID field up to v14, ReplicaState.ID from v15).
 //
+// Isolation (KIP-98): a read_committed consumer (isolation level 1) reads
+// below the last stable offset and gets the aborted transactions
+// overlapping the batches returned (fetch_read.go); every answer carries
+// the partition's last stable offset.
+//
 // Long polling: the response is sent as soon as the readable bytes reach
 // MinBytes, any partition has an error, or MaxWaitMillis passes; appends (and
 // high watermark or leadership changes) wake the waiting fetch. MaxBytes
@@ -89,6 +94,7 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 	}
 
 	acc := newFetchAcc(int(req.MaxBytes))
+	acc.committed = replicaID < 0 && req.IsolationLevel == 1
 	if req.MaxBytes <= 0 {
 		acc.maxBytes = 1<<31 - 1
 	}
@@ -267,15 +273,16 @@ func (h *Handler) buildFetchResponse(resp *kmsg.FetchResponse, fc *fetchCtx, res
 	}
 	for i, r := range results {
 		sp := r.part
-		changed := r.err != 0 || len(r.records) > 0 || r.hw != sp.sentHW || r.logStart != sp.sentLogStart
+		changed := r.err != 0 || len(r.records) > 0 || r.hw != sp.sentHW || r.logStart != sp.sentLogStart || r.lso != sp.sentLSO
 		if fc.incremental && !changed {
 			continue
 		}
-		sp.sentHW, sp.sentLogStart = r.hw, r.logStart
+		sp.sentHW, sp.sentLogStart, sp.sentLSO = r.hw, r.logStart, r.lso
 		p := kmsg.NewFetchResponseTopicPartition()
 		p.Partition = sp.key.Partition
 		p.ErrorCode = r.err
-		p.HighWatermark, p.LastStableOffset, p.LogStartOffset = r.hw, r.hw, r.logStart
+		p.HighWatermark, p.LastStableOffset, p.LogStartOffset = r.hw, r.lso, r.logStart
+		p.AbortedTransactions = r.aborted
 		p.RecordBatches = r.records
 		if p.RecordBatches == nil { // librdkafka refuses a null record set
 			p.RecordBatches = []byte{}

@@ -9,9 +9,9 @@ package api
 // -1. Only the leader answers (NOT_LEADER_OR_FOLLOWER).
 //
 // For consumers (replica id -1) the last fetchable offset is the high
-// watermark, whatever the isolation level (the last stable offset is the
-// same until transactions exist): latest is the high watermark and lookups
-// finding an offset at or above it find nothing. Other replica ids (brokers)
+// watermark, or the last stable offset for isolation level 1
+// (read_committed, KIP-98): latest is that offset and lookups finding an
+// offset at or above it find nothing. Other replica ids (brokers)
 // are bounded by the log end offset instead, as in Kafka. A leader whose
 // high watermark has not yet reached the start of its leader epoch (just
 // elected, its followers not caught up) answers consumers
@@ -34,7 +34,7 @@ func (h *Handler) listOffsets(req *kmsg.ListOffsetsRequest) kmsg.Response {
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
-			h.listOffset(rt.Topic, rp, req.ReplicaID == -1, &sp)
+			h.listOffset(rt.Topic, rp, req.ReplicaID == -1, req.IsolationLevel == 1, &sp)
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -42,7 +42,7 @@ func (h *Handler) listOffsets(req *kmsg.ListOffsetsRequest) kmsg.Response {
 	return resp
 }
 
-func (h *Handler) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition, consumer bool, sp *kmsg.ListOffsetsResponseTopicPartition) {
+func (h *Handler) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition, consumer, committed bool, sp *kmsg.ListOffsetsResponseTopicPartition) {
 	sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 	p := h.Partitions.Get(kafka.TopicPartition{Topic: topic, Partition: rp.Partition})
 	if p == nil {
@@ -62,6 +62,9 @@ func (h *Handler) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartit
 	if consumer {
 		lastFetchable = p.HighWatermark()
 		lagging = hwBehindEpochStart(p, epoch, lastFetchable)
+		if committed {
+			lastFetchable = min(p.LastStableOffset(), lastFetchable)
+		}
 	}
 	// beyond answers a lookup that found off at or past the last
 	// fetchable offset: nothing, or OFFSET_NOT_AVAILABLE while lagging.

@@ -33,6 +33,8 @@ func errorCode(err error) int16 {
 		// version since 2.7 (KIP-588): PRODUCER_FENCED is for the
 		// transaction coordinator's answers, never a partition's.
 		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, storage.ErrCoordinatorFenced):
+		return kerr.TransactionCoordinatorFenced.Code
 	case errors.Is(err, storage.ErrInvalidProducerBatch):
 		return kerr.InvalidRecord.Code
 	case errors.Is(err, record.ErrCorrupt):

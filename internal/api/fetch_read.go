@@ -2,8 +2,9 @@ package api
 
 // The reads of a fetch (01_fetch.go): each partition read by the leader for
 // a follower (up to the log end offset, recording the follower's position)
-// or a consumer (below the high watermark), within the request's byte
-// limits, gathered across the fetch's passes. The record buffers come from
+// or a consumer (below the high watermark, or below the last stable offset
+// with the aborted transactions of what is returned for read_committed),
+// within the request's byte limits, gathered across the fetch's passes. The record buffers come from
 // storage's pool and go back to it once the response is encoded
 // (server.AfterResponse).
 
@@ -14,18 +15,23 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-kafka/samsa/internal/record"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 // fetchResult is what one partition read produced.
 type fetchResult struct {
-	part         *sessPart
-	err          int16
-	records      []byte
-	hw, logStart int64
-	end          int64 // end of what the fetcher may read: LEO (followers) or HW; -1 unknown
+	part              *sessPart
+	err               int16
+	records           []byte
+	hw, lso, logStart int64
+	end               int64 // end of what the fetcher may read: LEO (followers), HW or LSO; -1 unknown
+	// aborted: read_committed only (nil otherwise, sent as null), the
+	// aborted transactions overlapping the records returned.
+	aborted []kmsg.FetchResponseTopicPartitionAbortedTransaction
 }
 
 // fetchAcc gathers a fetch's latest result per partition across its passes,
@@ -37,7 +43,8 @@ type fetchAcc struct {
 	results       []fetchResult
 	gen           uint64
 	maxBytes      int
-	total, failed int // record bytes and errors over results
+	total, failed int  // record bytes and errors over results
+	committed     bool // a consumer's read_committed fetch (isolation level 1)
 }
 
 // accGens numbers fetches for sessPart.accGen; 0 is never used.
@@ -102,11 +109,14 @@ func (h *Handler) readFetch(acc *fetchAcc, parts []*sessPart, replicaID int32, s
 		acc.results = slices.Grow(acc.results, len(parts))
 	}
 	for _, sp := range parts {
-		r := fetchResult{part: sp, hw: -1, logStart: -1, end: -1}
+		r := fetchResult{part: sp, hw: -1, lso: -1, logStart: -1, end: -1}
 		limit, minOne := acc.budget(sp)
-		if replicaID >= 0 {
+		switch {
+		case replicaID >= 0:
 			h.readFollower(sp, replicaID, limit, minOne, now, sess, &r)
-		} else {
+		case acc.committed:
+			h.readCommitted(sp, limit, minOne, &r)
+		default:
 			h.readPartition(sp, limit, minOne, &r)
 		}
 		acc.put(r)
@@ -172,6 +182,7 @@ func (h *Handler) readFollower(sp *sessPart, replicaID, limit int32, minOne bool
 		res, hw, err = p.FollowerRead(replicaID, sp.fetchOffset, limit, minOne, now)
 	}
 	h.readDone(p, res, hw, err, r)
+	r.lso = min(p.LastStableOffset(), hw)
 	r.end = res.LogEndOffset
 }
 
@@ -183,12 +194,57 @@ func (h *Handler) readPartition(sp *sessPart, limit int32, minOne bool, r *fetch
 	}
 	if limit <= 0 && !minOne {
 		r.hw, r.logStart = p.HighWatermark(), p.LogStartOffset()
+		r.lso = min(p.LastStableOffset(), r.hw)
 		r.end = r.hw
 		return
 	}
 	res, hw, err := p.Read(sp.fetchOffset, limit, minOne)
 	h.readDone(p, res, hw, err, r)
+	r.lso = min(p.LastStableOffset(), hw)
 	r.end = hw
+}
+
+// readCommitted reads below the last stable offset for a read_committed
+// consumer and lists the aborted transactions overlapping what it returns
+// (Kafka's collectAbortedTransactions up to the offset after the last
+// batch returned): the consumer drops their records.
+func (h *Handler) readCommitted(sp *sessPart, limit int32, minOne bool, r *fetchResult) {
+	p := h.leaderFor(sp, r)
+	if p == nil {
+		return
+	}
+	r.aborted = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+	if limit <= 0 && !minOne {
+		r.hw, r.logStart = p.HighWatermark(), p.LogStartOffset()
+		r.lso = min(p.LastStableOffset(), r.hw)
+		r.end = r.lso
+		return
+	}
+	res, hw, lso, err := p.ReadCommitted(sp.fetchOffset, limit, minOne)
+	h.readDone(p, res, hw, err, r)
+	r.lso, r.end = lso, lso
+	if len(r.records) == 0 {
+		return
+	}
+	for _, a := range p.AbortedTxns(sp.fetchOffset, endOffset(r.records)) {
+		at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+		at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
+		r.aborted = append(r.aborted, at)
+	}
+}
+
+// endOffset is the offset after the last of the whole batches in records.
+func endOffset(records []byte) int64 {
+	end := int64(-1)
+	for len(records) >= record.HeaderSize {
+		h, err := record.ReadHeader(records)
+		if err != nil || h.Size() > len(records) {
+			break
+		}
+		end = h.LastOffset() + 1
+		records = records[h.Size():]
+	}
+	return end
 }
 
 func (h *Handler) readDone(p *replica.Partition, res storage.ReadResult, hw int64, err error, r *fetchResult) {

@@ -65,6 +65,7 @@ type sessPart struct {
 	fetchPart
 	// last values sent in a response; -1 before the first.
 	sentHW, sentLogStart int64
+	sentLSO              int64
 
 	// Session bookkeeping; nil sess for sessionless fetches.
 	sess       *fetchSession
@@ -147,7 +148,7 @@ func (s *fetchSession) upsertFrom(slab *sessSlab, p *fetchPart, more int) (*sess
 		s.parts = make(map[kafka.TopicPartition]*sessPart, more)
 	}
 	np := slab.next(more)
-	*np = sessPart{fetchPart: *p, sentHW: -1, sentLogStart: -1, sess: s}
+	*np = sessPart{fetchPart: *p, sentHW: -1, sentLogStart: -1, sentLSO: -1, sess: s}
 	s.parts[p.key] = np
 	s.pushBack(np)
 	s.markDirty(np)

@@ -102,6 +102,17 @@ type ProducerIDs interface {
 	Issued(id int64) bool
 }
 
+// TxnVerifier asks a producer's transaction coordinator whether a
+// partition is in its ongoing transaction, before a transactional batch
+// opens a transaction on it (KIP-890 part 1; Kafka's
+// AddPartitionsToTxnManager with verify-only AddPartitionsToTxn v4+). It
+// answers 0 or the error code the partition's Produce answer carries
+// (INVALID_TXN_STATE when the partition was not added, or the
+// coordinator's error). Implemented in internal/broker (txn.go).
+type TxnVerifier interface {
+	VerifyPartition(ctx context.Context, transactionalID string, producerID int64, producerEpoch int16, tp kafka.TopicPartition) int16
+}
+
 // Config is everything a Handler needs.
 type Config struct {
 	NodeID     int32
@@ -128,6 +139,8 @@ type Config struct {
 	// APIs COORDINATOR_NOT_AVAILABLE (InitProducerId with a
 	// transactional id: UNSUPPORTED_VERSION).
 	Txns *txn.Coordinator
+	// TxnVerifier: nil appends transactional batches unverified.
+	TxnVerifier TxnVerifier
 	// LowerTxnStateReplication is LowerOffsetsReplication for
 	// __transaction_state and transaction.state.log.replication.factor.
 	LowerTxnStateReplication bool
@@ -217,6 +230,8 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.offsetCommit(r), nil
 	case *kmsg.OffsetFetchRequest:
 		return h.offsetFetch(r), nil
+	case *kmsg.WriteTxnMarkersRequest:
+		return h.writeTxnMarkers(ctx, r)
 	case *kmsg.TxnOffsetCommitRequest:
 		return h.txnOffsetCommit(r), nil
 	case *kmsg.DescribeGroupsRequest:

@@ -6,15 +6,13 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/samsa-kafka/samsa/internal/record"
 )
 
 // TestTxnOffsetCommit: a producer's TxnOffsetCommit through a real broker
 // is written to __consumer_offsets and stays pending (OffsetFetch
 // require_stable answers UNSTABLE_OFFSET_COMMIT) until its COMMIT marker is
-// in the partition and the coordinator is told (CompleteTxn, what
-// WriteTxnMarkers does); after a restart the load finds the marker, and an
+// in the partition (WriteTxnMarkers, which tells the coordinator:
+// CompleteTxn); after a restart the load finds the marker, and an
 // open transaction without one is pending again. A producer epoch older
 // than the partition has seen is INVALID_PRODUCER_EPOCH.
 func TestTxnOffsetCommit(t *testing.T) {
@@ -103,15 +101,20 @@ func TestTxnOffsetCommit(t *testing.T) {
 	want(fetch(b, true), [2]int64{-2, -2}, "pending, require_stable")
 	want(fetch(b, false), [2]int64{-1, -1}, "pending")
 
-	// The COMMIT marker, as WriteTxnMarkers writes it, then CompleteTxn.
-	// (Written to the log directly: the coordinator reads up to the log
-	// end offset, and the next append moves the high watermark over it.)
-	p := b.replicas.Get(offsetsTP(0))
-	m := record.Marker{ProducerID: pid, ProducerEpoch: epoch, Commit: true}
-	if _, err := p.Log().AppendTxnMarker(m, time.Now(), p.LeaderEpoch()); err != nil {
-		t.Fatal(err)
+	// The COMMIT marker through WriteTxnMarkers, as the transaction
+	// coordinator sends it: the leader appends it and tells the group
+	// coordinator (CompleteTxn).
+	wm := kmsg.NewPtrWriteTxnMarkersRequest()
+	mk := kmsg.NewWriteTxnMarkersRequestMarker()
+	mk.ProducerID, mk.ProducerEpoch, mk.Committed, mk.CoordinatorEpoch = pid, epoch, true, 0
+	mt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+	mt.Topic, mt.Partitions = "__consumer_offsets", []int32{0}
+	mk.Topics = append(mk.Topics, mt)
+	wm.Markers = append(wm.Markers, mk)
+	wr := rawRequest(t, b.Addr().String(), wm).(*kmsg.WriteTxnMarkersResponse)
+	if c := wr.Markers[0].Topics[0].Partitions[0].ErrorCode; c != 0 {
+		t.Fatalf("WriteTxnMarkers: %v", kerr.ErrorForCode(c))
 	}
-	b.groups.CompleteTxn(0, pid, true)
 	want(fetch(b, true), [2]int64{11, 20}, "committed")
 
 	// A new transaction left open across a restart.
@@ -129,5 +132,100 @@ func TestTxnOffsetCommit(t *testing.T) {
 	}
 	if c := commit(b, epoch, map[int32]int64{1: 41}); c[0] != kerr.InvalidProducerEpoch.Code {
 		t.Fatalf("commit with the older epoch: %v", kerr.ErrorForCode(c[0]))
+	}
+}
+
+// TestTxnOffsetCommitEndTxn: the whole path of a consume-transform-produce
+// transaction's offsets through one broker: InitProducerId with a
+// transactional id, AddOffsetsToTxn, TxnOffsetCommit, EndTxn; the
+// transaction coordinator's markers (WriteTxnMarkers) make a committed
+// transaction's offsets visible and drop an aborted one's.
+func TestTxnOffsetCommitEndTxn(t *testing.T) {
+	props := map[string]string{"offsets.topic.num.partitions": "1", "offsets.topic.replication.factor": "1",
+		"transaction.state.log.num.partitions": "1", "transaction.state.log.replication.factor": "1",
+		"transaction.state.log.min.isr": "1"}
+	b := startBroker(t, t.TempDir(), props)
+	cl := newClient(t, b)
+	createTopic(t, cl, "tt", 1, nil)
+	coordinatorReady(t, cl, "tg")
+	addr := b.Addr().String()
+	// retry sends a request until its code is not a retriable one.
+	retry := func(what string, send func() int16) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			c := send()
+			if c == 0 {
+				return
+			}
+			if e := kerr.ErrorForCode(c); !kerr.IsRetriable(e) && e != kerr.ConcurrentTransactions || time.Now().After(deadline) {
+				t.Fatalf("%s: %v", what, e)
+			}
+		}
+	}
+	retry("FindCoordinator (transaction)", func() int16 { // the first ask creates __transaction_state
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.Version, req.CoordinatorType, req.CoordinatorKeys = 4, 1, []string{"tx"}
+		r := rawRequest(t, addr, req).(*kmsg.FindCoordinatorResponse)
+		if len(r.Coordinators) != 1 {
+			return kerr.UnknownServerError.Code
+		}
+		return r.Coordinators[0].ErrorCode
+	})
+	var pid int64
+	var epoch int16
+	retry("InitProducerId", func() int16 {
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.TransactionalID, req.TransactionTimeoutMillis = kmsg.StringPtr("tx"), 60000
+		r := rawRequest(t, addr, req).(*kmsg.InitProducerIDResponse)
+		pid, epoch = r.ProducerID, r.ProducerEpoch
+		return r.ErrorCode
+	})
+	stable := func() int64 {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			req := kmsg.NewPtrOffsetFetchRequest()
+			req.Version, req.Group, req.RequireStable = 7, "tg", true
+			rt := kmsg.NewOffsetFetchRequestTopic()
+			rt.Topic, rt.Partitions = "tt", []int32{0}
+			req.Topics = append(req.Topics, rt)
+			r := rawRequest(t, addr, req).(*kmsg.OffsetFetchResponse)
+			if r.ErrorCode == 0 && r.Topics[0].Partitions[0].ErrorCode == 0 {
+				return r.Topics[0].Partitions[0].Offset
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("OffsetFetch require_stable: %v %v", kerr.ErrorForCode(r.ErrorCode), kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode))
+			}
+		}
+	}
+	txn := func(offset int64, commit bool) {
+		t.Helper()
+		retry("AddOffsetsToTxn", func() int16 {
+			req := kmsg.NewPtrAddOffsetsToTxnRequest()
+			req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = "tx", pid, epoch, "tg"
+			return rawRequest(t, addr, req).(*kmsg.AddOffsetsToTxnResponse).ErrorCode
+		})
+		retry("TxnOffsetCommit", func() int16 {
+			req := kmsg.NewPtrTxnOffsetCommitRequest()
+			req.Version, req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = 3, "tx", "tg", pid, epoch
+			rt := kmsg.NewTxnOffsetCommitRequestTopic()
+			rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+			rp.Offset, rp.LeaderEpoch = offset, -1
+			rt.Topic, rt.Partitions = "tt", append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+			return rawRequest(t, addr, req).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+		})
+		retry("EndTxn", func() int16 {
+			req := kmsg.NewPtrEndTxnRequest()
+			req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = "tx", pid, epoch, commit
+			return rawRequest(t, addr, req).(*kmsg.EndTxnResponse).ErrorCode
+		})
+	}
+	txn(7, true)
+	if got := stable(); got != 7 {
+		t.Fatalf("after a committed transaction: %d, want 7", got)
+	}
+	txn(99, false)
+	if got := stable(); got != 7 {
+		t.Fatalf("after an aborted transaction: %d, want 7", got)
 	}
 }

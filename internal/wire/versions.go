@@ -58,6 +58,8 @@ var Supported = map[int16]VersionRange{
 	int16(kmsg.UpdateMetadata): {7, 7},
 	// Inter-broker, from partition leaders to the controller (KIP-497).
 	int16(kmsg.AlterPartition): {0, 3},
+	// Transaction markers, coordinator to partition leaders (api 27).
+	int16(kmsg.WriteTxnMarkers): {0, 1},
 	// Transactions (internal/txn; KIP-98, KIP-447, KIP-890 part 1).
 	// Transaction version 1: EndTxn stops at v4; AddPartitionsToTxn v4+
 	// (batched, verify-only) are the brokers' forms.
