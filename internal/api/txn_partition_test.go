@@ -293,4 +293,7 @@ func TestProduceTransactionalRules(t *testing.T) {
 	if r := x.produceTxn("t", txnID, txnBatch(5, 0, 1, "y")); r.ErrorCode != 0 || v.calls != 2 {
 		t.Fatalf("second batch of an open transaction: code %d, %d verifications (want none more)", r.ErrorCode, v.calls)
 	}
+	if r := x.produceOne("t", 1, 1000, idemBatch(5, 0, 2, "z")); r.ErrorCode != kerr.InvalidTxnState.Code {
+		t.Fatalf("non-transactional batch in an open transaction: code %d", r.ErrorCode)
+	}
 }
