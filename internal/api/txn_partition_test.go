@@ -193,7 +193,7 @@ func TestWriteTxnMarkersErrors(t *testing.T) {
 	x.lead("t", 1, []int32{1}, []int32{1}, 1)
 	x.lead(OffsetsTopic, 1, []int32{1}, []int32{1}, 1)
 	x.become("f", replica.Follower, 2, 1, []int32{1, 2}, []int32{1, 2}, 1) // a follower here
-	x.lead("m", 1, []int32{1, 2}, []int32{1}, 2)            // ISR below min.insync.replicas
+	x.lead("m", 1, []int32{1, 2}, []int32{1}, 2)                           // ISR below min.insync.replicas
 	x.produceTxn("t", txnID, txnBatch(5, 3, 0, "a"))
 
 	codes := x.markers(ctx, 5, 3, 7, true, "t", "nope", OffsetsTopic, "f", "m")
