@@ -98,3 +98,79 @@ func checkSubset(t *testing.T, l *Log, history map[int64]record.Record, mdl mode
 		}
 	}
 }
+
+// TestCleanerSwapCrashTxn: the same over transactions, in a pass that
+// drops .txnindex entries (aborted data removed by an earlier pass): a
+// kill -9 at each step of the swap, then a restart; read_committed and
+// read_uncommitted readers see only records they saw before and every
+// key's latest committed record, no transaction looks open, and a pass
+// after the restart cleans the log.
+func TestCleanerSwapCrashTxn(t *testing.T) {
+	for step := 0; step <= swapSteps; step++ {
+		t.Run(fmt.Sprintf("step%d", step), func(t *testing.T) {
+			dir := t.TempDir()
+			m := openManager(t, dir)
+			l, _ := m.Create(tp0, topic, compactConfig())
+			w := newTxnWriter(t, l)
+			rng := rand.New(rand.NewPCG(uint64(step), 5))
+			w.random(rng, 60, true)
+			w.roll()
+			cleanAll(t, m, w.now)
+			w.random(rng, 30, true)
+			w.roll()
+			rc, ru, lso := readCommitted(t, l), readUncommitted(t, l), l.LastStableOffset()
+			aborted := len(l.AbortedTxns(0, l.LogEndOffset()))
+
+			c := m.newCleaner()
+			job, err := l.prepareClean(w.now.UnixMilli())
+			if err != nil || job == nil {
+				t.Fatalf("nothing to clean: %v", err)
+			}
+			mapEnd, err := c.buildMap(job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			groups, err := c.writeGroups(job, mapEnd, w.now.UnixMilli())
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.mu.Lock()
+			err = l.dropCleanedTxnsLocked(job, groups)
+			l.mu.Unlock()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(l.AbortedTxns(0, l.LogEndOffset())) >= aborted {
+				t.Fatalf("no .txnindex entry dropped of %d", aborted)
+			}
+			g := groups[0]
+			for n := 1; n <= step; n++ {
+				if err := swapStep(job.dir, g.base, g.end, g.old, n); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m.crash()
+
+			m = openManager(t, dir)
+			defer m.Close()
+			l = m.Get(tp0)
+			l.SetConfig(compactConfig())
+			commitAll(l)
+			w.l = l
+			check := func() {
+				t.Helper()
+				checkTxnSubset(t, "read_committed", rc, readCommitted(t, l), lso)
+				checkTxnSubset(t, "read_uncommitted", ru, readUncommitted(t, l), 0)
+				if got := l.LastStableOffset(); got != l.LogEndOffset() {
+					t.Fatalf("LSO %d, log end %d: a transaction looks open", got, l.LogEndOffset())
+				}
+			}
+			check()
+			if cleanAll(t, m, w.now) == 0 {
+				t.Fatal("nothing cleaned after the restart")
+			}
+			check()
+			checkTxnMarkers(t, w, l.firstDirtyForTest(), false)
+		})
+	}
+}

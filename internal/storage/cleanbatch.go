@@ -68,8 +68,7 @@ func (c *cleaner) writeGroup(job *cleanJob, from, to int, nowMs int64) (_ cleane
 // records that stay, the empty batch when none stays but the batch is
 // its producer's newest, or nothing.
 func (c *cleaner) filterBatch(dst []byte, job *cleanJob, h record.Header, b []byte, nowMs int64) ([]byte, error) {
-	last, ok := job.liveLast[h.ProducerID]
-	producersLast := ok && h.ProducerID >= 0 && last == h.LastOffset()
+	producersLast := job.producersLast(h)
 	if h.Control() {
 		return c.filterMarker(dst, job, h, b, producersLast, nowMs)
 	}

@@ -36,6 +36,11 @@ type cleanJob struct {
 	// liveLast: the last offset of each producer's newest batch; such a
 	// batch is kept, empty if need be, so the producer state survives.
 	liveLast map[int64]int64
+	// markerEpoch: the epoch of each producer with no batch remembered;
+	// its markers of that epoch are kept, empty if need be.
+	markerEpoch map[int64]int16
+	// txnEntries: the .txnindex entries of the pass, aborts[i].ref = i.
+	txnEntries []abortedTxn
 	// aborts: the aborted transactions of the log below firstUncleanable
 	// (the rewrite walks it from the start); mapAborts: those reaching
 	// into the dirty section (the map walks it from firstDirty).
@@ -123,7 +128,7 @@ func (l *Log) prepareClean(nowMs int64) (*cleanJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl := cleanableOffsets(stats, l.active().base, l.firstDirty, l.hw.Load(), l.tombstoneHorizon, cfg, nowMs)
+	cl := cleanableOffsets(stats, l.active().base, l.firstDirty, l.lsoLocked(), l.tombstoneHorizon, cfg, nowMs)
 	if !cl.due(cfg) {
 		return nil, nil
 	}
@@ -132,15 +137,52 @@ func (l *Log) prepareClean(nowMs int64) (*cleanJob, error) {
 		n++
 	}
 	job := &cleanJob{l: l, dir: l.dir(), cfg: cfg, segs: append([]*segment(nil), l.segs[:n]...),
-		stats: stats[:n], cl: cl, liveLast: map[int64]int64{}}
+		stats: stats[:n], cl: cl, liveLast: map[int64]int64{}, markerEpoch: map[int64]int16{}}
 	if l.producers != nil {
 		for id, e := range l.producers.producers {
 			if b, ok := e.last(); ok {
 				job.liveLast[id] = b.lastOffset
+			} else {
+				job.markerEpoch[id] = e.epoch
 			}
 		}
 	}
+	job.txnEntries, job.aborts, job.mapAborts = cleanAborts(l.aborted, cl.firstDirty, cl.firstUncleanable)
 	return job, nil
+}
+
+// cleanAborts picks the .txnindex entries (index) a pass needs: those of
+// transactions begun below firstUncleanable (every one of them is decided:
+// firstUncleanable is at most the last stable offset), as entries and as
+// the pass's view (all), and those whose marker is at or above firstDirty
+// (dirty, for the map).
+func cleanAborts(index []abortedTxn, firstDirty, firstUncleanable int64) (entries []abortedTxn, all, dirty []txnAbort) {
+	for _, a := range index {
+		if a.firstOffset >= firstUncleanable {
+			continue
+		}
+		ta := txnAbort{producerID: a.producerID, firstOffset: a.firstOffset, lastOffset: a.lastOffset, ref: len(entries)}
+		entries, all = append(entries, a), append(all, ta)
+		if a.lastOffset >= firstDirty {
+			dirty = append(dirty, ta)
+		}
+	}
+	return entries, all, dirty
+}
+
+// producersLast says whether a pass must keep batch h, empty if need be,
+// for the producer state (Kafka's lastRecordsOfActiveProducers): the
+// producer's newest data batch, or, for a producer with none remembered,
+// its markers of its current epoch (the epoch fences zombies).
+func (job *cleanJob) producersLast(h record.Header) bool {
+	if h.ProducerID < 0 {
+		return false
+	}
+	if last, ok := job.liveLast[h.ProducerID]; ok {
+		return last == h.LastOffset()
+	}
+	epoch, ok := job.markerEpoch[h.ProducerID]
+	return ok && h.Control() && h.ProducerEpoch == epoch
 }
 
 // segStatsLocked describes the non-active segments.

@@ -48,10 +48,12 @@ func (c cleanable) due(cfg LogConfig) bool {
 // horizon the earliest delete horizon of the tombstones the last pass
 // kept (0 none). The
 // section ends at the active segment, at the first segment reaching above
-// the high watermark hw, and at the first segment holding a record newer
-// than min.compaction.lag.ms; cleaning is forced once the first dirty
+// stable, the last stable offset (the high watermark, or the first offset
+// of the oldest open transaction if lower: Kafka never cleans beyond it),
+// and at the first segment holding a record newer than
+// min.compaction.lag.ms; cleaning is forced once the first dirty
 // segment's first batch is older than max.compaction.lag.ms.
-func cleanableOffsets(segs []segStat, activeBase, checkpoint, hw, horizon int64, cfg LogConfig, nowMs int64) cleanable {
+func cleanableOffsets(segs []segStat, activeBase, checkpoint, stable, horizon int64, cfg LogConfig, nowMs int64) cleanable {
 	start := activeBase
 	if len(segs) > 0 {
 		start = segs[0].base
@@ -64,7 +66,7 @@ func cleanableOffsets(segs []segStat, activeBase, checkpoint, hw, horizon int64,
 			c.cleanBytes += s.size
 			continue
 		}
-		if s.end > hw || (cfg.MinCompactionLagMs > 0 && s.largestTS > nowMs-cfg.MinCompactionLagMs) {
+		if s.end > stable || (cfg.MinCompactionLagMs > 0 && s.largestTS > nowMs-cfg.MinCompactionLagMs) {
 			c.firstUncleanable = max(s.base, c.firstDirty)
 			break
 		}

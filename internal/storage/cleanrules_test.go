@@ -30,6 +30,7 @@ func TestCleanableOffsets(t *testing.T) {
 		{"checkpoint in the middle", 10, 30, 5000, cfg, 0, cleanable{10, 30, 100, 200, false, false}},
 		{"checkpoint past the active base", 99, 30, 5000, cfg, 0, cleanable{30, 30, 300, 0, false, false}},
 		{"high watermark in the last", -1, 25, 5000, cfg, 0, cleanable{0, 20, 0, 200, false, false}},
+		{"open transaction in the second (LSO 15)", -1, 15, 5000, cfg, 0, cleanable{0, 10, 0, 100, false, false}},
 		{"min lag keeps the newest", -1, 30, 3500, lag(1000, math.MaxInt64), 0, cleanable{0, 20, 0, 200, false, false}},
 		{"max lag forces", 10, 30, 5000, lag(0, 3000), 0, cleanable{10, 30, 100, 200, true, false}},
 		{"max lag not reached", 10, 30, 4000, lag(0, 3000), 0, cleanable{10, 30, 100, 200, false, false}},

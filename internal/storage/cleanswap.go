@@ -158,6 +158,10 @@ func (l *Log) swapCleaned(job *cleanJob, groups []cleanedGroup, mapEnd, horizon 
 		removeCleaned(job.dir, groups)
 		return errCleanAborted
 	}
+	if err := l.dropCleanedTxnsLocked(job, groups); err != nil {
+		removeCleaned(job.dir, groups)
+		return err
+	}
 	segs := make([]*segment, 0, len(groups)+len(l.segs)-n)
 	for _, g := range groups {
 		segs = append(segs, l.swapGroupLocked(g))
@@ -217,4 +221,34 @@ func (l *Log) reloadLocked() error {
 		l.closed = true
 	}
 	return err
+}
+
+// dropCleanedTxnsLocked removes from the .txnindex the aborted
+// transactions whose marker is in a cleaned group and that the group does
+// not keep (Kafka writes the cleaned segment's index with the kept ones
+// only): no data of theirs was left for the pass to read. It runs before
+// the swap's commit point, which is safe either way: without their data
+// the old segments need them no more than the cleaned ones. The files
+// stay where they are (an index file is found by the offsets it holds).
+func (l *Log) dropCleanedTxnsLocked(job *cleanJob, groups []cleanedGroup) error {
+	if len(groups) == 0 || len(job.txnEntries) == 0 {
+		return nil
+	}
+	kept := map[int]bool{}
+	for _, g := range groups {
+		for _, ref := range g.aborts {
+			kept[ref] = true
+		}
+	}
+	type key struct{ pid, first, last int64 }
+	lo, hi := groups[0].base, groups[len(groups)-1].end
+	drop := map[key]bool{}
+	var gone []abortedTxn
+	for ref, a := range job.txnEntries {
+		if a.lastOffset >= lo && a.lastOffset < hi && !kept[ref] {
+			drop[key{a.producerID, a.firstOffset, a.lastOffset}] = true
+			gone = append(gone, a)
+		}
+	}
+	return l.dropTxnsLocked(gone, func(a abortedTxn) bool { return drop[key{a.producerID, a.firstOffset, a.lastOffset}] })
 }

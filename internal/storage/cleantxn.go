@@ -15,15 +15,18 @@ import (
 // transactional data was traversed since their last marker. It decides
 // which data batches are aborted, which markers a pass may discard and
 // which aborted transactions the cleaned .txnindex keeps. Pure: no I/O,
-// no clock; batchFate (cleanrules.go) turns its answers into what a pass
-// writes.
+// no clock; batchFateOf (cleanrules.go) turns its answers into what a
+// pass writes. Unlike Kafka's, it ends an aborted transaction at its
+// marker's offset even if the marker is not read (an index entry that
+// outlived its marker never makes later data of its producer aborted).
 
-// txnAbort is one aborted transaction: its producer and first offset, as
-// the .txnindex has them, and ref, the caller's index of the entry (so the
-// cleaned .txnindex is written from the entries as they were read).
+// txnAbort is one aborted transaction: its producer, first offset and
+// marker offset (lastOffset), as the .txnindex has them, and ref, the
+// caller's index of the entry (so the cleaned index is made of the
+// entries as they were read).
 type txnAbort struct {
-	producerID, firstOffset int64
-	ref                     int
+	producerID, firstOffset, lastOffset int64
+	ref                                 int
 }
 
 // markerKind is what a control batch holds.
@@ -78,8 +81,8 @@ func (t *cleanTxns) reach(offset int64) {
 	n := 0
 	for n < len(t.ahead) && t.ahead[n].firstOffset <= offset {
 		a := t.ahead[n]
-		if t.aborted[a.producerID] == nil {
-			t.aborted[a.producerID] = &ongoingAbort{txn: a}
+		if o := t.aborted[a.producerID]; o == nil || o.txn.lastOffset < a.firstOffset {
+			t.aborted[a.producerID] = &ongoingAbort{txn: a} // a transaction whose marker is gone ended
 		}
 		n++
 	}
@@ -93,10 +96,11 @@ func (t *cleanTxns) onData(producerID, lastOffset int64, transactional bool) (ab
 	if !transactional {
 		return false
 	}
-	if a := t.aborted[producerID]; a != nil {
+	if a := t.aborted[producerID]; a != nil && lastOffset <= a.txn.lastOffset {
 		a.sawData = true
 		return true
 	}
+	delete(t.aborted, producerID) // an entry whose marker is gone: its transaction ended before
 	t.committed[producerID] = true
 	return false
 }

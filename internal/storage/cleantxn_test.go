@@ -39,8 +39,8 @@ func withProducer(b []byte, attrs int16, pid int64, epoch int16, seq int32) []by
 	return b
 }
 
-// txnData is a transactional producer's batch.
-func txnData(ts int64, codec int8, pid int64, epoch int16, seq int32, recs ...kv) []byte {
+// txnDataBatch is a transactional producer's batch.
+func txnDataBatch(ts int64, codec int8, pid int64, epoch int16, seq int32, recs ...kv) []byte {
 	rs := make([]recordtest.Rec, len(recs))
 	for i, r := range recs {
 		rs[i] = r.rec()
@@ -85,12 +85,12 @@ func memLog(batches ...[]byte) [][]byte {
 // nowMs with delete.retention.ms 100: the map without aborted data and
 // markers, then each batch filtered. It returns what the pass keeps and
 // the refs of the aborted transactions kept for the .txnindex.
-func memPass(t *testing.T, batches [][]byte, aborts []txnAbort, liveLast map[int64]int64, nowMs int64) ([][]byte, []int) {
+func memPass(t *testing.T, batches [][]byte, aborts []txnAbort, liveLast map[int64]int64, markerEpoch map[int64]int16, nowMs int64) ([][]byte, []int) {
 	t.Helper()
 	c := newCleaner(1<<16, 0, nil)
 	cfg := DefaultLogConfig()
 	cfg.DeleteRetentionMs = 100
-	job := &cleanJob{cfg: cfg, liveLast: liveLast}
+	job := &cleanJob{cfg: cfg, liveLast: liveLast, markerEpoch: markerEpoch}
 	txns := newCleanTxns(aborts)
 	for _, b := range batches {
 		h, _ := record.ReadHeader(b)
@@ -170,16 +170,17 @@ func TestCleanTxnPasses(t *testing.T) {
 	}
 	const p1, p2 = 1, 2
 	for _, tc := range []struct {
-		name     string
-		log      [][]byte
-		aborts   []txnAbort
-		liveLast map[int64]int64
-		passes   []pass
+		name        string
+		log         [][]byte
+		aborts      []txnAbort
+		liveLast    map[int64]int64
+		markerEpoch map[int64]int16
+		passes      []pass
 	}{{
 		name: "aborted data goes at once, its marker after the horizon of the next pass",
-		log: memLog(txnData(10, recordtest.None, p1, 0, 0, kv{"a", "1"}, kv{"b", "1"}), txnData(11, recordtest.Gzip, p1, 0, 2, kv{"c", "1"}),
+		log: memLog(txnDataBatch(10, recordtest.None, p1, 0, 0, kv{"a", "1"}, kv{"b", "1"}), txnDataBatch(11, recordtest.Gzip, p1, 0, 2, kv{"c", "1"}),
 			txnMarker(12, p1, 0, false), plainData(13, kv{"d", "1"})),
-		aborts: []txnAbort{{p1, 0, 0}},
+		aborts: []txnAbort{{p1, 0, 3, 0}},
 		passes: []pass{
 			{1000, []string{"3 ABORT", "4 d=1"}},
 			{1000, []string{"3 ABORT h=1100", "4 d=1"}},
@@ -188,7 +189,7 @@ func TestCleanTxnPasses(t *testing.T) {
 		},
 	}, {
 		name: "committed data superseded: the marker stays a pass, then waits for its horizon",
-		log:  memLog(txnData(10, recordtest.None, p2, 0, 0, kv{"a", "1"}), txnMarker(11, p2, 0, true), plainData(12, kv{"a", "2"})),
+		log:  memLog(txnDataBatch(10, recordtest.None, p2, 0, 0, kv{"a", "1"}), txnMarker(11, p2, 0, true), plainData(12, kv{"a", "2"})),
 		passes: []pass{
 			{1000, []string{"1 COMMIT", "2 a=2"}},
 			{2000, []string{"1 COMMIT h=2100", "2 a=2"}},
@@ -196,9 +197,9 @@ func TestCleanTxnPasses(t *testing.T) {
 		},
 	}, {
 		name: "aborted record of a key does not supersede a committed one",
-		log: memLog(txnData(10, recordtest.None, p2, 0, 0, kv{"a", "committed"}), txnData(11, recordtest.Lz4, p1, 0, 0, kv{"a", "aborted"}, kv{"b", "aborted"}),
+		log: memLog(txnDataBatch(10, recordtest.None, p2, 0, 0, kv{"a", "committed"}), txnDataBatch(11, recordtest.Lz4, p1, 0, 0, kv{"a", "aborted"}, kv{"b", "aborted"}),
 			txnMarker(12, p1, 0, false), txnMarker(13, p2, 0, true)),
-		aborts: []txnAbort{{p1, 1, 0}},
+		aborts: []txnAbort{{p1, 1, 3, 0}},
 		passes: []pass{
 			{1000, []string{"0 p2 txn a=committed", "3 ABORT", "4 COMMIT"}},
 			{1000, []string{"0 p2 txn a=committed", "3 ABORT h=1100", "4 COMMIT"}},
@@ -206,9 +207,9 @@ func TestCleanTxnPasses(t *testing.T) {
 		},
 	}, {
 		name: "a producer's aborted transaction, then its committed one",
-		log: memLog(txnData(10, recordtest.Zstd, p1, 0, 0, kv{"a", "1"}), txnMarker(11, p1, 0, false),
-			txnData(12, recordtest.Zstd, p1, 0, 1, kv{"a", "2"}, kv{"b", "2"}), txnMarker(13, p1, 0, true)),
-		aborts: []txnAbort{{p1, 0, 0}},
+		log: memLog(txnDataBatch(10, recordtest.Zstd, p1, 0, 0, kv{"a", "1"}), txnMarker(11, p1, 0, false),
+			txnDataBatch(12, recordtest.Zstd, p1, 0, 1, kv{"a", "2"}, kv{"b", "2"}), txnMarker(13, p1, 0, true)),
+		aborts: []txnAbort{{p1, 0, 1, 0}},
 		passes: []pass{
 			{1000, []string{"1 ABORT", "2 p1 txn a=2 b=2", "4 COMMIT"}},
 			{1000, []string{"1 ABORT h=1100", "2 p1 txn a=2 b=2", "4 COMMIT"}},
@@ -216,7 +217,7 @@ func TestCleanTxnPasses(t *testing.T) {
 		},
 	}, {
 		name: "a tombstone in a committed transaction: its marker goes after the tombstone",
-		log: memLog(plainData(10, kv{"a", "1"}), txnData(11, recordtest.None, p1, 0, 0, kv{"a", "-"}), txnMarker(12, p1, 0, true),
+		log: memLog(plainData(10, kv{"a", "1"}), txnDataBatch(11, recordtest.None, p1, 0, 0, kv{"a", "-"}), txnMarker(12, p1, 0, true),
 			plainData(13, kv{"s", "1"})),
 		passes: []pass{
 			{1000, []string{"1 p1 txn a=- h=1100", "2 COMMIT", "3 s=1"}},
@@ -226,8 +227,8 @@ func TestCleanTxnPasses(t *testing.T) {
 		},
 	}, {
 		name:     "the producer's newest batch stays empty, and so does its aborted transaction",
-		log:      memLog(txnData(10, recordtest.None, p1, 0, 0, kv{"a", "1"}), txnMarker(11, p1, 0, false)),
-		aborts:   []txnAbort{{p1, 0, 0}},
+		log:      memLog(txnDataBatch(10, recordtest.None, p1, 0, 0, kv{"a", "1"}), txnMarker(11, p1, 0, false)),
+		aborts:   []txnAbort{{p1, 0, 1, 0}},
 		liveLast: map[int64]int64{p1: 0},
 		passes: []pass{
 			{1000, []string{"0 p1 txn empty", "1 ABORT"}},
@@ -243,29 +244,46 @@ func TestCleanTxnPasses(t *testing.T) {
 			{1100, []string{"0 a=1", "1 marker"}},
 		},
 	}, {
+		name: "a producer with no batch remembered (its epoch bumped by a marker) keeps its markers of that epoch",
+		log: memLog(plainData(10, kv{"a", "1"}), txnMarker(11, p1, 0, false), txnMarker(12, p1, 1, false),
+			txnMarker(13, p2, 0, true)),
+		aborts:      []txnAbort{{p1, 1, 1, 0}, {p1, 2, 2, 1}},
+		markerEpoch: map[int64]int16{p1: 1, p2: 1},
+		passes: []pass{
+			{1000, []string{"0 a=1", "1 ABORT h=1100", "2 ABORT h=1100", "3 COMMIT h=1100"}},
+			{1100, []string{"0 a=1", "2 marker"}},
+		},
+	}, {
 		name:   "an aborted transaction with no data here, its index entry listed twice",
 		log:    memLog(plainData(10, kv{"a", "1"}), txnMarker(11, p1, 0, false), plainData(12, kv{"a", "2"})),
-		aborts: []txnAbort{{p1, 1, 0}, {p1, 1, 1}},
+		aborts: []txnAbort{{p1, 1, 1, 0}, {p1, 1, 1, 1}},
 		passes: []pass{
 			{1000, []string{"1 ABORT h=1100", "2 a=2"}},
 			{1100, []string{"2 a=2"}},
 		},
 	}, {
 		name: "interleaved producers and plain data",
-		log: memLog(txnData(10, recordtest.None, p1, 0, 0, kv{"a", "p1"}), plainData(11, kv{"a", "plain"}),
-			txnData(12, recordtest.Snappy, p2, 0, 0, kv{"b", "p2"}, kv{"c", "p2"}), txnData(13, recordtest.None, p1, 0, 1, kv{"c", "p1"}),
+		log: memLog(txnDataBatch(10, recordtest.None, p1, 0, 0, kv{"a", "p1"}), plainData(11, kv{"a", "plain"}),
+			txnDataBatch(12, recordtest.Snappy, p2, 0, 0, kv{"b", "p2"}, kv{"c", "p2"}), txnDataBatch(13, recordtest.None, p1, 0, 1, kv{"c", "p1"}),
 			txnMarker(14, p2, 0, true), txnMarker(15, p1, 0, false), plainData(16, kv{"b", "plain"})),
-		aborts: []txnAbort{{p1, 0, 0}},
+		aborts: []txnAbort{{p1, 0, 6, 0}},
 		passes: []pass{
 			{1000, []string{"1 a=plain", "2 p2 txn c=p2", "5 COMMIT", "6 ABORT", "7 b=plain"}},
 			{1000, []string{"1 a=plain", "2 p2 txn c=p2", "5 COMMIT", "6 ABORT h=1100", "7 b=plain"}},
 			{1100, []string{"1 a=plain", "2 p2 txn c=p2", "5 COMMIT", "7 b=plain"}},
 		},
+	}, {
+		name:   "an index entry whose marker is gone does not abort its producer's later transaction",
+		log:    memLog(plainData(10, kv{"a", "1"}), txnDataBatch(11, recordtest.None, p1, 1, 0, kv{"b", "1"}), txnMarker(12, p1, 1, true)),
+		aborts: []txnAbort{{p1, 0, 0, 0}},
+		passes: []pass{
+			{1000, []string{"0 a=1", "1 p1 txn b=1", "2 COMMIT"}},
+		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			batches, aborts := tc.log, tc.aborts
 			for i, p := range tc.passes {
-				out, kept := memPass(t, batches, aborts, tc.liveLast, p.nowMs)
+				out, kept := memPass(t, batches, aborts, tc.liveLast, tc.markerEpoch, p.nowMs)
 				if got := describe(out); !slices.Equal(got, p.want) {
 					t.Fatalf("pass %d at %d:\n got %q\nwant %q", i+1, p.nowMs, got, p.want)
 				}

@@ -93,15 +93,17 @@
 //     offset, cut by truncation and retention, rebuilt from the log after
 //     an unclean shutdown or when a file is corrupt.
 //   - Log compaction (Kafka's LogCleaner; cleanrules.go the decisions as
-//     pure functions, cleanlog.go and cleanbatch.go a pass, cleanswap.go
-//     the swap, cleaner.go the threads, offsetmap.go the key map): a log
+//     pure functions, cleantxn.go the transactions a pass walks through,
+//     cleanlog.go and cleanbatch.go a pass, cleanswap.go the swap,
+//     cleaner.go the threads, offsetmap.go the key map): a log
 //     whose cleanup.policy holds compact is cleaned when its dirty ratio
 //     (bytes from the cleaner checkpoint to the first uncleanable
 //     segment over all non-active bytes) reaches min.cleanable.dirty.ratio
 //     or max.compaction.lag.ms forces it, or when tombstones kept by the
 //     last pass reached their delete horizon (remembered in memory). The
 //     dirty section ends at the
-//     active segment, the first segment above the high watermark and the
+//     active segment, the first segment above the last stable offset
+//     (never cleaned beyond, as Kafka) and the
 //     first holding a record newer than min.compaction.lag.ms; a pass maps
 //     as much of it as log.cleaner.dedupe.buffer.size holds, then rewrites
 //     every segment from the log start to there, grouped within
@@ -111,7 +113,16 @@
 //     batch the first time it was cleaned (KIP-534). Batches keep their
 //     base and last offsets, producer fields and codec (gaps appear, no
 //     offset changes); an emptied batch that is its producer's newest is
-//     kept empty. Output is <base>.log.cleaned, swapped in under Log.mu
+//     kept empty. Transactions (Kafka's CleanedTransactionMetadata): the
+//     map skips control batches and aborted data (known from the
+//     .txnindex), a pass drops aborted data; a marker stays while a batch
+//     of its transaction is left, then its batch gets a delete horizon
+//     (now + delete.retention.ms) and it goes once that passed (a
+//     producer's markers stay if it has no batch remembered); the
+//     .txnindex entries of markers in cleaned segments whose data is all
+//     gone are dropped under Log.mu before the swap's commit point (safe
+//     either way: nothing of theirs is left to filter), the files staying
+//     where they are. Output is <base>.log.cleaned, swapped in under Log.mu
 //     only if no truncation, retention or deletion changed the segments
 //     (truncation and deletion pause cleaning: a pass aborts at the next
 //     batch and they wait for it); the swap's steps (a .swapend marker,
