@@ -1,10 +1,13 @@
 package broker
 
 import (
+	"context"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -207,4 +210,82 @@ func TestTxnOffsetCommit(t *testing.T) {
 	}
 	c.end(false)
 	c.await([2]int64{30, 20}, "aborted")
+}
+
+// TestGroupTransactSession: franz-go's consume-transform-produce session
+// (a group member committing its offsets in its transactions, KIP-447:
+// TxnOffsetCommit with the member and generation) copies a topic through
+// one broker with every third transaction aborted: a read_committed
+// reader of the output sees each input record exactly once.
+func TestGroupTransactSession(t *testing.T) {
+	b := startBroker(t, t.TempDir(), offsetsTxnProps)
+	cl := newClient(t, b)
+	createTopic(t, cl, "in", 2, nil)
+	createTopic(t, cl, "out", 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	const n = 60
+	for i := range n {
+		r := &kgo.Record{Topic: "in", Partition: int32(i % 2), Value: []byte(strconv.Itoa(i))}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(b.Addr().String()), kgo.TransactionalID("etl"),
+		kgo.ConsumerGroup("etl-g"), kgo.ConsumeTopics("in"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond),
+		kgo.FetchMaxBytes(200), kgo.MaxConcurrentFetches(1), kgo.WithLogger(kgo.BasicLogger(tWriter{t}, kgo.LogLevelWarn, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	copied, rounds := 0, 0
+	for copied < n {
+		fs := sess.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("copied %d of %d: %v", copied, n, ctx.Err())
+		}
+		if err := sess.Begin(); err != nil {
+			t.Fatal(err)
+		}
+		var recs []*kgo.Record
+		fs.EachRecord(func(r *kgo.Record) { recs = append(recs, r) })
+		for _, r := range recs {
+			sess.Produce(ctx, &kgo.Record{Topic: "out", Value: r.Value}, nil)
+		}
+		rounds++
+		try := kgo.TryCommit
+		if rounds%3 == 0 {
+			try = kgo.TryAbort
+		}
+		committed, err := sess.End(ctx, try)
+		if err != nil {
+			t.Fatalf("End: %v", err)
+		}
+		if committed {
+			copied += len(recs)
+		}
+	}
+
+	rd := newClient(t, b, kgo.ConsumeTopics("out"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	seen, total := map[string]int{}, 0
+	for total < n {
+		fs := rd.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d of %d: %v", total, n, ctx.Err())
+		}
+		fs.EachRecord(func(r *kgo.Record) { seen[string(r.Value)]++; total++ })
+	}
+	if total != n {
+		t.Errorf("read %d records, want %d", total, n)
+	}
+	for i := range n {
+		if c := seen[strconv.Itoa(i)]; c != 1 {
+			t.Errorf("record %d read %d times", i, c)
+		}
+	}
+	if len(seen) != n {
+		t.Errorf("%d distinct records, want %d", len(seen), n)
+	}
 }
