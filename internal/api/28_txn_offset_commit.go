@@ -20,15 +20,29 @@ package api
 // an empty group id; a producer epoch older than the partition has seen
 // is INVALID_PRODUCER_EPOCH. v2+ carry the leader epoch. There are no
 // ACLs, so no authorization errors.
+//
+// KIP-890 part 1, as Kafka 3.6+: unless the producer already has a
+// transaction open on the group's __consumer_offsets partition, its
+// transaction coordinator must say that partition is in the transaction
+// (Config.TxnVerifier, AddOffsetsToTxn added it), so that a zombie's late
+// commit cannot open a transaction there that nothing would end; a
+// refusal is every partition's code, converted as Kafka's
+// maybeConvertOffsetCommitError (NOT_ENOUGH_REPLICAS:
+// COORDINATOR_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER: NOT_COORDINATOR).
+// Unlike Kafka's verification guard, the check is not repeated at the
+// append: a marker landing between the two lets the commit through.
 
 import (
+	"context"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/group"
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
-func (h *Handler) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) kmsg.Response {
+func (h *Handler) txnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	gen, member, instance := req.Generation, req.MemberID, req.InstanceID
 	if req.Version < 3 {
@@ -69,10 +83,42 @@ func (h *Handler) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) kmsg.Respons
 	if len(commits) == 0 {
 		return resp
 	}
+	if code := h.verifyTxnOffsets(ctx, req); code != 0 {
+		for _, s := range slots {
+			resp.Topics[s.t].Partitions[s.p].ErrorCode = code
+		}
+		return resp
+	}
 	errs := h.Groups.CommitTxnOffsets(req.Group, group.TxnProducer{ID: req.ProducerID, Epoch: req.ProducerEpoch},
 		member, instance, gen, commits)
 	for i, s := range slots {
 		resp.Topics[s.t].Partitions[s.p].ErrorCode = errorCode(errs[i])
 	}
 	return resp
+}
+
+// verifyTxnOffsets is KIP-890 part 1 for the group's __consumer_offsets
+// partition: 0, or the code every partition answers.
+func (h *Handler) verifyTxnOffsets(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) int16 {
+	if h.TxnVerifier == nil || req.Group == "" {
+		return 0
+	}
+	if err := h.Groups.Serves(req.Group); err != nil {
+		return errorCode(err) // the coordinator's own answer first, as Kafka's validateGroupStatus
+	}
+	tp := kafka.TopicPartition{Topic: OffsetsTopic, Partition: h.Groups.PartitionFor(req.Group)}
+	p := h.Partitions.Get(tp)
+	if p == nil || p.HasOpenTxn(req.ProducerID) {
+		return 0 // not led here: the coordinator answers NOT_COORDINATOR
+	}
+	code := h.TxnVerifier.VerifyPartition(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp)
+	switch code {
+	case kerr.NetworkException.Code:
+		return kerr.CoordinatorLoadInProgress.Code
+	case kerr.UnknownTopicOrPartition.Code, kerr.NotEnoughReplicas.Code, kerr.NotEnoughReplicasAfterAppend.Code:
+		return kerr.CoordinatorNotAvailable.Code
+	case kerr.NotLeaderForPartition.Code, kerr.KafkaStorageError.Code:
+		return kerr.NotCoordinator.Code
+	}
+	return code
 }

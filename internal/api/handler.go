@@ -233,7 +233,7 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 	case *kmsg.WriteTxnMarkersRequest:
 		return h.writeTxnMarkers(ctx, r)
 	case *kmsg.TxnOffsetCommitRequest:
-		return h.txnOffsetCommit(r), nil
+		return h.txnOffsetCommit(ctx, r), nil
 	case *kmsg.DescribeGroupsRequest:
 		return h.describeGroups(r), nil
 	case *kmsg.ListGroupsRequest:

@@ -1,133 +1,291 @@
 package broker
 
 import (
+	"context"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/samsa-kafka/samsa/internal/record"
 )
 
-// TestTxnOffsetCommit: a producer's TxnOffsetCommit through a real broker
-// is written to __consumer_offsets and stays pending (OffsetFetch
-// require_stable answers UNSTABLE_OFFSET_COMMIT) until its COMMIT marker is
-// in the partition and the coordinator is told (CompleteTxn, what
-// WriteTxnMarkers does); after a restart the load finds the marker, and an
-// open transaction without one is pending again. A producer epoch older
-// than the partition has seen is INVALID_PRODUCER_EPOCH.
+// offsetsTxnProps: one partition each for __consumer_offsets and
+// __transaction_state, on one broker.
+var offsetsTxnProps = map[string]string{"offsets.topic.num.partitions": "1", "offsets.topic.replication.factor": "1",
+	"transaction.state.log.num.partitions": "1", "transaction.state.log.replication.factor": "1",
+	"transaction.state.log.min.isr": "1"}
+
+// offsetsTxnClient speaks a transactional producer's requests to one broker, for
+// transactional id "tx" and group "tg", offsets of topic "tt".
+type offsetsTxnClient struct {
+	t     *testing.T
+	addr  string
+	pid   int64
+	epoch int16
+}
+
+// retry sends until the code is not a retriable one; it returns the last.
+func (c *offsetsTxnClient) retry(send func() int16) int16 {
+	c.t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		code := send()
+		e := kerr.ErrorForCode(code)
+		if code == 0 || !kerr.IsRetriable(e) && e != kerr.ConcurrentTransactions || time.Now().After(deadline) {
+			return code
+		}
+	}
+}
+
+func (c *offsetsTxnClient) must(what string, code int16) {
+	c.t.Helper()
+	if code != 0 {
+		c.t.Fatalf("%s: %v", what, kerr.ErrorForCode(code))
+	}
+}
+
+// init finds the transaction coordinator (the first ask creates
+// __transaction_state) and gets the producer id and a new epoch.
+func (c *offsetsTxnClient) init() {
+	c.t.Helper()
+	c.must("FindCoordinator", c.retry(func() int16 {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.Version, req.CoordinatorType, req.CoordinatorKeys = 4, 1, []string{"tx"}
+		r := rawRequest(c.t, c.addr, req).(*kmsg.FindCoordinatorResponse)
+		if len(r.Coordinators) != 1 {
+			return kerr.UnknownServerError.Code
+		}
+		return r.Coordinators[0].ErrorCode
+	}))
+	c.must("InitProducerId", c.retry(func() int16 {
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.TransactionalID, req.TransactionTimeoutMillis = kmsg.StringPtr("tx"), 60000
+		r := rawRequest(c.t, c.addr, req).(*kmsg.InitProducerIDResponse)
+		c.pid, c.epoch = r.ProducerID, r.ProducerEpoch
+		return r.ErrorCode
+	}))
+}
+
+func (c *offsetsTxnClient) addOffsets() {
+	c.t.Helper()
+	c.must("AddOffsetsToTxn", c.retry(func() int16 {
+		req := kmsg.NewPtrAddOffsetsToTxnRequest()
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = "tx", c.pid, c.epoch, "tg"
+		return rawRequest(c.t, c.addr, req).(*kmsg.AddOffsetsToTxnResponse).ErrorCode
+	}))
+}
+
+// commit sends TxnOffsetCommit v3 (no member: a producer outside the
+// group) with the given epoch and answers the partitions' codes.
+func (c *offsetsTxnClient) commit(epoch int16, offsets map[int32]int64) map[int32]int16 {
+	c.t.Helper()
+	req := kmsg.NewPtrTxnOffsetCommitRequest()
+	req.Version, req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = 3, "tx", "tg", c.pid, epoch
+	rt := kmsg.NewTxnOffsetCommitRequestTopic()
+	rt.Topic = "tt"
+	for p, o := range offsets {
+		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset, rp.LeaderEpoch = p, o, -1
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	out := map[int32]int16{}
+	for _, p := range rawRequest(c.t, c.addr, req).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions {
+		out[p.Partition] = p.ErrorCode
+	}
+	return out
+}
+
+func (c *offsetsTxnClient) mustCommit(offsets map[int32]int64) {
+	c.t.Helper()
+	for p, code := range c.commit(c.epoch, offsets) {
+		c.must("TxnOffsetCommit partition "+string(rune('0'+p)), code)
+	}
+}
+
+func (c *offsetsTxnClient) end(commit bool) {
+	c.t.Helper()
+	c.must("EndTxn", c.retry(func() int16 {
+		req := kmsg.NewPtrEndTxnRequest()
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = "tx", c.pid, c.epoch, commit
+		return rawRequest(c.t, c.addr, req).(*kmsg.EndTxnResponse).ErrorCode
+	}))
+}
+
+// fetch answers OffsetFetch v7 for tt/0 and tt/1: the offset, or -2 for
+// UNSTABLE_OFFSET_COMMIT; it waits out a loading coordinator.
+func (c *offsetsTxnClient) fetch(stable bool) [2]int64 {
+	c.t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Version, req.Group, req.RequireStable = 7, "tg", stable
+		rt := kmsg.NewOffsetFetchRequestTopic()
+		rt.Topic, rt.Partitions = "tt", []int32{0, 1}
+		req.Topics = append(req.Topics, rt)
+		resp := rawRequest(c.t, c.addr, req).(*kmsg.OffsetFetchResponse)
+		if resp.ErrorCode != 0 {
+			if time.Now().After(deadline) {
+				c.t.Fatalf("OffsetFetch: %v", kerr.ErrorForCode(resp.ErrorCode))
+			}
+			continue
+		}
+		var out [2]int64
+		for _, p := range resp.Topics[0].Partitions {
+			switch p.ErrorCode {
+			case 0:
+				out[p.Partition] = p.Offset
+			case kerr.UnstableOffsetCommit.Code:
+				out[p.Partition] = -2
+			default:
+				c.t.Fatalf("partition %d: %v", p.Partition, kerr.ErrorForCode(p.ErrorCode))
+			}
+		}
+		return out
+	}
+}
+
+// await fetches with require_stable until want (the markers are written
+// after EndTxn answers).
+func (c *offsetsTxnClient) await(want [2]int64, what string) {
+	c.t.Helper()
+	var got [2]int64
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if got = c.fetch(true); got == want {
+			return
+		}
+	}
+	c.t.Fatalf("%s: %v, want %v", what, got, want)
+}
+
+func (c *offsetsTxnClient) want(got, want [2]int64, what string) {
+	c.t.Helper()
+	if got != want {
+		c.t.Fatalf("%s: %v, want %v", what, got, want)
+	}
+}
+
+// TestTxnOffsetCommit: a transaction's offsets through a real broker are
+// written to __consumer_offsets and stay pending (OffsetFetch
+// require_stable answers UNSTABLE_OFFSET_COMMIT, a plain fetch the last
+// committed offset) until EndTxn's COMMIT marker reaches the partition
+// (WriteTxnMarkers, which tells the group coordinator); two commits of one
+// transaction are two batches of the producer. A transaction open across
+// a restart is pending again after the load, and its commit after the
+// restart completes it. An epoch older than the partition has seen is
+// INVALID_PRODUCER_EPOCH.
 func TestTxnOffsetCommit(t *testing.T) {
 	dir := t.TempDir()
-	props := map[string]string{"offsets.topic.num.partitions": "1", "offsets.topic.replication.factor": "1"}
-	b := startBroker(t, dir, props)
+	b := startBroker(t, dir, offsetsTxnProps)
 	cl := newClient(t, b)
 	createTopic(t, cl, "tt", 2, nil)
 	coordinatorReady(t, cl, "tg")
+	c := &offsetsTxnClient{t: t, addr: b.Addr().String()}
+	c.init()
 
-	ipid := kmsg.NewPtrInitProducerIDRequest()
-	ipid.TransactionTimeoutMillis = 60000
-	ir := rawRequest(t, b.Addr().String(), ipid).(*kmsg.InitProducerIDResponse)
-	if ir.ErrorCode != 0 {
-		t.Fatalf("InitProducerID: %v", kerr.ErrorForCode(ir.ErrorCode))
-	}
-	pid, epoch := ir.ProducerID, ir.ProducerEpoch
+	c.addOffsets()
+	c.mustCommit(map[int32]int64{0: 10})
+	c.mustCommit(map[int32]int64{0: 11, 1: 20})
+	c.want(c.fetch(true), [2]int64{-2, -2}, "pending, require_stable")
+	c.want(c.fetch(false), [2]int64{-1, -1}, "pending")
+	c.end(true)
+	c.await([2]int64{11, 20}, "committed")
 
-	commit := func(b *Broker, epoch int16, offsets map[int32]int64) []int16 {
-		t.Helper()
-		req := kmsg.NewPtrTxnOffsetCommitRequest()
-		req.Version, req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = 3, "tx", "tg", pid, epoch
-		rt := kmsg.NewTxnOffsetCommitRequestTopic()
-		rt.Topic = "tt"
-		for p := range int32(2) {
-			if o, ok := offsets[p]; ok {
-				rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
-				rp.Partition, rp.Offset, rp.LeaderEpoch = p, o, -1
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-		}
-		req.Topics = append(req.Topics, rt)
-		resp := rawRequest(t, b.Addr().String(), req).(*kmsg.TxnOffsetCommitResponse)
-		var codes []int16
-		for _, p := range resp.Topics[0].Partitions {
-			codes = append(codes, p.ErrorCode)
-		}
-		return codes
+	c.addOffsets()
+	c.mustCommit(map[int32]int64{0: 30})
+	b.Close()
+	b = startBroker(t, dir, offsetsTxnProps)
+	c.addr = b.Addr().String()
+	c.want(c.fetch(true), [2]int64{-2, 20}, "after restart, require_stable")
+	c.want(c.fetch(false), [2]int64{11, 20}, "after restart")
+	c.end(true)
+	c.await([2]int64{30, 20}, "committed after restart")
+
+	old := c.epoch
+	c.init() // a new epoch, as a producer restarting with the same id
+	c.addOffsets()
+	c.mustCommit(map[int32]int64{1: 40})
+	if code := c.commit(old, map[int32]int64{1: 41})[1]; code != kerr.InvalidProducerEpoch.Code {
+		t.Fatalf("commit with the older epoch: %v", kerr.ErrorForCode(code))
 	}
-	// fetch answers OffsetFetch v7 for tt/0 and tt/1: offset, or -2 for
-	// UNSTABLE_OFFSET_COMMIT. It waits out a loading coordinator.
-	fetch := func(b *Broker, stable bool) [2]int64 {
-		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			req := kmsg.NewPtrOffsetFetchRequest()
-			req.Version, req.Group, req.RequireStable = 7, "tg", stable
-			rt := kmsg.NewOffsetFetchRequestTopic()
-			rt.Topic, rt.Partitions = "tt", []int32{0, 1}
-			req.Topics = append(req.Topics, rt)
-			resp := rawRequest(t, b.Addr().String(), req).(*kmsg.OffsetFetchResponse)
-			if resp.ErrorCode != 0 {
-				if time.Now().After(deadline) {
-					t.Fatalf("OffsetFetch: %v", kerr.ErrorForCode(resp.ErrorCode))
-				}
-				continue
-			}
-			var out [2]int64
-			for _, p := range resp.Topics[0].Partitions {
-				switch p.ErrorCode {
-				case 0:
-					out[p.Partition] = p.Offset
-				case kerr.UnstableOffsetCommit.Code:
-					out[p.Partition] = -2
-				default:
-					t.Fatalf("partition %d: %v", p.Partition, kerr.ErrorForCode(p.ErrorCode))
-				}
-			}
-			return out
+	c.end(false)
+	c.await([2]int64{30, 20}, "aborted")
+}
+
+// TestGroupTransactSession: franz-go's consume-transform-produce session
+// (a group member committing its offsets in its transactions, KIP-447:
+// TxnOffsetCommit with the member and generation) copies a topic through
+// one broker with every third transaction aborted: a read_committed
+// reader of the output sees each input record exactly once.
+func TestGroupTransactSession(t *testing.T) {
+	b := startBroker(t, t.TempDir(), offsetsTxnProps)
+	cl := newClient(t, b)
+	createTopic(t, cl, "in", 2, nil)
+	createTopic(t, cl, "out", 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	const n = 60
+	for i := range n {
+		r := &kgo.Record{Topic: "in", Partition: int32(i % 2), Value: []byte(strconv.Itoa(i))}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatal(err)
 		}
 	}
-	want := func(got, want [2]int64, what string) {
-		t.Helper()
-		if got != want {
-			t.Fatalf("%s: %v, want %v", what, got, want)
-		}
-	}
-
-	// Two commits of one transaction: the second batch continues the
-	// producer's sequence on the partition.
-	if c := commit(b, epoch, map[int32]int64{0: 10}); c[0] != 0 {
-		t.Fatalf("first commit: %v", kerr.ErrorForCode(c[0]))
-	}
-	if c := commit(b, epoch, map[int32]int64{0: 11, 1: 20}); c[0] != 0 || c[1] != 0 {
-		t.Fatalf("second commit: %v", c)
-	}
-	want(fetch(b, true), [2]int64{-2, -2}, "pending, require_stable")
-	want(fetch(b, false), [2]int64{-1, -1}, "pending")
-
-	// The COMMIT marker, as WriteTxnMarkers writes it, then CompleteTxn.
-	// (Written to the log directly: the coordinator reads up to the log
-	// end offset, and the next append moves the high watermark over it.)
-	p := b.replicas.Get(offsetsTP(0))
-	m := record.Marker{ProducerID: pid, ProducerEpoch: epoch, Commit: true}
-	if _, err := p.Log().AppendTxnMarker(m, time.Now(), p.LeaderEpoch()); err != nil {
+	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(b.Addr().String()), kgo.TransactionalID("etl"),
+		kgo.ConsumerGroup("etl-g"), kgo.ConsumeTopics("in"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond),
+		kgo.FetchMaxBytes(200), kgo.MaxConcurrentFetches(1), kgo.WithLogger(kgo.BasicLogger(tWriter{t}, kgo.LogLevelWarn, nil)))
+	if err != nil {
 		t.Fatal(err)
 	}
-	b.groups.CompleteTxn(0, pid, true)
-	want(fetch(b, true), [2]int64{11, 20}, "committed")
-
-	// A new transaction left open across a restart.
-	if c := commit(b, epoch, map[int32]int64{0: 30}); c[0] != 0 {
-		t.Fatalf("third commit: %v", kerr.ErrorForCode(c[0]))
+	defer sess.Close()
+	copied, rounds := 0, 0
+	for copied < n {
+		fs := sess.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("copied %d of %d: %v", copied, n, ctx.Err())
+		}
+		if err := sess.Begin(); err != nil {
+			t.Fatal(err)
+		}
+		var recs []*kgo.Record
+		fs.EachRecord(func(r *kgo.Record) { recs = append(recs, r) })
+		for _, r := range recs {
+			sess.Produce(ctx, &kgo.Record{Topic: "out", Value: r.Value}, nil)
+		}
+		rounds++
+		try := kgo.TryCommit
+		if rounds%3 == 0 {
+			try = kgo.TryAbort
+		}
+		committed, err := sess.End(ctx, try)
+		if err != nil {
+			t.Fatalf("End: %v", err)
+		}
+		if committed {
+			copied += len(recs)
+		}
 	}
-	b.Close()
-	b = startBroker(t, dir, props)
-	want(fetch(b, true), [2]int64{-2, 20}, "after restart, require_stable")
-	want(fetch(b, false), [2]int64{11, 20}, "after restart")
 
-	// A newer epoch of the producer fences the older one.
-	if c := commit(b, epoch+1, map[int32]int64{1: 40}); c[0] != 0 {
-		t.Fatalf("commit with a newer epoch: %v", kerr.ErrorForCode(c[0]))
+	rd := newClient(t, b, kgo.ConsumeTopics("out"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	seen, total := map[string]int{}, 0
+	for total < n {
+		fs := rd.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d of %d: %v", total, n, ctx.Err())
+		}
+		fs.EachRecord(func(r *kgo.Record) { seen[string(r.Value)]++; total++ })
 	}
-	if c := commit(b, epoch, map[int32]int64{1: 41}); c[0] != kerr.InvalidProducerEpoch.Code {
-		t.Fatalf("commit with the older epoch: %v", kerr.ErrorForCode(c[0]))
+	if total != n {
+		t.Errorf("read %d records, want %d", total, n)
+	}
+	for i := range n {
+		if c := seen[strconv.Itoa(i)]; c != 1 {
+			t.Errorf("record %d read %d times", i, c)
+		}
+	}
+	if len(seen) != n {
+		t.Errorf("%d distinct records, want %d", len(seen), n)
 	}
 }

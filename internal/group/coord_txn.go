@@ -109,6 +109,16 @@ func (c *Coordinator) CommitTxnOffsets(groupID string, p TxnProducer, memberID s
 	return out
 }
 
+// Serves answers nil when this coordinator serves the group's partition,
+// else NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS (Kafka's
+// validateGroupStatus), for checks that come before a request's own.
+func (c *Coordinator) Serves(groupID string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, err := c.lookup(groupID)
+	return err
+}
+
 // CompleteTxn applies a producer's transaction marker written to a
 // partition of __consumer_offsets: the pending offsets of the producer in
 // that partition's groups are committed (commit) or dropped.
