@@ -35,6 +35,8 @@ func errorCode(err error) int16 {
 		return kerr.InvalidProducerEpoch.Code
 	case errors.Is(err, storage.ErrCoordinatorFenced):
 		return kerr.TransactionCoordinatorFenced.Code
+	case errors.Is(err, storage.ErrInvalidTxnState):
+		return kerr.InvalidTxnState.Code
 	case errors.Is(err, storage.ErrInvalidProducerBatch):
 		return kerr.InvalidRecord.Code
 	case errors.Is(err, record.ErrCorrupt):

@@ -193,7 +193,7 @@ func TestWriteTxnMarkersErrors(t *testing.T) {
 	x.lead("t", 1, []int32{1}, []int32{1}, 1)
 	x.lead(OffsetsTopic, 1, []int32{1}, []int32{1}, 1)
 	x.become("f", replica.Follower, 2, 1, []int32{1, 2}, []int32{1, 2}, 1) // a follower here
-	x.lead("m", 1, []int32{1, 2}, []int32{1}, 2)            // ISR below min.insync.replicas
+	x.lead("m", 1, []int32{1, 2}, []int32{1}, 2)                           // ISR below min.insync.replicas
 	x.produceTxn("t", txnID, txnBatch(5, 3, 0, "a"))
 
 	codes := x.markers(ctx, 5, 3, 7, true, "t", "nope", OffsetsTopic, "f", "m")
@@ -292,5 +292,8 @@ func TestProduceTransactionalRules(t *testing.T) {
 	}
 	if r := x.produceTxn("t", txnID, txnBatch(5, 0, 1, "y")); r.ErrorCode != 0 || v.calls != 2 {
 		t.Fatalf("second batch of an open transaction: code %d, %d verifications (want none more)", r.ErrorCode, v.calls)
+	}
+	if r := x.produceOne("t", 1, 1000, idemBatch(5, 0, 2, "z")); r.ErrorCode != kerr.InvalidTxnState.Code {
+		t.Fatalf("non-transactional batch in an open transaction: code %d", r.ErrorCode)
 	}
 }

@@ -91,22 +91,19 @@ func (l *loaded) offsetsOf(b *Batch, gid []byte) map[TP]Offset {
 	return m
 }
 
-// offset applies one offset record (o nil: a tombstone). A plain
-// tombstone also drops the partition's pending offsets, as Kafka's
-// replay of a tombstone does (OffsetMetadataManager).
+// offset applies one offset record (o nil: a tombstone). A tombstone
+// drops the committed offset and every producer's pending one, as Kafka's
+// replay of a tombstone does (OffsetMetadataManager.replay).
 func (l *loaded) offset(b *Batch, gid []byte, tp TP, o *Offset, pos int64) {
-	m := l.offsetsOf(b, gid)
 	if o == nil {
-		delete(m, tp)
-		if !b.Transactional {
-			for _, groups := range l.pending {
-				delete(groups[string(gid)], tp)
-			}
+		delete(l.offsets[string(gid)], tp)
+		for _, groups := range l.pending {
+			delete(groups[string(gid)], tp)
 		}
 		return
 	}
 	o.logOffset = pos
-	m[tp] = *o
+	l.offsetsOf(b, gid)[tp] = *o
 }
 
 // marker ends a producer's transaction read from the log: a COMMIT makes

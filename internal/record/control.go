@@ -45,10 +45,11 @@ func BuildMarker(m Marker, ts int64) []byte {
 }
 
 // ParseMarker decodes the transaction marker of a whole control batch.
-// ok is false for a control batch that is not a transaction marker (a
-// control type other than ABORT and COMMIT, which a reader skips, as
-// Kafka's ControlRecordType.UNKNOWN); a batch that is not a control batch,
-// or whose one record does not parse, is ErrInvalidRecord.
+// ok is false for a control batch that is not a transaction marker: a
+// control type other than ABORT and COMMIT, which a reader skips (Kafka's
+// ControlRecordType.UNKNOWN), or no record (the cleaner emptied it, as
+// Kafka's ProducerAppendInfo skips). A batch that is not a control batch,
+// or whose record does not parse, is ErrInvalidRecord.
 func ParseMarker(batch []byte) (m Marker, ok bool, err error) {
 	h, err := ReadHeader(batch)
 	if err != nil {
@@ -71,7 +72,7 @@ func ParseMarker(batch []byte) (m Marker, ok bool, err error) {
 	case perr != nil:
 		return Marker{}, false, perr
 	case n == 0:
-		return Marker{}, false, fmt.Errorf("%w: control batch at %d has no record", ErrInvalidRecord, h.BaseOffset)
+		return Marker{}, false, nil
 	}
 	return m, ok, nil
 }

@@ -52,6 +52,14 @@ func TestParseMarkerRefuses(t *testing.T) {
 	if _, ok, err := ParseMarker(other); ok || err != nil {
 		t.Fatalf("unknown control type: %v %v", ok, err)
 	}
+	// A control batch the cleaner emptied is no marker either.
+	empty, err := Rebuild(nil, Header{Attributes: attrTransactional | attrControl, ProducerID: 1, BaseSequence: -1}, nil, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := ParseMarker(empty); ok || err != nil {
+		t.Fatalf("empty control batch: %v %v", ok, err)
+	}
 	short := recordtest.Batch(0, recordtest.None, recordtest.Rec{Key: []byte{0}, Value: nil})
 	short[offAttributes+1] |= attrControl
 	if _, _, err := ParseMarker(short); !errors.Is(err, ErrInvalidRecord) {

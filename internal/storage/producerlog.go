@@ -122,8 +122,8 @@ func (l *Log) applyBatchLocked(h *record.Header, batch []byte, indexFrom int64) 
 	if !ok {
 		return nil
 	}
-	t := l.producers.endTxn(m, h.BaseOffset)
-	if !t.aborted || t.last < indexFrom {
+	t, completed := l.producers.endTxn(m, h.BaseOffset)
+	if !completed || !t.aborted || t.last < indexFrom {
 		return nil
 	}
 	return l.addAbortedLocked(abortedTxn{producerID: t.producerID, firstOffset: t.first, lastOffset: t.last,

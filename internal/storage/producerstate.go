@@ -23,6 +23,8 @@ package storage
 //	epoch newer, sequence not 0                    ErrOutOfOrderSequence
 //	same epoch, sequence last+1 (0 after 2^31-1)   appended
 //	same epoch, any other sequence                 ErrOutOfOrderSequence
+//	not transactional, the producer's transaction
+//	  open (txn.go)                                ErrInvalidTxnState
 //
 // Replicated batches and batches replayed from the log are not checked
 // (Kafka's AppendOrigin.REPLICATION): they update the state as they come,
@@ -180,6 +182,10 @@ func (s *producerStates) checkBatch(h *record.Header) (dup batchMeta, isDup bool
 	case !inSequence(e.lastSeq(), h.BaseSequence):
 		return batchMeta{}, false, fmt.Errorf("%w: producer %d epoch %d sequence %d, expected %d",
 			ErrOutOfOrderSequence, h.ProducerID, h.ProducerEpoch, h.BaseSequence, incSeq(e.lastSeq(), 1))
+	}
+	if e.txnFirstOffset >= 0 && !h.Transactional() {
+		return batchMeta{}, false, fmt.Errorf("%w: non-transactional batch of producer %d while its transaction from %d is open",
+			ErrInvalidTxnState, h.ProducerID, e.txnFirstOffset)
 	}
 	return batchMeta{}, false, nil
 }

@@ -16,10 +16,15 @@ package storage
 //	anything else (no open transaction included)    appended
 //
 // Replicated and replayed markers are not checked. A marker ends the open
-// transaction (its first offset is the marker's own if none was open),
-// adopts a newer epoch, records the coordinator epoch, and makes a
-// completed transaction {producer, first offset, marker offset} that stays
-// unstable until the high watermark passes the marker.
+// transaction, adopts a newer epoch and records the coordinator epoch; if
+// a transaction was open it makes a completed transaction {producer, first
+// offset, marker offset} that stays unstable until the high watermark
+// passes the marker (a marker without data changes no offset and is not
+// indexed: Kafka's appendEndTxnMarker emits no completed transaction).
+//
+// A client's data batch is checked too: a non-transactional batch from a
+// producer whose transaction is open is ErrInvalidTxnState (Kafka's
+// appendDataBatch); a transactional one opens a transaction if none is.
 //
 //	first unstable offset = min(first offset of the oldest open transaction,
 //	                            first offset of every completed one whose
@@ -43,6 +48,10 @@ import (
 // ErrCoordinatorFenced maps to TRANSACTION_COORDINATOR_FENCED: a marker
 // from a coordinator epoch older than the last marker's of the producer.
 var ErrCoordinatorFenced = errors.New("storage: transaction coordinator fenced")
+
+// ErrInvalidTxnState maps to INVALID_TXN_STATE: a non-transactional batch
+// from a producer with an open transaction.
+var ErrInvalidTxnState = errors.New("storage: invalid transaction state")
 
 // txnSpan is a transaction of a producer: its first offset and, once
 // completed, its marker's offset (last; -1 while open).
@@ -83,9 +92,9 @@ func (s *producerStates) beginTxn(id int64, e *producerEntry, offset int64) {
 }
 
 // endTxn applies the marker m appended at offset (unchecked: every path)
-// and returns the completed transaction, which stays unstable until the
-// high watermark passes offset.
-func (s *producerStates) endTxn(m record.Marker, offset int64) txnSpan {
+// and returns the completed transaction, if one was open, which stays
+// unstable until the high watermark passes offset.
+func (s *producerStates) endTxn(m record.Marker, offset int64) (txnSpan, bool) {
 	e := s.producers[m.ProducerID]
 	if e == nil {
 		e = newProducerEntry(m.ProducerEpoch)
@@ -94,15 +103,15 @@ func (s *producerStates) endTxn(m record.Marker, offset int64) txnSpan {
 	if m.ProducerEpoch > e.epoch {
 		e.setEpoch(m.ProducerEpoch)
 	}
-	first := offset
-	if e.txnFirstOffset >= 0 {
-		first = e.txnFirstOffset
-		s.dropOpen(m.ProducerID)
-	}
+	first := e.txnFirstOffset
 	e.txnFirstOffset, e.coordinatorEpoch = -1, m.CoordinatorEpoch
+	if first < 0 {
+		return txnSpan{}, false
+	}
+	s.dropOpen(m.ProducerID)
 	t := txnSpan{producerID: m.ProducerID, first: first, last: offset, aborted: !m.Commit}
 	s.unreplicated = append(s.unreplicated, t)
-	return t
+	return t, true
 }
 
 // dropOpen forgets the open transaction of a producer.

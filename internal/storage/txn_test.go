@@ -38,8 +38,8 @@ func runTxnScript(evs []txnEv) (*producerStates, []abortedTxn) {
 			s.update(&h)
 			continue
 		}
-		t := s.endTxn(record.Marker{ProducerID: ev.pid, Commit: ev.marker == 1}, ev.off)
-		if t.aborted {
+		t, completed := s.endTxn(record.Marker{ProducerID: ev.pid, Commit: ev.marker == 1}, ev.off)
+		if completed && t.aborted {
 			idx = append(idx, abortedTxn{producerID: t.producerID, firstOffset: t.first, lastOffset: t.last,
 				lastStableOffset: s.indexLSO(t)})
 		}
@@ -66,8 +66,8 @@ func TestLastStableOffsetRules(t *testing.T) {
 			[]abortedTxn{{producerID: 1, firstOffset: 5, lastOffset: 9, lastStableOffset: 7}}},
 		{"abort alone", []txnEv{txnDataEv(1, 5), txnDataEv(1, 6), abortEv(1, 9)}, 0, 20, 20,
 			[]abortedTxn{{producerID: 1, firstOffset: 5, lastOffset: 9, lastStableOffset: 10}}},
-		{"abort without a transaction", []txnEv{abortEv(1, 4)}, 0, 5, 5,
-			[]abortedTxn{{producerID: 1, firstOffset: 4, lastOffset: 4, lastStableOffset: 5}}},
+		{"abort without a transaction (not indexed)", []txnEv{abortEv(1, 4)}, 0, 5, 5, nil},
+		{"abort without a transaction, another open", []txnEv{txnDataEv(2, 3), abortEv(1, 4)}, 0, 5, 3, nil},
 		{"abort not replicated, other open later", []txnEv{txnDataEv(1, 5), txnDataEv(2, 7), abortEv(1, 9)}, 0, 9, 5,
 			[]abortedTxn{{producerID: 1, firstOffset: 5, lastOffset: 9, lastStableOffset: 7}}},
 		{"next transaction of the same producer", []txnEv{txnDataEv(1, 5), commitEv(1, 6), txnDataEv(1, 7)}, 0, 20, 7, nil},
@@ -173,5 +173,25 @@ func TestTxnIndexFormat(t *testing.T) {
 		if _, err := decodeTxnIndex(bad, 0); !errors.Is(err, ErrCorruptTxnIndex) {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// Kafka's appendDataBatch: while its transaction is open a producer may
+// only write transactional batches.
+func TestNonTransactionalBatchInOpenTxn(t *testing.T) {
+	s := newProducerStates()
+	txn := record.Header{ProducerID: 1, NumRecords: 1, Attributes: 0x10}
+	s.update(&txn)
+	plain := record.Header{ProducerID: 1, BaseSequence: 1, NumRecords: 1}
+	if _, _, err := s.checkBatch(&plain); !errors.Is(err, ErrInvalidTxnState) {
+		t.Fatalf("plain batch in an open transaction: %v", err)
+	}
+	more := record.Header{ProducerID: 1, BaseSequence: 1, NumRecords: 1, Attributes: 0x10}
+	if _, _, err := s.checkBatch(&more); err != nil {
+		t.Fatalf("transactional batch in an open transaction: %v", err)
+	}
+	s.endTxn(record.Marker{ProducerID: 1, Commit: true}, 1)
+	if _, _, err := s.checkBatch(&plain); err != nil {
+		t.Fatalf("plain batch after the marker: %v", err)
 	}
 }
