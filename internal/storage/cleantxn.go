@@ -33,7 +33,7 @@ type txnAbort struct {
 type markerKind int8
 
 const (
-	markerAbort   markerKind = iota
+	markerAbort   markerKind = iota // ABORT
 	markerCommit             // COMMIT
 	markerEmpty              // no record left: a marker a pass already emptied
 	markerUnknown            // a control record type other than ABORT or COMMIT
