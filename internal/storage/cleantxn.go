@@ -34,9 +34,9 @@ type markerKind int8
 
 const (
 	markerAbort   markerKind = iota // ABORT
-	markerCommit             // COMMIT
-	markerEmpty              // no record left: a marker a pass already emptied
-	markerUnknown            // a control record type other than ABORT or COMMIT
+	markerCommit                    // COMMIT
+	markerEmpty                     // no record left: a marker a pass already emptied
+	markerUnknown                   // a control record type other than ABORT or COMMIT
 )
 
 // ongoingAbort is an aborted transaction whose first offset was reached
