@@ -5,6 +5,7 @@
 //	go run ./cmd/samsa-bench [-mb 256] [-record 1024] [-partitions 1,16]
 //	go run ./cmd/samsa-bench -replication [-partitions 3]   (see cluster.go)
 //	go run ./cmd/samsa-bench -idempotence [-partitions 16] [-mb 256] [-rounds 3]   (see idempotence.go)
+//	go run ./cmd/samsa-bench -transactions [-partitions 16] [-mb 256] [-txn-records 1000] [-rounds 3]   (see transactions.go)
 //
 // Both servers run in this process on loopback, as does the client, so all
 // share the machine's cores. Samsa writes real segment files (no fsync per
@@ -71,7 +72,9 @@ func main() {
 	}
 	replication := flag.Bool("replication", false, "measure RF=3 acks=all and RF=1 acks=1 on three broker processes")
 	idempotence := flag.Bool("idempotence", false, "measure idempotent against plain produce on three broker processes (idempotence.go)")
-	rounds := flag.Int("rounds", 3, "with -idempotence: alternating runs of each configuration")
+	transactions := flag.Bool("transactions", false, "measure transactional against plain produce on three broker processes (transactions.go)")
+	txnRecords := flag.Int("txn-records", 1000, "with -transactions: records per transaction")
+	rounds := flag.Int("rounds", 3, "with -idempotence and -transactions: alternating runs of each configuration")
 	mb := flag.Int("mb", 256, "megabytes to produce per run")
 	recSize := flag.Int("record", 1024, "record value size in bytes")
 	parts := flag.String("partitions", "1,16", "partition counts to run")
@@ -101,6 +104,13 @@ func main() {
 	records := *mb << 20 / *recSize
 	if *idempotence {
 		if err := idempotenceBench(counts[len(counts)-1], *mb, *recSize, *rounds); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *transactions {
+		if err := transactionsBench(counts[len(counts)-1], *mb, *recSize, *txnRecords, *rounds); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

@@ -249,7 +249,7 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 	case *kmsg.AddOffsetsToTxnRequest:
 		return h.addOffsetsToTxn(r), nil
 	case *kmsg.EndTxnRequest:
-		return h.endTxn(r), nil
+		return h.endTxn(ctx, r), nil
 	case *kmsg.DescribeTransactionsRequest:
 		return h.describeTransactions(r), nil
 	case *kmsg.ListTransactionsRequest:

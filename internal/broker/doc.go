@@ -15,6 +15,12 @@
 // LeaderAndIsr, StopReplica and UpdateMetadata (control.go) tell it which
 // those are and which partitions were deleted.
 //
+// Transactions: the transaction coordinator (internal/txn) is wired in
+// txn.go: its log is the __transaction_state partitions this broker
+// leads (LeaderAndIsr and StopReplica tell it which), its markers go to
+// the partitions' leaders over a kgo client per broker (txnClients), and
+// txn_verify.go answers the partitions' KIP-890 questions (api.TxnVerifier).
+//
 // Goroutines. Start runs these through goRun; Close cancels their context,
 // ends the store session, closes the listener and waits for them all:
 //   - the log manager's background loop (storage.Manager.Run: retention,
@@ -24,6 +30,10 @@
 //   - the group coordinator (group.Coordinator.Run: the groups' timers and
 //     offset expiry; it waits for the partition loads and write waits it
 //     started, which end with it);
+//   - the transaction coordinator (txn.Coordinator.Run: aborts of
+//     timed-out transactions and expiry of transactional ids; it waits for
+//     the partition loads and the marker senders it started — one goroutine
+//     per transaction being completed — and then its clients are closed);
 //   - the listener's accept loop (server.Server.Serve), which runs three
 //     goroutines per connection: its handling loop, a frame reader and a
 //     response writer;

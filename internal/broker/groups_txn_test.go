@@ -1,10 +1,15 @@
 package broker
 
 import (
+	"cmp"
+	"context"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -14,14 +19,20 @@ var offsetsTxnProps = map[string]string{"offsets.topic.num.partitions": "1", "of
 	"transaction.state.log.num.partitions": "1", "transaction.state.log.replication.factor": "1",
 	"transaction.state.log.min.isr": "1"}
 
-// offsetsTxnClient speaks a transactional producer's requests to one broker, for
-// transactional id "tx" and group "tg", offsets of topic "tt".
+// offsetsTxnClient speaks a transactional producer's requests for
+// transactional id "tx" and group "tg" (or group), offsets of topic "tt":
+// the transaction's to addr, the group's to gaddr (addr if empty).
 type offsetsTxnClient struct {
 	t     *testing.T
 	addr  string
+	gaddr string
+	group string
 	pid   int64
 	epoch int16
 }
+
+func (c *offsetsTxnClient) groupAddr() string { return cmp.Or(c.gaddr, c.addr) }
+func (c *offsetsTxnClient) groupID() string   { return cmp.Or(c.group, "tg") }
 
 // retry sends until the code is not a retriable one; it returns the last.
 func (c *offsetsTxnClient) retry(send func() int16) int16 {
@@ -68,7 +79,7 @@ func (c *offsetsTxnClient) addOffsets() {
 	c.t.Helper()
 	c.must("AddOffsetsToTxn", c.retry(func() int16 {
 		req := kmsg.NewPtrAddOffsetsToTxnRequest()
-		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = "tx", c.pid, c.epoch, "tg"
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = "tx", c.pid, c.epoch, c.groupID()
 		return rawRequest(c.t, c.addr, req).(*kmsg.AddOffsetsToTxnResponse).ErrorCode
 	}))
 }
@@ -78,7 +89,7 @@ func (c *offsetsTxnClient) addOffsets() {
 func (c *offsetsTxnClient) commit(epoch int16, offsets map[int32]int64) map[int32]int16 {
 	c.t.Helper()
 	req := kmsg.NewPtrTxnOffsetCommitRequest()
-	req.Version, req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = 3, "tx", "tg", c.pid, epoch
+	req.Version, req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = 3, "tx", c.groupID(), c.pid, epoch
 	rt := kmsg.NewTxnOffsetCommitRequestTopic()
 	rt.Topic = "tt"
 	for p, o := range offsets {
@@ -88,7 +99,7 @@ func (c *offsetsTxnClient) commit(epoch int16, offsets map[int32]int64) map[int3
 	}
 	req.Topics = append(req.Topics, rt)
 	out := map[int32]int16{}
-	for _, p := range rawRequest(c.t, c.addr, req).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions {
+	for _, p := range rawRequest(c.t, c.groupAddr(), req).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions {
 		out[p.Partition] = p.ErrorCode
 	}
 	return out
@@ -116,11 +127,11 @@ func (c *offsetsTxnClient) fetch(stable bool) [2]int64 {
 	c.t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		req := kmsg.NewPtrOffsetFetchRequest()
-		req.Version, req.Group, req.RequireStable = 7, "tg", stable
+		req.Version, req.Group, req.RequireStable = 7, c.groupID(), stable
 		rt := kmsg.NewOffsetFetchRequestTopic()
 		rt.Topic, rt.Partitions = "tt", []int32{0, 1}
 		req.Topics = append(req.Topics, rt)
-		resp := rawRequest(c.t, c.addr, req).(*kmsg.OffsetFetchResponse)
+		resp := rawRequest(c.t, c.groupAddr(), req).(*kmsg.OffsetFetchResponse)
 		if resp.ErrorCode != 0 {
 			if time.Now().After(deadline) {
 				c.t.Fatalf("OffsetFetch: %v", kerr.ErrorForCode(resp.ErrorCode))
@@ -207,4 +218,152 @@ func TestTxnOffsetCommit(t *testing.T) {
 	}
 	c.end(false)
 	c.await([2]int64{30, 20}, "aborted")
+}
+
+// TestGroupTransactSession: franz-go's consume-transform-produce session
+// (a group member committing its offsets in its transactions, KIP-447:
+// TxnOffsetCommit with the member and generation) copies a topic through
+// one broker with every third transaction aborted: a read_committed
+// reader of the output sees each input record exactly once.
+func TestGroupTransactSession(t *testing.T) {
+	b := startBroker(t, t.TempDir(), offsetsTxnProps)
+	cl := newClient(t, b)
+	createTopic(t, cl, "in", 2, nil)
+	createTopic(t, cl, "out", 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	const n = 60
+	for i := range n {
+		r := &kgo.Record{Topic: "in", Partition: int32(i % 2), Value: []byte(strconv.Itoa(i))}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(b.Addr().String()), kgo.TransactionalID("etl"),
+		kgo.ConsumerGroup("etl-g"), kgo.ConsumeTopics("in"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond),
+		kgo.FetchMaxBytes(200), kgo.MaxConcurrentFetches(1), kgo.WithLogger(kgo.BasicLogger(tWriter{t}, kgo.LogLevelWarn, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	copied, rounds := 0, 0
+	for copied < n {
+		fs := sess.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("copied %d of %d: %v", copied, n, ctx.Err())
+		}
+		if err := sess.Begin(); err != nil {
+			t.Fatal(err)
+		}
+		var recs []*kgo.Record
+		fs.EachRecord(func(r *kgo.Record) { recs = append(recs, r) })
+		for _, r := range recs {
+			sess.Produce(ctx, &kgo.Record{Topic: "out", Value: r.Value}, nil)
+		}
+		rounds++
+		try := kgo.TryCommit
+		if rounds%3 == 0 {
+			try = kgo.TryAbort
+		}
+		committed, err := sess.End(ctx, try)
+		if err != nil {
+			t.Fatalf("End: %v", err)
+		}
+		if committed {
+			copied += len(recs)
+		}
+	}
+
+	rd := newClient(t, b, kgo.ConsumeTopics("out"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	seen, total := map[string]int{}, 0
+	for total < n {
+		fs := rd.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d of %d: %v", total, n, ctx.Err())
+		}
+		fs.EachRecord(func(r *kgo.Record) { seen[string(r.Value)]++; total++ })
+	}
+	if total != n {
+		t.Errorf("read %d records, want %d", total, n)
+	}
+	for i := range n {
+		if c := seen[strconv.Itoa(i)]; c != 1 {
+			t.Errorf("record %d read %d times", i, c)
+		}
+	}
+	if len(seen) != n {
+		t.Errorf("%d distinct records, want %d", len(seen), n)
+	}
+}
+
+// findCoordinator asks addr for the coordinator of key (type 0 group, 1
+// transaction) until it names one.
+func findCoordinator(t *testing.T, addr string, typ int8, key string) int32 {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.Version, req.CoordinatorType, req.CoordinatorKeys = 4, typ, []string{key}
+		r := rawRequest(t, addr, req).(*kmsg.FindCoordinatorResponse)
+		if len(r.Coordinators) == 1 && r.Coordinators[0].ErrorCode == 0 {
+			return r.Coordinators[0].NodeID
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no coordinator for %q: %+v", key, r.Coordinators)
+		}
+	}
+}
+
+// TestTxnOffsetsCoordinatorFailover: a transaction's offsets are pending
+// on the group coordinator when its broker crashes; the new leader of the
+// __consumer_offsets partition loads them pending (require_stable:
+// UNSTABLE_OFFSET_COMMIT), and the transaction's COMMIT, written to it by
+// the transaction coordinator (another broker), makes them committed.
+func TestTxnOffsetsCoordinatorFailover(t *testing.T) {
+	brokers := startCluster(t, 3, map[string]string{"transaction.state.log.num.partitions": "1",
+		"offsets.topic.num.partitions": "4"})
+	byID := map[int32]*Broker{}
+	for _, b := range brokers {
+		byID[b.NodeID()] = b
+	}
+	cl := newClient(t, brokers[0])
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	if res, err := kadm.NewClient(cl).CreateTopic(ctx, 2, 3, nil, "tt"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	seed := brokers[0].Addr().String()
+	txnCoord := findCoordinator(t, seed, 1, "tx")
+	// A group whose coordinator is not the transaction coordinator.
+	group, groupCoord := "", txnCoord
+	for i := 0; groupCoord == txnCoord; i++ {
+		group = "tg" + strconv.Itoa(i)
+		groupCoord = findCoordinator(t, seed, 0, group)
+	}
+	c := &offsetsTxnClient{t: t, addr: byID[txnCoord].Addr().String(), gaddr: byID[groupCoord].Addr().String(), group: group}
+	c.init()
+	c.addOffsets()
+	c.mustCommit(map[int32]int64{0: 7})
+	c.want(c.fetch(true), [2]int64{-2, -1}, "pending")
+
+	crash(t, byID[groupCoord])
+	var live *Broker
+	for _, b := range brokers {
+		if b.NodeID() != groupCoord && b.NodeID() != txnCoord {
+			live = b
+		}
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if id := findCoordinator(t, live.Addr().String(), 0, group); id != groupCoord {
+			c.gaddr = byID[id].Addr().String()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the group coordinator did not move")
+		}
+	}
+	c.want(c.fetch(true), [2]int64{-2, -1}, "pending after the failover")
+	c.end(true)
+	c.await([2]int64{7, -1}, "committed after the failover")
 }

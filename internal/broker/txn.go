@@ -28,6 +28,11 @@ import (
 	"github.com/samsa-kafka/samsa/internal/txn"
 )
 
+// endTxnWait bounds how long EndTxn waits for its markers before it
+// answers (txn.Config.EndTxnWait): long enough for markers on healthy
+// leaders, short against a client's request timeout.
+const endTxnWait = 2 * time.Second
+
 // txnRequestTimeout bounds one WriteTxnMarkers or verification round trip.
 const txnRequestTimeout = 30 * time.Second
 
@@ -45,6 +50,7 @@ func (b *Broker) newTxnCoordinator() *txn.Coordinator {
 		IDExpiration:   cfg.TxnIDExpiration,
 		AbortInterval:  cfg.TxnAbortCheckInterval,
 		ExpireInterval: cfg.TxnExpireCheckInterval,
+		EndTxnWait:     endTxnWait,
 		ProducerID:     b.pids.Next,
 		Log:            &txnLog{replicas: b.replicas},
 		Markers: txn.NewChannel(txn.ChannelConfig{Sender: b.txnClients, Leader: partitionLeader(b.cache),

@@ -11,18 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/samsa-kafka/samsa/internal/wire"
 )
-
-// needMarkers skips a test until WriteTxnMarkers (part A) is served.
-func needMarkers(t *testing.T) {
-	t.Helper()
-	if _, ok := wire.Supported[int16(kmsg.WriteTxnMarkers)]; !ok {
-		t.Skip("WriteTxnMarkers (27) is not served yet")
-	}
-}
 
 // txnProduce runs one transaction of values over the topic's partitions
 // (round-robin by the record's Partition) and ends it.
@@ -86,7 +75,6 @@ func values(prefix string, n int) []string {
 // records, a read_uncommitted one all of them; a second producer with the
 // same transactional id fences the first, whose later commit fails.
 func TestTxnCommitAbortFence(t *testing.T) {
-	needMarkers(t)
 	b := startBroker(t, t.TempDir(), map[string]string{"transaction.state.log.num.partitions": "3"})
 	createTopic(t, newClient(t, b), "out", 2, nil)
 	opts := []kgo.Opt{kgo.TransactionalID("tx-flow"), kgo.DefaultProduceTopic("out"), kgo.RecordPartitioner(kgo.ManualPartitioner())}
@@ -137,7 +125,6 @@ func TestTxnCommitAbortFence(t *testing.T) {
 // markers and CompleteCommit, and a read_committed consumer sees the
 // transaction; the producer carries on with the new coordinator.
 func TestTxnCoordinatorFailover(t *testing.T) {
-	needMarkers(t)
 	brokers := startCluster(t, 3, map[string]string{"transaction.state.log.num.partitions": "1"})
 	var seeds []string
 	for _, b := range brokers {

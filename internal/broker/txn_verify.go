@@ -24,6 +24,8 @@ import (
 	"github.com/samsa-kafka/samsa/internal/txn"
 )
 
+var _ api.TxnVerifier = (*txnVerifier)(nil)
+
 type txnVerifier struct {
 	nodeID  int32
 	cache   *metacache.Cache

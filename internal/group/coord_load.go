@@ -91,22 +91,19 @@ func (l *loaded) offsetsOf(b *Batch, gid []byte) map[TP]Offset {
 	return m
 }
 
-// offset applies one offset record (o nil: a tombstone). A plain
-// tombstone also drops the partition's pending offsets, as Kafka's
-// replay of a tombstone does (OffsetMetadataManager).
-func (l *loaded) offset(b *Batch, gid []byte, tp TP, o *Offset, pos int64) {
-	m := l.offsetsOf(b, gid)
-	if o == nil {
-		delete(m, tp)
-		if !b.Transactional {
-			for _, groups := range l.pending {
-				delete(groups[string(gid)], tp)
-			}
+// offset applies one offset record (or its tombstone). A tombstone
+// drops the committed offset and every producer's pending one, as Kafka's
+// replay of a tombstone does (OffsetMetadataManager.replay).
+func (l *loaded) offset(b *Batch, gid []byte, tp TP, o Offset, tombstone bool, pos int64) {
+	if tombstone {
+		delete(l.offsets[string(gid)], tp)
+		for _, groups := range l.pending {
+			delete(groups[string(gid)], tp)
 		}
 		return
 	}
 	o.logOffset = pos
-	m[tp] = *o
+	l.offsetsOf(b, gid)[tp] = o
 }
 
 // marker ends a producer's transaction read from the log: a COMMIT makes
@@ -146,21 +143,20 @@ func (c *Coordinator) load(partition, epoch int32) {
 		// Offset records, nearly all of them, without a string per
 		// record: the map lookups by string(bytes) do not allocate.
 		if gid, tb, part, ok := offsetKey(key); ok {
-			var o *Offset
+			var o Offset
 			if value != nil {
-				v, err := decodeOffsetValue(value)
-				if err != nil {
+				var err error
+				if o, err = decodeOffsetValue(value); err != nil {
 					l.bad++
 					return
 				}
-				o = &v
 			}
 			topic, ok := topics[string(tb)]
 			if !ok {
 				topic = string(tb)
 				topics[topic] = topic
 			}
-			l.offset(&b, gid, TP{topic, part}, o, pos)
+			l.offset(&b, gid, TP{topic, part}, o, value == nil, pos)
 			return
 		}
 		d, err := Decode(key, value)
@@ -172,7 +168,11 @@ func (c *Coordinator) load(partition, epoch int32) {
 			l.meta[d.Group] = &d
 			return
 		}
-		l.offset(&b, []byte(d.Group), d.TP, d.Offset, pos)
+		var o Offset
+		if d.Offset != nil {
+			o = *d.Offset
+		}
+		l.offset(&b, []byte(d.Group), d.TP, o, d.Offset == nil, pos)
 	})
 	c.mu.Lock()
 	defer c.mu.Unlock()

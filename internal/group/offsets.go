@@ -101,19 +101,23 @@ func (g *Group) Offsets() map[TP]Offset {
 // transaction (Kafka's hasOffsets).
 func (g *Group) HasOffsets() bool { return len(g.offsets) > 0 || len(g.pendingTxn) > 0 }
 
-// ExpiredOffsets returns the offsets that retention has expired by now.
+// ExpiredOffsets returns the offsets that retention has expired by now;
+// one with a transactional offset pending does not expire yet (Kafka's
+// cleanupExpiredOffsets).
 func (g *Group) ExpiredOffsets(now time.Time, retention time.Duration) []TP {
 	var out []TP
 	switch {
 	case g.ProtocolType != "" && g.state == Empty:
 		if now.Sub(g.stateTime) >= retention {
 			for tp := range g.offsets {
-				out = append(out, tp)
+				if !g.pendingTxnHas(tp) {
+					out = append(out, tp)
+				}
 			}
 		}
 	case g.ProtocolType == "":
 		for tp, o := range g.offsets {
-			if now.Sub(o.CommitTime) >= retention {
+			if now.Sub(o.CommitTime) >= retention && !g.pendingTxnHas(tp) {
 				out = append(out, tp)
 			}
 		}

@@ -18,7 +18,8 @@ package group
 // no error and the member's session is not extended.
 //
 // Pending offsets keep a group alive (HasOffsets, Removable): expiry does
-// not remove a group with an open transaction; deleting a partition's
+// not remove a group with an open transaction, nor expire a committed
+// offset with a pending one (Kafka's cleanupExpiredOffsets); deleting a partition's
 // offset (OffsetDelete, expiry, DeleteGroups) drops its pending ones too,
 // as Kafka's removeOffsets.
 
@@ -92,9 +93,11 @@ func (g *Group) HasPendingTxn(producerID int64) bool {
 // hasPendingOffsetCommitsForTopicPartition): OffsetFetch's require_stable
 // answers UNSTABLE_OFFSET_COMMIT for it.
 func (g *Group) PendingOffset(tp TP) bool {
-	if g.inflight[tp] > 0 {
-		return true
-	}
+	return g.inflight[tp] > 0 || g.pendingTxnHas(tp)
+}
+
+// pendingTxnHas reports whether a producer has a pending offset of tp.
+func (g *Group) pendingTxnHas(tp TP) bool {
 	for _, m := range g.pendingTxn {
 		if _, ok := m[tp]; ok {
 			return true

@@ -187,7 +187,8 @@ func TestTxnOffsetWriteFails(t *testing.T) {
 }
 
 // Pending offsets keep a group: expiry does not remove an Empty group
-// with an open transaction; OffsetDelete drops a partition's pending
+// with an open transaction, nor a committed offset with a pending one;
+// OffsetDelete drops a partition's pending
 // offsets; DeleteGroups removes the group with them.
 func TestTxnOffsetsKeepGroup(t *testing.T) {
 	now := t0
@@ -195,12 +196,15 @@ func TestTxnOffsetsKeepGroup(t *testing.T) {
 	c := newTestCoordinator(l, &now)
 	c.BecomeLeader(0, 1)
 	waitLoaded(t, c)
-	runTxnSteps(t, c, []txnStep{{"txn", 1, 0, 5}, {"txn", 1, 1, 6}})
+	runTxnSteps(t, c, []txnStep{{"txn", 1, 0, 5}, {"txn", 1, 1, 6}, {"plain", 0, 2, 9}, {"txn", 2, 2, 10}, {"plain", 0, 3, 1}})
 	now = now.Add(2 * time.Hour)
 	c.expire()
 	if d, _ := c.Describe("g"); d.State != Empty {
 		t.Fatalf("group with pending offsets expired: %v", d.State)
 	}
+	// t/2's commit waits for producer 2's transaction; t/3's expired.
+	checkOffsets(t, c, "g", map[int32]wantOffset{2: {9, true}, 3: {-1, false}})
+	c.CompleteTxn(0, 2, false)
 	if err, errs := c.DeleteOffsets("g", []TP{{"t", 0}}); err != nil || errs[0] != nil {
 		t.Fatalf("OffsetDelete: %v %v", err, errs)
 	}

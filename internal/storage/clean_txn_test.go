@@ -96,10 +96,10 @@ func (w *txnWriter) roll() {
 	w.put(-1, recordtest.None, [2][]byte{fmt.Append(nil, "sentinel", w.now.UnixMilli()), []byte("s")})
 }
 
-// random writes n batches of 1 to 3 records over 12 keys, as producers
-// 0 to 2 in transactions or as a plain producer, ending a third of the
-// transactions after a batch, committed or aborted, and all those left
-// open if endAll.
+// random writes n batches of 1 to 3 records (one in 8 a tombstone) over
+// 12 keys, as producers 0 to 2 in transactions or as a plain producer,
+// ending a third of the transactions after a batch, committed or aborted,
+// and all those left open if endAll.
 func (w *txnWriter) random(rng *rand.Rand, n int, endAll bool) {
 	codecs := []int8{recordtest.None, recordtest.Gzip, recordtest.Zstd, recordtest.Lz4}
 	for range n {
@@ -107,6 +107,9 @@ func (w *txnWriter) random(rng *rand.Rand, n int, endAll bool) {
 		kvs := make([][2][]byte, 1+rng.IntN(3))
 		for i := range kvs {
 			kvs[i] = [2][]byte{fmt.Appendf(nil, "k%02d", rng.IntN(12)), fmt.Appendf(nil, "v%d-%d", pid, rng.Int64())}
+			if rng.IntN(8) == 0 {
+				kvs[i][1] = nil // a tombstone
+			}
 		}
 		w.put(pid, codecs[rng.IntN(len(codecs))], kvs...)
 		if pid >= 0 && rng.IntN(3) == 0 {
@@ -205,7 +208,7 @@ func readCommitted(t testing.TB, l *Log) []record.Record {
 
 // checkTxnSubset: every record of after was in before, at its offset,
 // unchanged; the latest record of every key of before below bound is in
-// after.
+// after, unless it is a tombstone (gone after delete.retention.ms).
 func checkTxnSubset(t testing.TB, what string, before, after []record.Record, bound int64) {
 	t.Helper()
 	was := map[int64]record.Record{}
@@ -214,6 +217,9 @@ func checkTxnSubset(t testing.TB, what string, before, after []record.Record, bo
 		was[r.Offset] = r
 		if r.Offset < bound {
 			latest[string(r.Key)] = r.Offset
+			if r.Value == nil {
+				delete(latest, string(r.Key))
+			}
 		}
 	}
 	have := map[int64]bool{}

@@ -148,3 +148,37 @@ func markerKindOf(recs []record.Record) markerKind {
 	}
 	return markerUnknown
 }
+
+// cleanAborts picks the .txnindex entries (index) a pass needs: those of
+// transactions begun below firstUncleanable (every one of them is decided:
+// firstUncleanable is at most the last stable offset), as entries and as
+// the pass's view (all), and those whose marker is at or above firstDirty
+// (dirty, for the map).
+func cleanAborts(index []abortedTxn, firstDirty, firstUncleanable int64) (entries []abortedTxn, all, dirty []txnAbort) {
+	for _, a := range index {
+		if a.firstOffset >= firstUncleanable {
+			continue
+		}
+		ta := txnAbort{producerID: a.producerID, firstOffset: a.firstOffset, lastOffset: a.lastOffset, ref: len(entries)}
+		entries, all = append(entries, a), append(all, ta)
+		if a.lastOffset >= firstDirty {
+			dirty = append(dirty, ta)
+		}
+	}
+	return entries, all, dirty
+}
+
+// producersLast says whether a pass must keep batch h, empty if need be,
+// for the producer state (Kafka's lastRecordsOfActiveProducers): the
+// producer's newest data batch, or, for a producer with none remembered,
+// its markers of its current epoch (the epoch fences zombies).
+func (job *cleanJob) producersLast(h record.Header) bool {
+	if h.ProducerID < 0 {
+		return false
+	}
+	if last, ok := job.liveLast[h.ProducerID]; ok {
+		return last == h.LastOffset()
+	}
+	epoch, ok := job.markerEpoch[h.ProducerID]
+	return ok && h.Control() && h.ProducerEpoch == epoch
+}

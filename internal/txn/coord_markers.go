@@ -35,21 +35,26 @@ type Markers interface {
 }
 
 // startMarkers sends the markers of m, just written in PrepareCommit or
-// PrepareAbort, and completes it; c.mu held.
-func (c *Coordinator) startMarkers(m *Metadata, p int32, ps *partState) {
+// PrepareAbort, and completes it; c.mu held. The channel returned is
+// closed once that is over (Complete* written, or given up).
+func (c *Coordinator) startMarkers(m *Metadata, p int32, ps *partState) <-chan struct{} {
+	over := make(chan struct{})
 	tr, err := m.PrepareComplete(c.cfg.Now())
 	if err != nil {
 		c.log.Error("transaction coordinator: completing", "transactional_id", m.ID, "err", err)
-		return
+		close(over)
+		return over
 	}
 	job := MarkerJob{TransactionalID: m.ID, ProducerID: m.ProducerID, ProducerEpoch: m.ProducerEpoch,
 		CoordinatorEpoch: ps.epoch, Commit: m.State == PrepareCommit, Partitions: m.SortedPartitions()}
 	if c.cfg.Markers == nil || c.closed {
-		return
+		close(over)
+		return over
 	}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
+		defer close(over)
 		err := c.cfg.Markers.Write(ps.ctx, job, func(tp kafka.TopicPartition) {
 			c.mu.Lock()
 			if c.txns[m.ID] == m {
@@ -65,6 +70,7 @@ func (c *Coordinator) startMarkers(m *Metadata, p int32, ps *partState) {
 		}
 		c.complete(m, p, ps, tr)
 	}()
+	return over
 }
 
 // complete writes the Complete* of a transaction whose markers are all

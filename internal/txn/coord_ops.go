@@ -129,9 +129,14 @@ func (c *Coordinator) Verify(id string, producerID int64, epoch int16, tps []kaf
 	return m.Verify(producerID, epoch, tps)
 }
 
-// EndTxn commits or aborts the id's transaction: answered once
-// PrepareCommit or PrepareAbort is written; the markers follow.
-func (c *Coordinator) EndTxn(id string, producerID int64, epoch int16, commit bool) error {
+// EndTxn commits or aborts the id's transaction: decided once
+// PrepareCommit or PrepareAbort is written; the markers follow. Kafka
+// answers then; Samsa answers once the markers and Complete* are written
+// too, within EndTxnWait (then it answers anyway: the outcome is decided).
+// The answer is the same, but the producer's next AddPartitionsToTxn does
+// not meet the Complete* still pending (CONCURRENT_TRANSACTIONS, and a
+// client backoff per transaction: the cost KIP-890 part 2 removes).
+func (c *Coordinator) EndTxn(ctx context.Context, id string, producerID int64, epoch int16, commit bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p, ps, m, err := c.lookup(id)
@@ -148,7 +153,18 @@ func (c *Coordinator) EndTxn(id string, producerID int64, epoch int16, commit bo
 	if err := c.write(m, p, ps, tr, false); err != nil {
 		return err
 	}
-	c.startMarkers(m, p, ps)
+	over := c.startMarkers(m, p, ps)
+	if c.cfg.EndTxnWait > 0 {
+		c.mu.Unlock()
+		t := time.NewTimer(c.cfg.EndTxnWait)
+		select {
+		case <-over:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		c.mu.Lock()
+	}
 	return nil
 }
 

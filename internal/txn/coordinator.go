@@ -54,6 +54,10 @@ type Config struct {
 	ExpireInterval time.Duration // transaction.remove.expired.transaction.cleanup.interval.ms
 	WriteTimeout   time.Duration // how long a write waits for its replicas; 0: 30s (request.timeout.ms)
 	RetryBackoff   time.Duration // between retries of a Complete* write; 0: 100ms
+	// EndTxnWait bounds how long EndTxn waits for the markers and
+	// Complete* before it answers (0: it answers once Prepare* is
+	// written, as Kafka); see EndTxn.
+	EndTxnWait time.Duration
 	// ProducerID hands out a new producer id (producerid.Manager.Next).
 	ProducerID func(ctx context.Context) (int64, error)
 	Log        Log

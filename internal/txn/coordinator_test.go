@@ -183,7 +183,7 @@ func TestCoordinatorCommit(t *testing.T) {
 	if err := r.c.AddPartitions(txnID, pid, epoch, []kafka.TopicPartition{tp0}); err != nil {
 		t.Fatal(err) // already in: no write
 	}
-	if err := r.c.EndTxn(txnID, pid, epoch, true); err != nil {
+	if err := r.c.EndTxn(context.Background(), txnID, pid, epoch, true); err != nil {
 		t.Fatal(err)
 	}
 	job := r.waitComplete(t, CompleteCommit)
@@ -195,16 +195,16 @@ func TestCoordinatorCommit(t *testing.T) {
 		t.Errorf("written %v, want %v", got, want)
 	}
 	// A retried EndTxn of the completed commit succeeds without a write.
-	if err := r.c.EndTxn(txnID, pid, epoch, true); err != nil {
+	if err := r.c.EndTxn(context.Background(), txnID, pid, epoch, true); err != nil {
 		t.Errorf("retried commit: %v", err)
 	}
-	if err := r.c.EndTxn(txnID, pid, epoch, false); err != kerr.InvalidTxnState {
+	if err := r.c.EndTxn(context.Background(), txnID, pid, epoch, false); err != kerr.InvalidTxnState {
 		t.Errorf("abort after commit: %v", err)
 	}
 	if n := len(r.log.states(t, r.part)); n != 4 {
 		t.Errorf("%d records after the retries", n)
 	}
-	if err := r.c.EndTxn("other", pid, epoch, true); err != kerr.InvalidProducerIDMapping && err != kerr.NotCoordinator {
+	if err := r.c.EndTxn(context.Background(), "other", pid, epoch, true); err != kerr.InvalidProducerIDMapping && err != kerr.NotCoordinator {
 		t.Errorf("unknown id: %v", err)
 	}
 }
@@ -248,7 +248,7 @@ func TestCoordinatorWriteFailure(t *testing.T) {
 		t.Fatalf("retry: %v", err)
 	}
 	r.log.fail = kerr.NotLeaderForPartition
-	if err := r.c.EndTxn(txnID, pid, epoch, false); err != kerr.NotCoordinator {
+	if err := r.c.EndTxn(context.Background(), txnID, pid, epoch, false); err != kerr.NotCoordinator {
 		t.Fatalf("lost leadership: %v", err)
 	}
 }
@@ -265,7 +265,7 @@ func TestCoordinatorFailover(t *testing.T) {
 	if err := old.c.AddPartitions(txnID, pid, epoch, []kafka.TopicPartition{tp0, tp1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := old.c.EndTxn(txnID, pid, epoch, true); err != nil {
+	if err := old.c.EndTxn(context.Background(), txnID, pid, epoch, true); err != nil {
 		t.Fatal(err)
 	}
 	old.c.Resign(old.part) // its markers stop
@@ -301,7 +301,7 @@ func TestCoordinatorFenceOpenTransaction(t *testing.T) {
 	if _, _, err := r.c.InitProducerID(context.Background(), txnID, 60000, nil); err != kerr.ConcurrentTransactions {
 		t.Fatalf("while the abort's markers are written: %v", err)
 	}
-	if err := r.c.EndTxn(txnID, pid, epoch, true); err != kerr.ProducerFenced {
+	if err := r.c.EndTxn(context.Background(), txnID, pid, epoch, true); err != kerr.ProducerFenced {
 		t.Fatalf("the fenced producer's commit: %v", err)
 	}
 	close(r.markers.hold)
@@ -408,3 +408,33 @@ func equal(a, b []string) bool {
 }
 
 var _ = errors.New
+
+// TestCoordinatorEndTxnWait: with EndTxnWait, EndTxn answers once the
+// markers and CompleteCommit are written, so the producer's next
+// AddPartitions is not CONCURRENT_TRANSACTIONS; markers that do not finish
+// within the bound do not hold the answer back.
+func TestCoordinatorEndTxnWait(t *testing.T) {
+	r := newRig(t, newMemLog())
+	r.c.cfg.EndTxnWait = time.Hour
+	r.lead(t, 1)
+	pid, epoch, _ := r.c.InitProducerID(context.Background(), txnID, 60000, nil)
+	_ = r.c.AddPartitions(txnID, pid, epoch, []kafka.TopicPartition{tp0})
+	if err := r.c.EndTxn(context.Background(), txnID, pid, epoch, true); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := r.c.Describe(txnID); s.State != CompleteCommit {
+		t.Fatalf("answered in %s", s.State)
+	}
+	if err := r.c.AddPartitions(txnID, pid, epoch, []kafka.TopicPartition{tp0}); err != nil {
+		t.Fatalf("next transaction: %v", err)
+	}
+	r.markers.hold = make(chan struct{})
+	defer close(r.markers.hold)
+	r.c.cfg.EndTxnWait = time.Millisecond
+	if err := r.c.EndTxn(context.Background(), txnID, pid, epoch, false); err != nil {
+		t.Fatal(err)
+	}
+	if st, pending := r.c.pending(txnID); !pending || st != CompleteAbort {
+		t.Fatalf("markers held: pending %s %v", st, pending)
+	}
+}
