@@ -4,8 +4,10 @@
 // Layout: <logdir>/<topic>-<partition>/ holds segments %020d.log (batches as
 // stored after offset assignment), %020d.index (8-byte entries: int32
 // relative offset, int32 position, one per index.interval.bytes, keyed on a
-// batch's last offset) and %020d.timeindex (12-byte entries: int64 max
-// timestamp so far, int32 relative offset), plus partition.metadata and
+// batch's last offset), %020d.timeindex (12-byte entries: int64 max
+// timestamp so far, int32 relative offset), %020d.txnindex (aborted
+// transactions, Kafka's format, txnindex.go) and %020d.snapshot (producer
+// state), plus partition.metadata and
 // leader-epoch-checkpoint ("0\n<n>\n<epoch> <startOffset>\n"...). Each log
 // dir holds recovery-point-offset-checkpoint, replication-offset-checkpoint
 // (high watermarks), .kafka_cleanshutdown after a clean Close, and .lock

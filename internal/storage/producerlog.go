@@ -91,7 +91,9 @@ func (l *Log) updateProducersLocked(records []byte, hdrs []record.Header) error 
 	for i := range hdrs {
 		h := &hdrs[i]
 		if h.ProducerID >= 0 {
-			errs = append(errs, l.applyBatchLocked(h, records[pos:pos+h.Size()], math.MinInt64))
+			if err := l.applyBatchLocked(h, records[pos:pos+h.Size()], math.MinInt64); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		pos += h.Size()
 	}
