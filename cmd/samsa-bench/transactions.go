@@ -3,8 +3,8 @@ package main
 // -transactions: the cost of transactions (issue 19). Three broker
 // processes (cluster.go), a topic of RF 3 and franz-go's producer with its
 // defaults (idempotent, acks=all), once plain and once transactional with
-// -txn-records records per transaction (Begin, produce, EndTransaction
-// commit, which flushes and then sends EndTxn). Runs alternate (plain then
+// -txn-records records per transaction (Begin, produce, Flush,
+// EndTransaction commit). Runs alternate (plain then
 // transactional, then the other way round); the table shows median
 // throughput, the brokers' CPU-seconds per GB, and the EndTxn round trip
 // (the client's request to answer: the coordinator's PrepareCommit write,
@@ -123,8 +123,9 @@ func txnMeasure(c *benchCluster, topic string, txn bool, partitions, mb, size, p
 	records := (mb << 20) / size
 	var firstErr error
 	var errOnce sync.Once
-	promise := func(_ *kgo.Record, err error) {
+	promise := func(r *kgo.Record, err error) {
 		if err != nil {
+			err = fmt.Errorf("produce to partition %d: %w", r.Partition, err)
 			errOnce.Do(func() { firstErr = err })
 		}
 	}
@@ -150,7 +151,7 @@ func txnMeasure(c *benchCluster, topic string, txn bool, partitions, mb, size, p
 		n := min(perTxn, records-done)
 		if txn {
 			if err := cl.BeginTransaction(); err != nil {
-				return txnRun{}, err
+				return txnRun{}, fmt.Errorf("begin at record %d: %w", done, err)
 			}
 		}
 		for range n {
@@ -158,8 +159,14 @@ func txnMeasure(c *benchCluster, topic string, txn bool, partitions, mb, size, p
 		}
 		done += n
 		if txn {
-			if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+			// EndTransaction does not flush: records still buffered or in
+			// flight would reach their partitions after the commit (and
+			// be refused, KIP-890 part 1).
+			if err := cl.Flush(ctx); err != nil {
 				return txnRun{}, err
+			}
+			if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+				return txnRun{}, fmt.Errorf("commit of records %d..%d: %w (produce: %v)", done-n, done, err, firstErr)
 			}
 		}
 	}
