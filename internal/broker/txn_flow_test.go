@@ -208,3 +208,60 @@ func TestTxnCoordinatorFailover(t *testing.T) {
 		t.Fatalf("read_committed after the next transaction: %v", got)
 	}
 }
+
+// TestTxnCoordinatorFailoverOngoing: the coordinator's broker crashes
+// while a transaction is open; the producer's EndTxn finds the new
+// coordinator, which loaded the transaction (Ongoing, its partitions) and
+// commits it.
+func TestTxnCoordinatorFailoverOngoing(t *testing.T) {
+	brokers := startCluster(t, 3, map[string]string{"transaction.state.log.num.partitions": "1"})
+	var seeds []string
+	for _, b := range brokers {
+		seeds = append(seeds, b.Addr().String())
+	}
+	admCl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admCl.Close()
+	adm := kadm.NewClient(admCl)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	if res, err := adm.CreateTopic(ctx, 2, 3, nil, "out"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	p, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.TransactionalID("tx-og"), kgo.DefaultProduceTopic("out"),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*kgo.Record
+	for i, v := range values("g", 6) {
+		recs = append(recs, &kgo.Record{Partition: int32(i % 2), Value: []byte(v)})
+	}
+	if err := p.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	d := describeTxn(t, adm, "tx-og")
+	var live []string
+	for _, b := range brokers {
+		if b.NodeID() == d.Coordinator {
+			crash(t, b)
+		} else {
+			live = append(live, b.Addr().String())
+		}
+	}
+	if len(live) != 2 {
+		t.Fatalf("coordinator %d not among the brokers", d.Coordinator)
+	}
+	if err := p.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, live, "out", kgo.ReadCommitted(), 6); !slices.Equal(got, values("g", 6)) {
+		t.Fatalf("read_committed after the failover: %v", got)
+	}
+}

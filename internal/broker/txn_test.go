@@ -111,3 +111,50 @@ func TestTxnCoordinatorOnBroker(t *testing.T) {
 		t.Errorf("produce to __transaction_state: %v", kerr.ErrorForCode(code))
 	}
 }
+
+// TestTxnMarkersSkipDeletedTopic: a topic of an open transaction is
+// deleted before the commit; its markers are dropped (the metadata cache no
+// longer knows the partition), the others written, and the transaction
+// completes.
+func TestTxnMarkersSkipDeletedTopic(t *testing.T) {
+	b := startBroker(t, t.TempDir(), map[string]string{"transaction.state.log.num.partitions": "1"})
+	admCl := newClient(t, b)
+	createTopic(t, admCl, "keep", 1, nil)
+	createTopic(t, admCl, "gone", 1, nil)
+	cl := newTxnClient(t, b, kgo.TransactionalID("tx-del"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "keep", Value: []byte("k")}, &kgo.Record{Topic: "gone", Value: []byte("g")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	adm := kadm.NewClient(admCl)
+	if res, err := adm.DeleteTopics(ctx, "gone"); err != nil || res["gone"].Err != nil {
+		t.Fatalf("delete: %v %+v", err, res)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, ok := b.cache.Partition("gone", 0); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("gone-0 still in the metadata cache")
+		}
+	}
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		d := describeTxn(t, adm, "tx-del")
+		if d.State == "CompleteCommit" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not completed: %+v", d)
+		}
+	}
+	if got := readAll(t, []string{b.Addr().String()}, "keep", kgo.ReadCommitted(), 1); len(got) != 1 || got[0] != "k" {
+		t.Fatalf("read_committed keep: %v", got)
+	}
+}

@@ -23,8 +23,9 @@ type cleanable struct {
 	// forced: a dirty record is older than max.compaction.lag.ms (KIP-354),
 	// so the log is cleaned whatever its dirty ratio.
 	forced bool
-	// tombstonesDue: the clean section holds tombstones whose delete
-	// horizon passed; a pass removes them even with nothing dirty.
+	// tombstonesDue: the clean section holds tombstones or transaction
+	// markers whose delete horizon passed; a pass removes them even with
+	// nothing dirty.
 	tombstonesDue bool
 }
 
@@ -45,8 +46,8 @@ func (c cleanable) due(cfg LogConfig) bool {
 // cleanableOffsets computes the dirty section of a log with non-active
 // segments segs (in order) and active segment at activeBase. checkpoint is
 // the cleaner checkpoint (-1 none), clamped to [log start, activeBase];
-// horizon the earliest delete horizon of the tombstones the last pass
-// kept (0 none). The
+// horizon the earliest delete horizon of the tombstones and markers the
+// last pass kept (0 none). The
 // section ends at the active segment, at the first segment reaching above
 // stable, the last stable offset (the high watermark, or the first offset
 // of the oldest open transaction if lower: Kafka never cleans beyond it),

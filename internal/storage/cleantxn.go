@@ -33,10 +33,10 @@ type txnAbort struct {
 type markerKind int8
 
 const (
-	markerAbort   markerKind = iota
-	markerCommit             // COMMIT
-	markerEmpty              // no record left: a marker a pass already emptied
-	markerUnknown            // a control record type other than ABORT or COMMIT
+	markerAbort   markerKind = iota // ABORT
+	markerCommit                    // COMMIT
+	markerEmpty                     // no record left: a marker a pass already emptied
+	markerUnknown                   // a control record type other than ABORT or COMMIT
 )
 
 // ongoingAbort is an aborted transaction whose first offset was reached

@@ -17,10 +17,10 @@ import (
 // the cleaner over batches in memory (the map, then the filter, as
 // cleanlog.go runs them over segments).
 
-// kv is one record for the builders: key=value, "-" a tombstone.
-type kv struct{ k, v string }
+// recKV is one record for the builders: key=value, "-" a tombstone.
+type recKV struct{ k, v string }
 
-func (r kv) rec() recordtest.Rec {
+func (r recKV) rec() recordtest.Rec {
 	if r.v == "-" {
 		return recordtest.Rec{Key: []byte(r.k)}
 	}
@@ -40,7 +40,7 @@ func withProducer(b []byte, attrs int16, pid int64, epoch int16, seq int32) []by
 }
 
 // txnDataBatch is a transactional producer's batch.
-func txnDataBatch(ts int64, codec int8, pid int64, epoch int16, seq int32, recs ...kv) []byte {
+func txnDataBatch(ts int64, codec int8, pid int64, epoch int16, seq int32, recs ...recKV) []byte {
 	rs := make([]recordtest.Rec, len(recs))
 	for i, r := range recs {
 		rs[i] = r.rec()
@@ -49,7 +49,7 @@ func txnDataBatch(ts int64, codec int8, pid int64, epoch int16, seq int32, recs 
 }
 
 // plainData is a non-transactional batch.
-func plainData(ts int64, recs ...kv) []byte {
+func plainData(ts int64, recs ...recKV) []byte {
 	rs := make([]recordtest.Rec, len(recs))
 	for i, r := range recs {
 		rs[i] = r.rec()
@@ -120,10 +120,10 @@ func memPass(t *testing.T, batches [][]byte, aborts []txnAbort, liveLast map[int
 	return out, c.keptAborts
 }
 
-// describe renders batches: "<base> <what>", what being COMMIT, ABORT or
+// describeBatches renders batches: "<base> <what>", what being COMMIT, ABORT or
 // marker for a control batch, else [p<id>] (txn) and key=value records;
 // "empty" a batch without records, h=<ms> a delete horizon.
-func describe(batches [][]byte) []string {
+func describeBatches(batches [][]byte) []string {
 	var out []string
 	for _, b := range batches {
 		h, _ := record.ReadHeader(b)
@@ -178,8 +178,8 @@ func TestCleanTxnPasses(t *testing.T) {
 		passes      []pass
 	}{{
 		name: "aborted data goes at once, its marker after the horizon of the next pass",
-		log: memLog(txnDataBatch(10, recordtest.None, p1, 0, 0, kv{"a", "1"}, kv{"b", "1"}), txnDataBatch(11, recordtest.Gzip, p1, 0, 2, kv{"c", "1"}),
-			txnMarker(12, p1, 0, false), plainData(13, kv{"d", "1"})),
+		log: memLog(txnDataBatch(10, recordtest.None, p1, 0, 0, recKV{"a", "1"}, recKV{"b", "1"}), txnDataBatch(11, recordtest.Gzip, p1, 0, 2, recKV{"c", "1"}),
+			txnMarker(12, p1, 0, false), plainData(13, recKV{"d", "1"})),
 		aborts: []txnAbort{{p1, 0, 3, 0}},
 		passes: []pass{
 			{1000, []string{"3 ABORT", "4 d=1"}},
@@ -189,7 +189,7 @@ func TestCleanTxnPasses(t *testing.T) {
 		},
 	}, {
 		name: "committed data superseded: the marker stays a pass, then waits for its horizon",
-		log:  memLog(txnDataBatch(10, recordtest.None, p2, 0, 0, kv{"a", "1"}), txnMarker(11, p2, 0, true), plainData(12, kv{"a", "2"})),
+		log:  memLog(txnDataBatch(10, recordtest.None, p2, 0, 0, recKV{"a", "1"}), txnMarker(11, p2, 0, true), plainData(12, recKV{"a", "2"})),
 		passes: []pass{
 			{1000, []string{"1 COMMIT", "2 a=2"}},
 			{2000, []string{"1 COMMIT h=2100", "2 a=2"}},
@@ -197,7 +197,7 @@ func TestCleanTxnPasses(t *testing.T) {
 		},
 	}, {
 		name: "aborted record of a key does not supersede a committed one",
-		log: memLog(txnDataBatch(10, recordtest.None, p2, 0, 0, kv{"a", "committed"}), txnDataBatch(11, recordtest.Lz4, p1, 0, 0, kv{"a", "aborted"}, kv{"b", "aborted"}),
+		log: memLog(txnDataBatch(10, recordtest.None, p2, 0, 0, recKV{"a", "committed"}), txnDataBatch(11, recordtest.Lz4, p1, 0, 0, recKV{"a", "aborted"}, recKV{"b", "aborted"}),
 			txnMarker(12, p1, 0, false), txnMarker(13, p2, 0, true)),
 		aborts: []txnAbort{{p1, 1, 3, 0}},
 		passes: []pass{
@@ -207,8 +207,8 @@ func TestCleanTxnPasses(t *testing.T) {
 		},
 	}, {
 		name: "a producer's aborted transaction, then its committed one",
-		log: memLog(txnDataBatch(10, recordtest.Zstd, p1, 0, 0, kv{"a", "1"}), txnMarker(11, p1, 0, false),
-			txnDataBatch(12, recordtest.Zstd, p1, 0, 1, kv{"a", "2"}, kv{"b", "2"}), txnMarker(13, p1, 0, true)),
+		log: memLog(txnDataBatch(10, recordtest.Zstd, p1, 0, 0, recKV{"a", "1"}), txnMarker(11, p1, 0, false),
+			txnDataBatch(12, recordtest.Zstd, p1, 0, 1, recKV{"a", "2"}, recKV{"b", "2"}), txnMarker(13, p1, 0, true)),
 		aborts: []txnAbort{{p1, 0, 1, 0}},
 		passes: []pass{
 			{1000, []string{"1 ABORT", "2 p1 txn a=2 b=2", "4 COMMIT"}},
@@ -217,8 +217,8 @@ func TestCleanTxnPasses(t *testing.T) {
 		},
 	}, {
 		name: "a tombstone in a committed transaction: its marker goes after the tombstone",
-		log: memLog(plainData(10, kv{"a", "1"}), txnDataBatch(11, recordtest.None, p1, 0, 0, kv{"a", "-"}), txnMarker(12, p1, 0, true),
-			plainData(13, kv{"s", "1"})),
+		log: memLog(plainData(10, recKV{"a", "1"}), txnDataBatch(11, recordtest.None, p1, 0, 0, recKV{"a", "-"}), txnMarker(12, p1, 0, true),
+			plainData(13, recKV{"s", "1"})),
 		passes: []pass{
 			{1000, []string{"1 p1 txn a=- h=1100", "2 COMMIT", "3 s=1"}},
 			{1100, []string{"2 COMMIT", "3 s=1"}},
@@ -227,7 +227,7 @@ func TestCleanTxnPasses(t *testing.T) {
 		},
 	}, {
 		name:     "the producer's newest batch stays empty, and so does its aborted transaction",
-		log:      memLog(txnDataBatch(10, recordtest.None, p1, 0, 0, kv{"a", "1"}), txnMarker(11, p1, 0, false)),
+		log:      memLog(txnDataBatch(10, recordtest.None, p1, 0, 0, recKV{"a", "1"}), txnMarker(11, p1, 0, false)),
 		aborts:   []txnAbort{{p1, 0, 1, 0}},
 		liveLast: map[int64]int64{p1: 0},
 		passes: []pass{
@@ -236,7 +236,7 @@ func TestCleanTxnPasses(t *testing.T) {
 		},
 	}, {
 		name:     "a marker that is its producer's newest stays, emptied after its horizon",
-		log:      memLog(plainData(10, kv{"a", "1"}), txnMarker(11, p1, 0, true)),
+		log:      memLog(plainData(10, recKV{"a", "1"}), txnMarker(11, p1, 0, true)),
 		liveLast: map[int64]int64{p1: 1},
 		passes: []pass{
 			{1000, []string{"0 a=1", "1 COMMIT h=1100"}},
@@ -245,7 +245,7 @@ func TestCleanTxnPasses(t *testing.T) {
 		},
 	}, {
 		name: "a producer with no batch remembered (its epoch bumped by a marker) keeps its markers of that epoch",
-		log: memLog(plainData(10, kv{"a", "1"}), txnMarker(11, p1, 0, false), txnMarker(12, p1, 1, false),
+		log: memLog(plainData(10, recKV{"a", "1"}), txnMarker(11, p1, 0, false), txnMarker(12, p1, 1, false),
 			txnMarker(13, p2, 0, true)),
 		aborts:      []txnAbort{{p1, 1, 1, 0}, {p1, 2, 2, 1}},
 		markerEpoch: map[int64]int16{p1: 1, p2: 1},
@@ -255,7 +255,7 @@ func TestCleanTxnPasses(t *testing.T) {
 		},
 	}, {
 		name:   "an aborted transaction with no data here, its index entry listed twice",
-		log:    memLog(plainData(10, kv{"a", "1"}), txnMarker(11, p1, 0, false), plainData(12, kv{"a", "2"})),
+		log:    memLog(plainData(10, recKV{"a", "1"}), txnMarker(11, p1, 0, false), plainData(12, recKV{"a", "2"})),
 		aborts: []txnAbort{{p1, 1, 1, 0}, {p1, 1, 1, 1}},
 		passes: []pass{
 			{1000, []string{"1 ABORT h=1100", "2 a=2"}},
@@ -263,9 +263,9 @@ func TestCleanTxnPasses(t *testing.T) {
 		},
 	}, {
 		name: "interleaved producers and plain data",
-		log: memLog(txnDataBatch(10, recordtest.None, p1, 0, 0, kv{"a", "p1"}), plainData(11, kv{"a", "plain"}),
-			txnDataBatch(12, recordtest.Snappy, p2, 0, 0, kv{"b", "p2"}, kv{"c", "p2"}), txnDataBatch(13, recordtest.None, p1, 0, 1, kv{"c", "p1"}),
-			txnMarker(14, p2, 0, true), txnMarker(15, p1, 0, false), plainData(16, kv{"b", "plain"})),
+		log: memLog(txnDataBatch(10, recordtest.None, p1, 0, 0, recKV{"a", "p1"}), plainData(11, recKV{"a", "plain"}),
+			txnDataBatch(12, recordtest.Snappy, p2, 0, 0, recKV{"b", "p2"}, recKV{"c", "p2"}), txnDataBatch(13, recordtest.None, p1, 0, 1, recKV{"c", "p1"}),
+			txnMarker(14, p2, 0, true), txnMarker(15, p1, 0, false), plainData(16, recKV{"b", "plain"})),
 		aborts: []txnAbort{{p1, 0, 6, 0}},
 		passes: []pass{
 			{1000, []string{"1 a=plain", "2 p2 txn c=p2", "5 COMMIT", "6 ABORT", "7 b=plain"}},
@@ -274,7 +274,7 @@ func TestCleanTxnPasses(t *testing.T) {
 		},
 	}, {
 		name:   "an index entry whose marker is gone does not abort its producer's later transaction",
-		log:    memLog(plainData(10, kv{"a", "1"}), txnDataBatch(11, recordtest.None, p1, 1, 0, kv{"b", "1"}), txnMarker(12, p1, 1, true)),
+		log:    memLog(plainData(10, recKV{"a", "1"}), txnDataBatch(11, recordtest.None, p1, 1, 0, recKV{"b", "1"}), txnMarker(12, p1, 1, true)),
 		aborts: []txnAbort{{p1, 0, 0, 0}},
 		passes: []pass{
 			{1000, []string{"0 a=1", "1 p1 txn b=1", "2 COMMIT"}},
@@ -284,7 +284,7 @@ func TestCleanTxnPasses(t *testing.T) {
 			batches, aborts := tc.log, tc.aborts
 			for i, p := range tc.passes {
 				out, kept := memPass(t, batches, aborts, tc.liveLast, tc.markerEpoch, p.nowMs)
-				if got := describe(out); !slices.Equal(got, p.want) {
+				if got := describeBatches(out); !slices.Equal(got, p.want) {
 					t.Fatalf("pass %d at %d:\n got %q\nwant %q", i+1, p.nowMs, got, p.want)
 				}
 				var next []txnAbort

@@ -22,7 +22,10 @@
 // its Transit is written and replicated (Complete); a failed write leaves
 // the id as it was (Abandon), except that a fence's bumped epoch stays.
 // The Coordinator holds one mutex over its partitions and ids, released
-// while a write waits for its replicas.
+// while a write waits for its replicas. One deliberate difference from
+// Kafka: EndTxn answers once the markers and Complete* are written (within
+// Config.EndTxnWait), not right after Prepare*, so that a producer's next
+// transaction does not start with CONCURRENT_TRANSACTIONS and a backoff.
 //
 // Goroutines: the Coordinator's Run (the timers) is owned by the caller
 // and awaits, when it ends, the ones the coordinator started: one per
