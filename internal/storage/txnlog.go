@@ -113,6 +113,9 @@ var guardSeq atomic.Uint64
 // producer, or 0 if the producer has a transaction open here (no
 // verification needed).
 func (l *Log) StartTxnVerification(producerID int64) uint64 {
+	if l.HasOpenTxn(producerID) { // the common case, under the read lock
+		return 0
+	}
 	if err := l.lockLoaded(); err != nil {
 		return 0
 	}
