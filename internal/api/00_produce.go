@@ -33,7 +33,9 @@ package api
 // (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers a null id).
 // KIP-890 part 1: a transactional batch of a producer with no transaction
 // open on the partition is appended only if Config.TxnVerifier says the
-// coordinator added the partition (else its code, e.g. INVALID_TXN_STATE).
+// coordinator added the partition (else its code, e.g. INVALID_TXN_STATE),
+// and only if no marker of the producer was appended meanwhile (Kafka's
+// verification guard: INVALID_TXN_STATE).
 //
 // Clients may not write to internal topics (__consumer_offsets,
 // __transaction_state):
@@ -50,6 +52,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/record"
 	"github.com/samsa-kafka/samsa/internal/replica"
+	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 func (h *Handler) produce(ctx context.Context, req *kmsg.ProduceRequest) (kmsg.Response, error) {
@@ -114,15 +117,22 @@ func (h *Handler) produceOne(ctx context.Context, txnID *string, tp kafka.TopicP
 		err = fmt.Errorf("api: transactional batch in a produce request without a transactional id: %w", kerr.TransactionalIDAuthorizationFailed)
 	case hdrs[0].ProducerID >= 0 && h.ProducerIDs != nil && !h.ProducerIDs.Issued(hdrs[0].ProducerID):
 		err = errNeverIssued(hdrs[0].ProducerID)
-	case hdrs[0].Transactional():
-		err = h.verifyTxn(ctx, *txnID, &hdrs[0], tp, p)
+	}
+	guard, verified := uint64(0), false
+	if err == nil && hdrs[0].Transactional() {
+		guard, verified, err = h.verifyTxn(ctx, *txnID, &hdrs[0], tp, p)
 	}
 	if err != nil {
 		h.Logger.Debug("produce rejected", "topic", tp.Topic, "partition", tp.Partition, "err", err)
 		sp.ErrorCode, sp.ErrorMessage = errorCode(err), errorMessage(err)
 		return nil, 0
 	}
-	info, err := p.AppendAsLeader(rp.Records, hdrs, now, acks)
+	var info storage.AppendInfo
+	if verified {
+		info, err = p.AppendVerified(rp.Records, hdrs, now, acks, guard)
+	} else {
+		info, err = p.AppendAsLeader(rp.Records, hdrs, now, acks)
+	}
 	if err != nil {
 		sp.ErrorCode, sp.ErrorMessage = errorCode(err), errorMessage(err)
 		if sp.ErrorCode == kerr.UnknownServerError.Code {
@@ -140,15 +150,19 @@ func (h *Handler) produceOne(ctx context.Context, txnID *string, tp kafka.TopicP
 
 // verifyTxn is KIP-890 part 1 for a transactional batch h: unless the
 // producer has a transaction open on the partition, its coordinator must
-// say the partition is in its transaction.
-func (h *Handler) verifyTxn(ctx context.Context, txnID string, hd *record.Header, tp kafka.TopicPartition, p *replica.Partition) error {
-	if h.TxnVerifier == nil || p.HasOpenTxn(hd.ProducerID) {
-		return nil
+// say the partition is in its transaction; verified tells the batch must
+// then be appended with guard, which a marker in between invalidates.
+func (h *Handler) verifyTxn(ctx context.Context, txnID string, hd *record.Header, tp kafka.TopicPartition, p *replica.Partition) (guard uint64, verified bool, err error) {
+	if h.TxnVerifier == nil {
+		return 0, false, nil
+	}
+	if guard = p.StartTxnVerification(hd.ProducerID); guard == 0 {
+		return 0, false, nil // its transaction is open here
 	}
 	if code := h.TxnVerifier.VerifyPartition(ctx, txnID, hd.ProducerID, hd.ProducerEpoch, tp); code != 0 {
-		return fmt.Errorf("api: transaction %q of producer %d not verified for %s: %w", txnID, hd.ProducerID, tp, kerr.ErrorForCode(code))
+		return 0, false, fmt.Errorf("api: transaction %q of producer %d not verified for %s: %w", txnID, hd.ProducerID, tp, kerr.ErrorForCode(code))
 	}
-	return nil
+	return guard, true, nil
 }
 
 // errNeverIssued refuses a batch of a producer id the cluster never issued

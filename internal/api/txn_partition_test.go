@@ -246,14 +246,19 @@ func TestWriteTxnMarkersWaitForHW(t *testing.T) {
 	}
 }
 
-// fakeVerifier answers code and counts its calls.
+// fakeVerifier answers code and counts its calls; during, if set, runs
+// while the coordinator is being asked.
 type fakeVerifier struct {
-	code  int16
-	calls int
+	code   int16
+	calls  int
+	during func()
 }
 
 func (v *fakeVerifier) VerifyPartition(_ context.Context, id string, _ int64, _ int16, _ kafka.TopicPartition) int16 {
 	v.calls++
+	if v.during != nil {
+		v.during()
+	}
 	return v.code
 }
 
@@ -295,5 +300,20 @@ func TestProduceTransactionalRules(t *testing.T) {
 	}
 	if r := x.produceOne("t", 1, 1000, idemBatch(5, 0, 2, "z")); r.ErrorCode != kerr.InvalidTxnState.Code {
 		t.Fatalf("non-transactional batch in an open transaction: code %d", r.ErrorCode)
+	}
+
+	// The transaction ends (its timeout's ABORT) while the coordinator is
+	// asked: the late batch must not open a transaction nobody ends.
+	v.during = func() {
+		if codes := x.markers(context.Background(), 7, 0, 0, false, "t"); codes["t"] != 0 {
+			t.Errorf("marker: %v", codes)
+		}
+	}
+	leo := p.LogEndOffset()
+	if r := x.produceTxn("t", txnID, txnBatch(7, 0, 0, "late")); r.ErrorCode != kerr.InvalidTxnState.Code {
+		t.Fatalf("batch verified before a marker: code %d", r.ErrorCode)
+	}
+	if p.LogEndOffset() != leo+1 || p.HasOpenTxn(7) {
+		t.Fatalf("LEO %d (want the marker alone at %d), open %v", p.LogEndOffset(), leo, p.HasOpenTxn(7))
 	}
 }

@@ -56,3 +56,20 @@ func (p *Partition) ReadCommitted(offset int64, maxBytes int32, minOneBatch bool
 	res, err = p.log.Read(offset, lso, maxBytes, minOneBatch)
 	return res, hw, lso, err
 }
+
+// StartTxnVerification takes a KIP-890 verification guard for a
+// transactional batch of the producer, 0 if its transaction is open here
+// (storage.Log.StartTxnVerification).
+func (p *Partition) StartTxnVerification(producerID int64) uint64 {
+	return p.log.StartTxnVerification(producerID)
+}
+
+// AppendVerified is AppendAsLeader for a batch whose transaction the
+// coordinator verified under guard: storage refuses a batch opening a
+// transaction whose guard a marker dropped meanwhile
+// (storage.ErrInvalidTxnState).
+func (p *Partition) AppendVerified(records []byte, hdrs []record.Header, now time.Time, requiredAcks int16, guard uint64) (storage.AppendInfo, error) {
+	return p.appendLeader(requiredAcks, func(epoch int32) (storage.AppendInfo, error) {
+		return p.log.AppendVerified(records, hdrs, now, epoch, guard)
+	})
+}

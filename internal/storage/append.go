@@ -51,6 +51,16 @@ func (l *Log) AppendAsLeader(records []byte, hdrs []record.Header, now time.Time
 // allowed), else the one transaction marker records holds, checked by the
 // marker rules (txn.go).
 func (l *Log) appendLeader(records []byte, hdrs []record.Header, now time.Time, epoch int32, marker *record.Marker) (AppendInfo, error) {
+	return l.appendLeaderGuarded(records, hdrs, now, epoch, marker, unverified)
+}
+
+// unverified: an append that does not check verification guards.
+const unverified = math.MaxUint64
+
+// appendLeaderGuarded is appendLeader checking the KIP-890 guard of the
+// producers whose batch opens a transaction (txnlog.go), unless guard is
+// unverified.
+func (l *Log) appendLeaderGuarded(records []byte, hdrs []record.Header, now time.Time, epoch int32, marker *record.Marker, guard uint64) (AppendInfo, error) {
 	if err := checkLayout(records, hdrs); err != nil {
 		return AppendInfo{}, err
 	}
@@ -81,6 +91,10 @@ func (l *Log) appendLeader(records []byte, hdrs []record.Header, now time.Time, 
 			info := l.dupInfoLocked(b)
 			dup = &info
 			return false, errDuplicate
+		} else if guard != unverified {
+			if err := l.checkGuardsLocked(hdrs, guard); err != nil {
+				return false, err
+			}
 		}
 		if epoch < 0 {
 			epoch = 0

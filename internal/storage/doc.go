@@ -93,7 +93,10 @@
 //     batches are refused. Aborts are indexed in %020d.txnindex files
 //     (Kafka's format), fsynced per entry, held in memory by marker
 //     offset, cut by truncation and retention, rebuilt from the log after
-//     an unclean shutdown or when a file is corrupt.
+//     an unclean shutdown or when a file is corrupt. KIP-890 verification
+//     guards (in memory, per producer): AppendVerified opens a transaction
+//     only with the producer's guard from StartTxnVerification, which a
+//     marker appended in between drops.
 //   - Log compaction (Kafka's LogCleaner; cleanrules.go the decisions as
 //     pure functions, cleantxn.go the transactions a pass walks through,
 //     cleanlog.go and cleanbatch.go a pass, cleanswap.go the swap,

@@ -40,8 +40,11 @@ type Log struct {
 	// cleanPauses counts truncations and deletions waiting for it.
 	cleanMu     sync.Mutex
 	cleanPauses atomic.Int32
-	epochs      epochCache   // leader epochs (epoch.go), guarded by mu
-	hw          atomic.Int64 // high watermark (hw.go); written under mu
+	epochs      epochCache // leader epochs (epoch.go), guarded by mu
+	// txnGuards: KIP-890 verification guards by producer id (txnlog.go),
+	// guarded by mu; nil unless a transaction is being verified.
+	txnGuards map[int64]uint64
+	hw        atomic.Int64 // high watermark (hw.go); written under mu
 	// topicID is immutable once idKnown is set; before, it is read from
 	// partition.metadata under mu.
 	topicID [16]byte

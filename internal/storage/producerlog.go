@@ -113,9 +113,13 @@ func (l *Log) applyBatchLocked(h *record.Header, batch []byte, indexFrom int64) 
 		l.producers = newProducerStates()
 	}
 	if !h.Control() {
+		if h.Transactional() {
+			l.dropGuardLocked(h.ProducerID) // its transaction is open now
+		}
 		l.producers.update(h)
 		return nil
 	}
+	l.dropGuardLocked(h.ProducerID) // the transaction being verified is over
 	m, ok, err := record.ParseMarker(batch)
 	if err != nil {
 		l.dirs.log.Warn("storage: skipping unreadable control batch", "partition", l.tp, "offset", h.BaseOffset, "err", err)

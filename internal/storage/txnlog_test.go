@@ -311,3 +311,60 @@ func TestTxnIndexRetention(t *testing.T) {
 		t.Fatalf("LSO %d below the log start %d", lso, start)
 	}
 }
+
+// KIP-890 part 1: a batch opening a transaction needs the producer's
+// current verification guard, which a marker in between drops.
+func TestTxnVerificationGuard(t *testing.T) {
+	m := openManager(t, t.TempDir())
+	defer m.Close()
+	l, _ := m.Create(tp0, topic, DefaultLogConfig())
+	appendGuarded := func(pid int64, seq int32, g uint64) error {
+		b, h := txnBatch(pid, 0, seq, "x", 1)
+		_, err := l.AppendVerified(b, h, t0, 0, g)
+		return err
+	}
+	g := l.StartTxnVerification(1)
+	if g == 0 {
+		t.Fatal("no guard for a producer without a transaction")
+	}
+	if err := appendGuarded(1, 0, g); err != nil || !l.HasOpenTxn(1) {
+		t.Fatalf("verified batch: %v", err)
+	}
+	if g := l.StartTxnVerification(1); g != 0 {
+		t.Fatalf("guard %d for a producer whose transaction is open", g)
+	}
+	if err := appendGuarded(1, 1, 0); err != nil {
+		t.Fatalf("batch of an open transaction: %v", err)
+	}
+
+	// The transaction ends (a marker) between the verification and the
+	// late batch: refused, nothing appended.
+	g2 := l.StartTxnVerification(2)
+	if _, err := l.AppendTxnMarker(record.Marker{ProducerID: 2}, t0, 0); err != nil {
+		t.Fatal(err)
+	}
+	leo := l.LogEndOffset()
+	if err := appendGuarded(2, 0, g2); !errors.Is(err, ErrInvalidTxnState) {
+		t.Fatalf("batch verified before a marker: %v", err)
+	}
+	// Only the newest guard counts; an unverified batch has none.
+	g3 := l.StartTxnVerification(3)
+	g4 := l.StartTxnVerification(3)
+	if err := appendGuarded(3, 0, g3); !errors.Is(err, ErrInvalidTxnState) {
+		t.Fatalf("older guard: %v", err)
+	}
+	if err := appendGuarded(4, 0, 0); !errors.Is(err, ErrInvalidTxnState) {
+		t.Fatalf("no guard: %v", err)
+	}
+	if l.LogEndOffset() != leo {
+		t.Fatalf("refused batches written: LEO %d, want %d", l.LogEndOffset(), leo)
+	}
+	if err := appendGuarded(3, 0, g4); err != nil {
+		t.Fatalf("newest guard: %v", err)
+	}
+	if b, h := idem(5, 0, 0, "plain", 1); true {
+		if _, err := l.AppendVerified(b, h, t0, 0, 0); err != nil {
+			t.Fatalf("non-transactional batch: %v", err)
+		}
+	}
+}
