@@ -25,9 +25,7 @@ func (h *Handler) offsetCommit(req *kmsg.OffsetCommitRequest) kmsg.Response {
 	if req.Version == 0 {
 		gen, member = -1, ""
 	}
-	var commits []group.Commit
-	type slot struct{ t, p int }
-	var slots []slot
+	var b commitBatch
 	for i, rt := range req.Topics {
 		st := kmsg.NewOffsetCommitResponseTopic()
 		st.Topic = rt.Topic
@@ -35,34 +33,53 @@ func (h *Handler) offsetCommit(req *kmsg.OffsetCommitRequest) kmsg.Response {
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetCommitResponseTopicPartition()
 			sp.Partition = rp.Partition
-			switch {
-			case h.Groups == nil:
-				sp.ErrorCode = errorCode(errNoCoordinator)
-			case !known || rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions):
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			default:
-				md := ""
-				if rp.Metadata != nil {
-					md = *rp.Metadata
-				}
-				epoch := int32(-1)
-				if req.Version >= 6 {
-					epoch = rp.LeaderEpoch
-				}
-				commits = append(commits, group.Commit{TP: group.TP{Topic: rt.Topic, Partition: rp.Partition},
-					Offset: rp.Offset, LeaderEpoch: epoch, Metadata: md})
-				slots = append(slots, slot{i, len(st.Partitions)})
+			epoch := int32(-1)
+			if req.Version >= 6 {
+				epoch = rp.LeaderEpoch
 			}
+			sp.ErrorCode = h.addCommit(&b, commitSlot{i, len(st.Partitions)}, t, known,
+				rp.Partition, rp.Offset, epoch, rp.Metadata)
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	if len(commits) == 0 {
+	if len(b.commits) == 0 {
 		return resp
 	}
-	errs := h.Groups.CommitOffsets(req.Group, member, req.InstanceID, gen, commits)
-	for i, s := range slots {
+	errs := h.Groups.CommitOffsets(req.Group, member, req.InstanceID, gen, b.commits)
+	for i, s := range b.slots {
 		resp.Topics[s.t].Partitions[s.p].ErrorCode = errorCode(errs[i])
 	}
 	return resp
+}
+
+// commitBatch is what an OffsetCommit or TxnOffsetCommit asks the
+// coordinator to commit, and where each commit's answer goes in the
+// response (topic and partition index).
+type commitBatch struct {
+	commits []group.Commit
+	slots   []commitSlot
+}
+
+type commitSlot struct{ t, p int }
+
+// addCommit checks one requested partition of topic t (known: the cluster
+// has it): it is queued in b, answered at, and 0 returned, or the code it
+// answers now is returned.
+func (h *Handler) addCommit(b *commitBatch, at commitSlot, t TopicInfo, known bool, partition int32, offset int64,
+	leaderEpoch int32, metadata *string) int16 {
+	switch {
+	case h.Groups == nil:
+		return errorCode(errNoCoordinator)
+	case !known || partition < 0 || int(partition) >= len(t.Partitions):
+		return kerr.UnknownTopicOrPartition.Code
+	}
+	md := ""
+	if metadata != nil {
+		md = *metadata
+	}
+	b.commits = append(b.commits, group.Commit{TP: group.TP{Topic: t.Name, Partition: partition},
+		Offset: offset, LeaderEpoch: leaderEpoch, Metadata: md})
+	b.slots = append(b.slots, at)
+	return 0
 }

@@ -48,9 +48,7 @@ func (h *Handler) txnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommit
 	if req.Version < 3 {
 		gen, member, instance = -1, "", nil
 	}
-	var commits []group.Commit
-	type slot struct{ t, p int }
-	var slots []slot
+	var b commitBatch
 	for i, rt := range req.Topics {
 		st := kmsg.NewTxnOffsetCommitResponseTopic()
 		st.Topic = rt.Topic
@@ -58,40 +56,28 @@ func (h *Handler) txnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommit
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			sp.Partition = rp.Partition
-			switch {
-			case h.Groups == nil:
-				sp.ErrorCode = errorCode(errNoCoordinator)
-			case !known || rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions):
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			default:
-				md := ""
-				if rp.Metadata != nil {
-					md = *rp.Metadata
-				}
-				epoch := int32(-1)
-				if req.Version >= 2 {
-					epoch = rp.LeaderEpoch
-				}
-				commits = append(commits, group.Commit{TP: group.TP{Topic: rt.Topic, Partition: rp.Partition},
-					Offset: rp.Offset, LeaderEpoch: epoch, Metadata: md})
-				slots = append(slots, slot{i, len(st.Partitions)})
+			epoch := int32(-1)
+			if req.Version >= 2 {
+				epoch = rp.LeaderEpoch
 			}
+			sp.ErrorCode = h.addCommit(&b, commitSlot{i, len(st.Partitions)}, t, known,
+				rp.Partition, rp.Offset, epoch, rp.Metadata)
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	if len(commits) == 0 {
+	if len(b.commits) == 0 {
 		return resp
 	}
 	if code := h.verifyTxnOffsets(ctx, req); code != 0 {
-		for _, s := range slots {
+		for _, s := range b.slots {
 			resp.Topics[s.t].Partitions[s.p].ErrorCode = code
 		}
 		return resp
 	}
 	errs := h.Groups.CommitTxnOffsets(req.Group, group.TxnProducer{ID: req.ProducerID, Epoch: req.ProducerEpoch},
-		member, instance, gen, commits)
-	for i, s := range slots {
+		member, instance, gen, b.commits)
+	for i, s := range b.slots {
 		resp.Topics[s.t].Partitions[s.p].ErrorCode = errorCode(errs[i])
 	}
 	return resp

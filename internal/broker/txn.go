@@ -16,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -52,7 +51,7 @@ func (b *Broker) newTxnCoordinator() *txn.Coordinator {
 		ExpireInterval: cfg.TxnExpireCheckInterval,
 		EndTxnWait:     endTxnWait,
 		ProducerID:     b.pids.Next,
-		Log:            &txnLog{replicas: b.replicas},
+		Log:            newTxnLog(b.replicas),
 		Markers: txn.NewChannel(txn.ChannelConfig{Sender: b.txnClients, Leader: partitionLeader(b.cache),
 			Logger: b.log.With("component", "txn-markers")}),
 		Logger: b.log.With("component", "txn-coordinator"),
@@ -79,54 +78,15 @@ func partitionLeader(cache *metacache.Cache) func(kafka.TopicPartition) (int32, 
 }
 
 // txnLog is txn.Log over this broker's __transaction_state replicas.
-type txnLog struct{ replicas *replica.Manager }
+type txnLog struct{ coordLog }
 
-func txnStateTP(partition int32) kafka.TopicPartition {
-	return kafka.TopicPartition{Topic: api.TxnStateTopic, Partition: partition}
+func newTxnLog(replicas *replica.Manager) *txnLog {
+	return &txnLog{coordLog{replicas: replicas, topic: api.TxnStateTopic}}
 }
 
-// Append writes a batch as leader with acks=all semantics.
-func (l *txnLog) Append(partition int32, batch []byte) (func(context.Context) error, int64, error) {
-	tp := txnStateTP(partition)
-	p := l.replicas.Get(tp)
-	if p == nil {
-		return nil, 0, kerr.NotLeaderForPartition
-	}
-	hdrs, err := record.Validate(batch, len(batch))
-	if err != nil {
-		return nil, 0, err
-	}
-	info, err := p.AppendAsLeader(batch, hdrs, time.Now(), -1)
-	if err != nil {
-		return nil, 0, replicaError(err)
-	}
-	required := info.LastOffset + 1
-	gl := &groupLog{replicas: l.replicas}
-	return func(ctx context.Context) error { return gl.await(ctx, tp, p, required) }, info.FirstOffset, nil
-}
-
-// Load reads the partition from its start to its log end offset.
+// Load reads the partition's records from its start to its log end offset.
 func (l *txnLog) Load(ctx context.Context, partition int32, fn func(offset int64, key, value []byte)) error {
-	p := l.replicas.Get(txnStateTP(partition))
-	if p == nil {
-		return kerr.NotLeaderForPartition
-	}
-	offset, end := p.LogStartOffset(), p.LogEndOffset()
-	for offset < end && ctx.Err() == nil {
-		res, err := p.Log().Read(offset, end, 1<<20, true)
-		if err != nil {
-			return err
-		}
-		if len(res.Records) == 0 {
-			break
-		}
-		next, err := txnRecords(res.Records, fn)
-		if err != nil {
-			return err
-		}
-		offset = max(next, offset+1)
-	}
-	return ctx.Err()
+	return l.read(ctx, partition, func(b []byte) (int64, error) { return txnRecords(b, fn) })
 }
 
 // txnRecords calls fn for the records of whole batches and returns the

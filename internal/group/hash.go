@@ -8,6 +8,3 @@ import "github.com/samsa-kafka/samsa/internal/kafka"
 func PartitionFor(groupID string, partitions int32) int32 {
 	return kafka.CoordinatorPartition(groupID, partitions)
 }
-
-// javaStringHash is Java's String.hashCode (kafka.JavaStringHash).
-func javaStringHash(s string) int32 { return kafka.JavaStringHash(s) }
