@@ -129,10 +129,20 @@ func (c *cluster) waitView(addr string, what string, cond func(brokers int, cont
 			return ctrl
 		}
 		if ctx.Err() != nil {
-			c.t.Fatalf("%s: never happened (last: %d brokers, controller %d, %v)", what, n, ctrl, err)
+			c.t.Fatalf("%s: never happened (last: %d brokers, controller %d, %v)%s", what, n, ctrl, err, c.logTails())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// logTails is the end of each broker's log, for a failure message.
+func (c *cluster) logTails() string {
+	var b strings.Builder
+	for id, p := range c.procs {
+		log := p.stderr.String()
+		fmt.Fprintf(&b, "\n--- broker %d, last of its log:\n%s", id, log[max(0, len(log)-3000):])
+	}
+	return b.String()
 }
 
 func (c *cluster) createTopic(addrs []string, name string, rf int16) {
