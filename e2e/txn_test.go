@@ -126,38 +126,55 @@ func etlSession(ctx context.Context, t *testing.T, sess *kgo.GroupTransactSessio
 }
 
 // waitConsumed waits until group's committed offsets on topic reach its
-// end offsets.
-func waitConsumed(ctx context.Context, t *testing.T, adm *kadm.Client, group, topic string, what func() string) {
+// end offsets. Each look is a new client: kgo keeps a coordinator it once
+// found, even after its broker was killed.
+func waitConsumed(ctx context.Context, t *testing.T, addrs []string, group, topic string, what func() string) {
 	t.Helper()
-	var ends kadm.ListedOffsets
+	var last error
 	for {
-		var err error
-		if ends, err = adm.ListEndOffsets(ctx, topic); err == nil {
-			break
+		done, err := consumed(ctx, addrs, group, topic)
+		if done {
+			return
+		}
+		if err != nil {
+			last = err
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("end offsets of %s: %v", topic, err)
+			t.Fatalf("group %s never consumed all of %s: %s; last error: %v", group, topic, what(), last)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	for {
-		offs, err := adm.FetchOffsets(ctx, group)
-		if err == nil {
-			done := true
-			ends.Each(func(e kadm.ListedOffset) {
-				if o, ok := offs.Lookup(topic, e.Partition); !ok || o.At < e.Offset {
-					done = false
-				}
-			})
-			if done {
-				return
-			}
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("group %s never consumed all of %s: %s", group, topic, what())
-		}
-		time.Sleep(200 * time.Millisecond)
+}
+
+// consumed reports whether group's committed offsets on topic reach its
+// end offsets.
+func consumed(ctx context.Context, addrs []string, group, topic string) (bool, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
+	if err != nil {
+		return false, err
 	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ends, err := adm.ListEndOffsets(rctx, topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return false, err
+	}
+	offs, err := adm.FetchOffsets(rctx, group)
+	if err != nil {
+		return false, err
+	}
+	done := true
+	ends.Each(func(e kadm.ListedOffset) {
+		if o, ok := offs.Lookup(topic, e.Partition); !ok || o.At < e.Offset {
+			done = false
+		}
+	})
+	return done, nil
 }
 
 // readCommitted reads every partition of topic as a read_committed
@@ -325,7 +342,7 @@ func testETL(t *testing.T, fault txnFault) {
 		}
 		kill(td["etl-out"].Partitions[0].Leader, "leader of etl-out/0")
 	}
-	waitConsumed(ctx, t, adm, "etl", "etl-in", func() string {
+	waitConsumed(ctx, t, all, "etl", "etl-in", func() string {
 		return fmt.Sprintf("%d commits, %d aborts, %d failed", st.commits.Load(), st.aborts.Load(), st.failed.Load())
 	})
 	wcancel()
