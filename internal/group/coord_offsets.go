@@ -19,6 +19,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -32,6 +33,24 @@ type Commit struct {
 	Offset      int64
 	LeaderEpoch int32
 	Metadata    string
+}
+
+// offsetRecords makes the records of the commits whose metadata fits
+// offset.metadata.max.bytes and returns them with the commits' indexes;
+// the others' answer in out is OFFSET_METADATA_TOO_LARGE.
+func (c *Coordinator) offsetRecords(groupID string, commits []Commit, now time.Time, out []error) ([]record.KV, []int) {
+	var recs []record.KV
+	var idx []int
+	for i, cm := range commits {
+		if len(cm.Metadata) > c.cfg.MetadataMaxBytes {
+			out[i] = kerr.OffsetMetadataTooLarge
+			continue
+		}
+		o := Offset{Offset: cm.Offset, LeaderEpoch: cm.LeaderEpoch, Metadata: cm.Metadata, CommitTime: now}
+		recs = append(recs, OffsetRecord(groupID, cm.TP, &o))
+		idx = append(idx, i)
+	}
+	return recs, idx
 }
 
 // CommitOffsets validates, writes and applies commits and returns an error
@@ -61,17 +80,7 @@ func (c *Coordinator) CommitOffsets(groupID, memberID string, instanceID *string
 		c.mu.Unlock()
 		return all(err)
 	}
-	var recs []record.KV
-	var idx []int
-	for i, cm := range commits {
-		if len(cm.Metadata) > c.cfg.MetadataMaxBytes {
-			out[i] = kerr.OffsetMetadataTooLarge
-			continue
-		}
-		o := Offset{Offset: cm.Offset, LeaderEpoch: cm.LeaderEpoch, Metadata: cm.Metadata, CommitTime: now}
-		recs = append(recs, OffsetRecord(groupID, cm.TP, &o))
-		idx = append(idx, i)
-	}
+	recs, idx := c.offsetRecords(groupID, commits, now, out)
 	if len(recs) == 0 {
 		c.mu.Unlock()
 		return out

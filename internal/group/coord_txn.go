@@ -24,8 +24,6 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-
-	"github.com/samsa-kafka/samsa/internal/record"
 )
 
 // TxnProducer is the producer of a TxnOffsetCommit.
@@ -63,17 +61,7 @@ func (c *Coordinator) CommitTxnOffsets(groupID string, p TxnProducer, memberID s
 		c.mu.Unlock()
 		return all(err)
 	}
-	var recs []record.KV
-	var idx []int
-	for i, cm := range commits {
-		if len(cm.Metadata) > c.cfg.MetadataMaxBytes {
-			out[i] = kerr.OffsetMetadataTooLarge
-			continue
-		}
-		o := Offset{Offset: cm.Offset, LeaderEpoch: cm.LeaderEpoch, Metadata: cm.Metadata, CommitTime: now}
-		recs = append(recs, OffsetRecord(groupID, cm.TP, &o))
-		idx = append(idx, i)
-	}
+	recs, idx := c.offsetRecords(groupID, commits, now, out)
 	if len(recs) == 0 {
 		c.mu.Unlock()
 		return out
