@@ -144,8 +144,17 @@ type Config struct {
 	// LowerTxnStateReplication is LowerOffsetsReplication for
 	// __transaction_state and transaction.state.log.replication.factor.
 	LowerTxnStateReplication bool
-	Logger                   *slog.Logger
-	Now                      func() time.Time
+
+	// issue 20: dynamic configs
+
+	// issue 20: log dirs and DeleteRecords
+
+	// issue 20: client quotas
+
+	// issue 20: features
+
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 // Handler serves every API key in wire.Supported.
@@ -254,6 +263,14 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.describeTransactions(r), nil
 	case *kmsg.ListTransactionsRequest:
 		return h.listTransactions(r), nil
+
+		// issue 20: dynamic configs
+
+		// issue 20: log dirs and DeleteRecords
+
+		// issue 20: client quotas
+
+		// issue 20: features
 	}
 	return nil, fmt.Errorf("api: no handler for key %d", req.Key())
 }

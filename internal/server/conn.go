@@ -30,6 +30,10 @@ type Conn struct {
 	ID     uint64 // unique within one Server, from 1
 	Remote net.Addr
 	Local  net.Addr
+	// Listener is the listener name of the server that accepted the
+	// connection (Config.ListenerName): Metadata answers with that
+	// listener's addresses, as Kafka does.
+	Listener string
 
 	nc         net.Conn
 	lastActive atomic.Int64 // unix nanoseconds of the last byte read or written

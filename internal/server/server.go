@@ -36,6 +36,7 @@ type Handler interface {
 // Config configures a Server. Zero values take Kafka's defaults.
 type Config struct {
 	Addr            string       // "host:port"; ":0" picks a free port
+	ListenerName    string       // the Kafka listener name (PLAINTEXT, INTERNAL…) this server is bound for
 	Listener        net.Listener // optional; overrides Addr
 	MaxRequestBytes int32        // socket.request.max.bytes
 	IdleTimeout     time.Duration
@@ -188,7 +189,7 @@ func (s *Server) sleep(d time.Duration) bool {
 // startConn registers nc and starts its goroutine, unless the server closed
 // meanwhile.
 func (s *Server) startConn(nc net.Conn) {
-	c := &Conn{ID: s.nextID.Add(1), Remote: nc.RemoteAddr(), Local: nc.LocalAddr(), nc: nc}
+	c := &Conn{ID: s.nextID.Add(1), Remote: nc.RemoteAddr(), Local: nc.LocalAddr(), Listener: s.cfg.ListenerName, nc: nc}
 	c.touch()
 	s.mu.Lock()
 	if s.closed {

@@ -72,4 +72,12 @@ var Supported = map[int16]VersionRange{
 	// Inter-broker, from a stopping broker to the controller (v1+: the
 	// usual request header; v2+ carries the broker epoch).
 	int16(kmsg.ControlledShutdown): {1, 3},
+
+	// Operating a cluster (issue 20): dynamic configs.
+
+	// Operating a cluster (issue 20): log dirs and DeleteRecords.
+
+	// Operating a cluster (issue 20): client quotas.
+
+	// Operating a cluster (issue 20): features.
 }
