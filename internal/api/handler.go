@@ -271,6 +271,8 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		// issue 20: client quotas
 
 		// issue 20: features
+	case *kmsg.UpdateFeaturesRequest:
+		return h.updateFeatures(r), nil
 	}
 	return nil, fmt.Errorf("api: no handler for key %d", req.Key())
 }

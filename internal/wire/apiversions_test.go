@@ -33,3 +33,25 @@ func TestApiVersionsResponse(t *testing.T) {
 		t.Fatalf("invalid-request response lists keys: %+v", invalid.ApiKeys)
 	}
 }
+
+// KIP-584: v3+ carries the finalized features epoch (0: an empty
+// finalized set, not "unknown"); the tag must survive encoding.
+func TestApiVersionsFinalizedFeatures(t *testing.T) {
+	for _, v := range []int16{3, 4} {
+		if v > (&kmsg.ApiVersionsResponse{}).MaxVersion() {
+			continue
+		}
+		resp := ApiVersionsResponse(v, 0)
+		back := kmsg.NewPtrApiVersionsResponse()
+		back.SetVersion(v)
+		if err := back.ReadFrom(resp.AppendTo(nil)); err != nil {
+			t.Fatal(err)
+		}
+		if back.FinalizedFeaturesEpoch != 0 || len(back.FinalizedFeatures) != 0 {
+			t.Fatalf("v%d: finalized features epoch %d, features %+v; want epoch 0 and none", v, back.FinalizedFeaturesEpoch, back.FinalizedFeatures)
+		}
+	}
+	if old := ApiVersionsResponse(2, 0); old.FinalizedFeaturesEpoch != -1 {
+		t.Fatalf("v2 response sets the v3 finalized features epoch: %d", old.FinalizedFeaturesEpoch)
+	}
+}

@@ -79,5 +79,7 @@ var Supported = map[int16]VersionRange{
 
 	// Operating a cluster (issue 20): client quotas.
 
-	// Operating a cluster (issue 20): features.
+	// Operating a cluster (issue 20): features. Samsa finalizes none
+	// (api/57_update_features.go).
+	int16(kmsg.UpdateFeatures): {0, 2},
 }
