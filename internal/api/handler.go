@@ -267,6 +267,8 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		// issue 20: dynamic configs
 
 		// issue 20: log dirs and DeleteRecords
+	case *kmsg.DeleteRecordsRequest:
+		return h.deleteRecords(ctx, r)
 
 		// issue 20: client quotas
 

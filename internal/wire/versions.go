@@ -76,6 +76,7 @@ var Supported = map[int16]VersionRange{
 	// Operating a cluster (issue 20): dynamic configs.
 
 	// Operating a cluster (issue 20): log dirs and DeleteRecords.
+	int16(kmsg.DeleteRecords): {0, 2},
 
 	// Operating a cluster (issue 20): client quotas.
 
