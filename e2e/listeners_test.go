@@ -22,18 +22,8 @@ import (
 // read from /proc/net/tcp).
 func TestInternalExternalListeners(t *testing.T) {
 	st := startStore(t, "samsa-store")
-	internal, external := map[int32]int{}, map[int32]int{}
-	procs := map[int32]*proc{}
-	for id := int32(0); id < 3; id++ {
-		internal[id], external[id] = freePort(t), freePort(t)
-		procs[id] = startServer(t, t.TempDir(), internal[id],
-			fmt.Sprintf("broker.id=%d", id),
-			"metadata.store.connect="+st.endpoint+"/samsa-test",
-			fmt.Sprintf("metadata.store.session.timeout.ms=%d", sessionTimeoutMs),
-			fmt.Sprintf("listeners=INTERNAL://127.0.0.1:%d,EXTERNAL://127.0.0.2:%d", internal[id], external[id]),
-			"listener.security.protocol.map=INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT",
-			"inter.broker.listener.name=INTERNAL")
-	}
+	l := startListenerCluster(t, st, false)
+	procs, internal, external := l.procs, l.internal, l.external
 	c := &cluster{t: t, procs: procs}
 	c.waitView(procs[0].addr, "3 brokers and a controller", func(n int, ctrl int32) bool { return n == 3 && ctrl >= 0 })
 	extAddr := func(id int32) string { return fmt.Sprintf("127.0.0.2:%d", external[id]) }
@@ -98,6 +88,68 @@ func TestInternalExternalListeners(t *testing.T) {
 		t.Error("no broker-to-broker connection on INTERNAL: replication and the controller's channel went elsewhere")
 	}
 	t.Logf("%d broker-to-broker connections, all on INTERNAL", toInternal)
+}
+
+// listenerCluster is three brokers with INTERNAL (127.0.0.1,
+// inter.broker.listener.name) and EXTERNAL (127.0.0.2) listeners, and a
+// CONTROLLER one (127.0.0.1, control.plane.listener.name) if asked.
+type listenerCluster struct {
+	procs                          map[int32]*proc
+	internal, external, controller map[int32]int
+}
+
+func startListenerCluster(t *testing.T, st *storeProc, controlPlane bool) listenerCluster {
+	l := listenerCluster{procs: map[int32]*proc{}, internal: map[int32]int{}, external: map[int32]int{}, controller: map[int32]int{}}
+	for id := int32(0); id < 3; id++ {
+		l.internal[id], l.external[id] = freePort(t), freePort(t)
+		listeners := fmt.Sprintf("listeners=INTERNAL://127.0.0.1:%d,EXTERNAL://127.0.0.2:%d", l.internal[id], l.external[id])
+		props := []string{fmt.Sprintf("broker.id=%d", id),
+			"metadata.store.connect=" + st.endpoint + "/samsa-test",
+			fmt.Sprintf("metadata.store.session.timeout.ms=%d", sessionTimeoutMs),
+			"listener.security.protocol.map=INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT",
+			"inter.broker.listener.name=INTERNAL"}
+		if controlPlane {
+			l.controller[id] = freePort(t)
+			listeners += fmt.Sprintf(",CONTROLLER://127.0.0.1:%d", l.controller[id])
+			props = append(props, "control.plane.listener.name=CONTROLLER")
+		}
+		l.procs[id] = startServer(t, t.TempDir(), l.internal[id], append(props, listeners)...)
+	}
+	return l
+}
+
+// TestControlPlaneListener: with control.plane.listener.name=CONTROLLER,
+// the controller reaches every broker on its CONTROLLER listener, and
+// replication still uses INTERNAL.
+func TestControlPlaneListener(t *testing.T) {
+	st := startStore(t, "samsa-store")
+	l := startListenerCluster(t, st, true)
+	c := &cluster{t: t, procs: l.procs}
+	ctrl := c.waitView(l.procs[0].addr, "3 brokers and a controller", func(n int, ctrl int32) bool { return n == 3 && ctrl >= 0 })
+	c.createTopic([]string{l.procs[1].addr}, "orders", 3)
+	ackAllPartitions(t, []string{l.procs[1].addr}, "orders", 3)
+	for id, p := range l.procs {
+		reached := map[int32]bool{}
+		toInternal := 0
+		for _, port := range outgoing(t, p.cmd.Process.Pid) {
+			for other := range l.procs {
+				switch port {
+				case l.controller[other]:
+					reached[other] = true
+				case l.internal[other]:
+					toInternal++
+				case l.external[other]:
+					t.Errorf("broker %d has a connection to broker %d's EXTERNAL listener", id, other)
+				}
+			}
+		}
+		if id == ctrl && len(reached) != 3 {
+			t.Errorf("the controller (broker %d) reached the CONTROLLER listeners of %v, want all 3 brokers", id, reached)
+		}
+		if id != ctrl && toInternal == 0 {
+			t.Errorf("broker %d follows leaders without a connection to an INTERNAL listener", id)
+		}
+	}
 }
 
 // outgoing lists the remote ports of process pid's established TCP
