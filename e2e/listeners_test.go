@@ -69,6 +69,22 @@ func TestInternalExternalListeners(t *testing.T) {
 	if got < 3 {
 		t.Fatalf("consumed %d records through EXTERNAL, want 3", got)
 	}
+	// FindCoordinator through EXTERNAL answers with an EXTERNAL address
+	// (the first asks create __consumer_offsets: COORDINATOR_NOT_AVAILABLE
+	// until it has leaders).
+	for {
+		r := kadm.NewClient(cl).FindGroupCoordinators(ctx, "g")["g"]
+		if r.Err == nil {
+			if r.Host != "127.0.0.2" || int(r.Port) != external[r.NodeID] {
+				t.Errorf("coordinator %d at %s:%d, want its EXTERNAL address", r.NodeID, r.Host, r.Port)
+			}
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no group coordinator: %v", r.Err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 
 	// The brokers' own connections: to INTERNAL ports only.
 	toInternal := 0
