@@ -47,6 +47,7 @@ type Broker struct {
 	ownStore bool
 	embedded *embedetcd.Server
 	md       *metadata.Client
+	dyn      *dynConfig // dynamic broker configs (dynconfig.go)
 
 	logs     *storage.Manager
 	replicas *replica.Manager
@@ -105,6 +106,10 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	if err := b.joinCluster(); err != nil {
 		return nil, err
 	}
+	dynRev, err := b.loadDynamicConfigs(context.Background())
+	if err != nil {
+		return nil, err
+	}
 	if err := b.openStorage(); err != nil {
 		return nil, err
 	}
@@ -133,6 +138,7 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	}
 	b.goRun(func() { b.loop.Run(ctx) })
 	b.goRun(func() { b.watchTopicConfigs(ctx) })
+	b.goRun(func() { b.watchBrokerConfigs(ctx, dynRev) })
 	b.goRun(func() { b.shrinkISRs(ctx) })
 	b.goRun(func() { b.keepSession(ctx, sess) })
 	b.goRun(func() { b.watchStalls(ctx) })
@@ -201,6 +207,7 @@ func (b *Broker) listen(reg prometheus.Registerer) (err error) {
 			alterPartition: b.loop.AlterPartition, controlledShutdown: b.loop.ControlledShutdown},
 		Elections: &leaderElections{loop: b.loop, cache: b.cache},
 		Reassign:  b.loop, // KIP-455, controller/reassignment.go
+		Configs:   configsAPI{b},
 		Logger:    b.log.With("component", "api"),
 	})
 	b.srv, err = server.New(server.Config{
@@ -406,6 +413,8 @@ func (b *Broker) watchTopicConfigs(ctx context.Context) {
 }
 
 func (b *Broker) applyTopicConfig(key string, value []byte) {
+	b.dyn.mu.Lock() // dynconfig.go: one application to partitions at a time
+	defer b.dyn.mu.Unlock()
 	topic := key[len(metadata.TopicConfigsPrefix):]
 	if value == nil {
 		b.cache.SetTopicConfig(topic, nil)
@@ -546,9 +555,10 @@ func (b *Broker) self() api.BrokerInfo {
 	return api.BrokerInfo{ID: b.nodeID, Host: host, Port: int32(port), Rack: rack}
 }
 
-// partitionConfig resolves a topic's configuration for its partitions.
+// partitionConfig resolves a topic's configuration for its partitions, over
+// the broker's current (dynamic) configuration.
 func (b *Broker) partitionConfig(overrides map[string]string) (replica.Config, error) {
-	t, err := b.cfg.ResolveTopic(overrides)
+	t, err := b.current().ResolveTopic(overrides)
 	if err != nil {
 		return replica.Config{}, err
 	}

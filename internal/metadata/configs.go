@@ -62,14 +62,15 @@ func (c *Client) EntityConfig(ctx context.Context, key string) (map[string]strin
 }
 
 // SetEntityConfig writes cfg as the config document at key provided the
-// key is still at version (0: absent) and every guard holds. ok is false
-// when one did not (read again and retry). An empty cfg is written as an
-// empty document, as Kafka's AdminZkClient does.
-func (c *Client) SetEntityConfig(ctx context.Context, key string, version int64, cfg map[string]string, guards ...metastore.Cmp) (bool, error) {
+// key is still at version (0: absent) and every guard holds, and returns
+// the store revision of the write; 0 when a compare failed (read again and
+// retry). An empty cfg is written as an empty document, as Kafka's
+// AdminZkClient does.
+func (c *Client) SetEntityConfig(ctx context.Context, key string, version int64, cfg map[string]string, guards ...metastore.Cmp) (int64, error) {
 	cmps := append([]metastore.Cmp{{Key: key, Version: version}}, guards...)
 	res, err := c.s.Txn(ctx, cmps, []metastore.Op{metastore.Put(key, EncodeTopicConfig(cfg))})
-	if err != nil {
-		return false, err
+	if err != nil || !res.Succeeded {
+		return 0, err
 	}
-	return res.Succeeded, nil
+	return res.Revision, nil
 }

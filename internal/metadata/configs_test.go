@@ -42,11 +42,11 @@ func TestSetEntityConfigIsConditional(t *testing.T) {
 		t.Fatalf("absent: %v %d %v", cfg, ver, err)
 	}
 	want := map[string]string{"log.retention.ms": "1000"}
-	if ok, err := c.SetEntityConfig(ctx, key, 0, want); !ok || err != nil {
-		t.Fatalf("first write: %v %v", ok, err)
+	if rev, err := c.SetEntityConfig(ctx, key, 0, want); rev == 0 || err != nil {
+		t.Fatalf("first write: %v %v", rev, err)
 	}
-	if ok, err := c.SetEntityConfig(ctx, key, 0, map[string]string{}); ok || err != nil {
-		t.Fatalf("stale write applied: %v %v", ok, err)
+	if rev, err := c.SetEntityConfig(ctx, key, 0, map[string]string{}); rev != 0 || err != nil {
+		t.Fatalf("stale write applied: %v %v", rev, err)
 	}
 	got, ver, err := c.EntityConfig(ctx, key)
 	if err != nil || !maps.Equal(got, want) || ver == 0 {
@@ -57,11 +57,11 @@ func TestSetEntityConfigIsConditional(t *testing.T) {
 		t.Errorf("stored %s", kv.Value)
 	}
 	guard := metastore.Cmp{Key: TopicKey("gone"), Version: 7}
-	if ok, err := c.SetEntityConfig(ctx, key, ver, nil, guard); ok || err != nil {
-		t.Fatalf("write with failed guard applied: %v %v", ok, err)
+	if rev, err := c.SetEntityConfig(ctx, key, ver, nil, guard); rev != 0 || err != nil {
+		t.Fatalf("write with failed guard applied: %v %v", rev, err)
 	}
-	if ok, err := c.SetEntityConfig(ctx, key, ver, nil); !ok || err != nil {
-		t.Fatalf("empty write: %v %v", ok, err)
+	if rev, err := c.SetEntityConfig(ctx, key, ver, nil); rev == 0 || err != nil {
+		t.Fatalf("empty write: %v %v", rev, err)
 	}
 	if got, _, _ := c.EntityConfig(ctx, key); len(got) != 0 {
 		t.Errorf("after empty write: %v", got)
