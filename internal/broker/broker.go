@@ -204,7 +204,8 @@ func (b *Broker) listen(reg prometheus.Registerer) (err error) {
 		Admin:       &clusterAdmin{md: b.md, ctrl: b.ctrl, cache: b.cache, store: b.store},
 		Control: &controlPlane{cache: b.cache, replicas: b.replicas, fetchers: b.fetchers, nodeID: b.nodeID, groups: b.groups, txns: b.txns,
 			log: b.log.With("component", "replica"), topicConfig: b.topicConfig, partitionConfig: b.partitionConfig,
-			alterPartition: b.loop.AlterPartition, controlledShutdown: b.loop.ControlledShutdown},
+			alterPartition: b.loop.AlterPartition, controlledShutdown: b.loop.ControlledShutdown,
+			configMu: &b.dyn.mu},
 		Elections: &leaderElections{loop: b.loop, cache: b.cache},
 		Reassign:  b.loop, // KIP-455, controller/reassignment.go
 		Configs:   configsAPI{b},

@@ -17,9 +17,12 @@ package broker
 //     retried on a concurrent write; a write to a broker key is answered
 //     once this broker has applied it.
 //
-// dynConfig.mu serializes every application to partitions (a broker config
-// change and a topic override change), so a partition never keeps a config
-// computed from an older broker configuration than the latest applied.
+// dynConfig.mu serializes every application of configs to partitions: a
+// broker config change, a topic override change, and LeaderAndIsr from
+// resolving its partitions' configs to hosting them (control.go). So a
+// partition never keeps a config computed from an older broker
+// configuration than the latest applied. Lock order: controlPlane.mu, then
+// dynConfig.mu.
 
 import (
 	"context"
