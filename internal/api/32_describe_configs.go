@@ -54,12 +54,12 @@ func (h *Handler) configEntries(ctx context.Context, rr kmsg.DescribeConfigsRequ
 		}
 		return h.current().DescribeTopic(overrides), nil
 	case kmsg.ConfigResourceTypeBroker:
-		perBroker, err := config.BrokerResource(rr.ResourceName, h.NodeID)
+		perBroker, err := brokerResource(rr.ResourceName, h.NodeID, " or empty string")
 		if err != nil {
 			return nil, err
 		}
-		if !perBroker {
-			return h.current().DescribeBrokerDefault(), nil
+		if !perBroker { // only the dynamic <default> entries, as Kafka: none yet
+			return nil, nil
 		}
 		return h.current().DescribeBroker(), nil
 	}

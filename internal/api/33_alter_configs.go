@@ -26,7 +26,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -105,7 +107,7 @@ func (h *Handler) alterResource(ctx context.Context, typ kmsg.ConfigResourceType
 			return config.ValidateTopicConfigs(next)
 		})
 	case kmsg.ConfigResourceTypeBroker:
-		perBroker, err := config.BrokerResource(name, h.NodeID)
+		perBroker, err := brokerResource(name, h.NodeID, "")
 		if err != nil {
 			return err
 		}
@@ -114,7 +116,7 @@ func (h *Handler) alterResource(ctx context.Context, typ kmsg.ConfigResourceType
 			if err != nil {
 				return nil, err
 			}
-			return config.ValidateBrokerConfigs(next, perBroker)
+			return validateBrokerConfigs(next)
 		})
 	}
 	return fmt.Errorf("%w: AlterConfigs is only supported for topics and brokers, but resource type is %s",
@@ -142,14 +144,36 @@ func duplicateResources[R any](rs []R, key func(R) configResource) map[configRes
 	return out
 }
 
-// configErrorCode maps an alter error; config errors say INVALID_CONFIG
-// unless they wrap config.ErrInvalidRequest.
-func configErrorCode(err error) int16 {
-	if errors.Is(err, config.ErrInvalidRequest) {
-		return kerr.InvalidRequest.Code
+// brokerResource interprets the name of a BROKER resource as Kafka's
+// AdminManager does: "" is the <default> entity; otherwise it must be this
+// broker's id (INVALID_REQUEST). orEmpty is DescribeConfigs' wording.
+func brokerResource(name string, self int32, orEmpty string) (perBroker bool, err error) {
+	if name == "" {
+		return false, nil
 	}
-	return errorCode(err)
+	id, perr := strconv.ParseInt(name, 10, 32)
+	if perr != nil {
+		return false, fmt.Errorf("%w: Broker id must be an integer, but it is: %s", kerr.InvalidRequest, name)
+	}
+	if int32(id) != self {
+		return false, fmt.Errorf("%w: Unexpected broker id, expected %d%s, but received %s", kerr.InvalidRequest, self, orEmpty, name)
+	}
+	return true, nil
 }
+
+// validateBrokerConfigs checks dynamic broker configs. Until the config
+// package layers dynamic broker configs (issue 20, H1a), no broker config
+// can change at run time: any key is Kafka's answer for read-only keys.
+func validateBrokerConfigs(next map[string]string) (map[string]string, error) {
+	if len(next) == 0 {
+		return next, nil
+	}
+	return nil, fmt.Errorf("%w: Cannot update these configs dynamically: Set(%s)", kerr.InvalidConfig,
+		strings.Join(slices.Sorted(maps.Keys(next)), ", "))
+}
+
+// configErrorCode maps an alter or describe error.
+func configErrorCode(err error) int16 { return errorCode(err) }
 
 // configErrorMessage is Kafka's message for err: without the kerr prefix
 // or the config package's.
