@@ -48,7 +48,11 @@ type TopicInfo struct {
 type Metadata interface {
 	ClusterID() string
 	ControllerID() int32
+	// Brokers lists every live broker (at its inter-broker address).
 	Brokers() []BrokerInfo
+	// BrokersOn lists the live brokers that have the listener, at their
+	// address on it: what a client connected to that listener is told.
+	BrokersOn(listener string) []BrokerInfo
 	Topics() []TopicInfo
 	Topic(name string) (TopicInfo, bool)
 	TopicByID(id [16]byte) (TopicInfo, bool)
@@ -195,7 +199,7 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 	case *kmsg.ListOffsetsRequest:
 		return h.listOffsets(r), nil
 	case *kmsg.MetadataRequest:
-		return h.metadata(ctx, r), nil
+		return h.metadata(ctx, r, listenerOf(c)), nil
 	case *kmsg.ApiVersionsRequest:
 		return wire.ApiVersionsResponse(r.Version, 0), nil
 	case *kmsg.CreateTopicsRequest:
@@ -207,7 +211,7 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 	case *kmsg.DescribeConfigsRequest:
 		return h.describeConfigs(ctx, r), nil
 	case *kmsg.DescribeClusterRequest:
-		return h.describeCluster(r), nil
+		return h.describeCluster(r, listenerOf(c)), nil
 	case *kmsg.LeaderAndISRRequest:
 		return h.leaderAndIsr(ctx, r), nil
 	case *kmsg.StopReplicaRequest:
@@ -229,7 +233,7 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 	case *kmsg.InitProducerIDRequest:
 		return h.initProducerID(ctx, r), nil
 	case *kmsg.FindCoordinatorRequest:
-		return h.findCoordinator(ctx, r), nil
+		return h.findCoordinator(ctx, r, listenerOf(c)), nil
 	case *kmsg.JoinGroupRequest:
 		return h.joinGroup(ctx, c, hdr, r)
 	case *kmsg.SyncGroupRequest:
@@ -282,4 +286,13 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.updateFeatures(r), nil
 	}
 	return nil, fmt.Errorf("api: no handler for key %d", req.Key())
+}
+
+// listenerOf is the listener a connection came in on ("" without one: the
+// handler tests call Handle without a connection).
+func listenerOf(c *server.Conn) string {
+	if c == nil {
+		return ""
+	}
+	return c.Listener
 }
