@@ -18,6 +18,7 @@ Usage:
   samsa reassign-partitions --bootstrap-server HOST:PORT --execute|--verify|--cancel --reassignment-json-file F | --generate --topics-to-move-json-file F --broker-list 0,1,2 | --list
   samsa consumer-groups --bootstrap-server HOST:PORT --list|--describe|--reset-offsets|--delete|--delete-offsets ...
   samsa transactions --bootstrap-server HOST:PORT list | describe --transactional-id ID
+  samsa configs --bootstrap-server HOST:PORT --describe [--all] | --alter --add-config k=v,... --delete-config k --entity-type topics|brokers|users|clients --entity-name N|--entity-default
   samsa version
 
 Run 'samsa <command> --help' for a command's flags.
@@ -48,6 +49,8 @@ func main() {
 		err = runConsumerGroups(args)
 	case "transactions":
 		err = runTransactions(args)
+	case "configs":
+		err = runConfigs(args)
 	case "version", "--version":
 		fmt.Println("samsa", version)
 	case "help", "-h", "--help":
