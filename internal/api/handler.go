@@ -150,6 +150,9 @@ type Config struct {
 	LowerTxnStateReplication bool
 
 	// issue 20: dynamic configs
+	// Configs serves AlterConfigs and IncrementalAlterConfigs and gives
+	// the configuration DescribeConfigs reports; nil: Broker, static.
+	Configs Configs
 
 	// issue 20: log dirs and DeleteRecords
 
@@ -269,6 +272,10 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.listTransactions(r), nil
 
 		// issue 20: dynamic configs
+	case *kmsg.AlterConfigsRequest:
+		return h.alterConfigs(ctx, r), nil
+	case *kmsg.IncrementalAlterConfigsRequest:
+		return h.incrementalAlterConfigs(ctx, r), nil
 
 		// issue 20: log dirs and DeleteRecords
 	case *kmsg.DeleteRecordsRequest:

@@ -47,6 +47,7 @@ type Broker struct {
 	ownStore bool
 	embedded *embedetcd.Server
 	md       *metadata.Client
+	dyn      *dynConfig // dynamic broker configs (dynconfig.go)
 
 	logs     *storage.Manager
 	replicas *replica.Manager
@@ -105,6 +106,10 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	if err := b.joinCluster(); err != nil {
 		return nil, err
 	}
+	dynRev, err := b.loadDynamicConfigs(context.Background())
+	if err != nil {
+		return nil, err
+	}
 	if err := b.openStorage(); err != nil {
 		return nil, err
 	}
@@ -135,6 +140,7 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	}
 	b.goRun(func() { b.loop.Run(ctx) })
 	b.goRun(func() { b.watchTopicConfigs(ctx) })
+	b.goRun(func() { b.watchBrokerConfigs(ctx, dynRev) })
 	b.goRun(func() { b.shrinkISRs(ctx) })
 	b.goRun(func() { b.keepSession(ctx, sess) })
 	b.goRun(func() { b.watchStalls(ctx) })
@@ -203,9 +209,11 @@ func (b *Broker) listen(reg prometheus.Registerer) error {
 		Admin:       &clusterAdmin{md: b.md, ctrl: b.ctrl, cache: b.cache, store: b.store},
 		Control: &controlPlane{cache: b.cache, replicas: b.replicas, fetchers: b.fetchers, nodeID: b.nodeID, groups: b.groups, txns: b.txns,
 			log: b.log.With("component", "replica"), topicConfig: b.topicConfig, partitionConfig: b.partitionConfig,
-			alterPartition: b.loop.AlterPartition, controlledShutdown: b.loop.ControlledShutdown},
+			alterPartition: b.loop.AlterPartition, controlledShutdown: b.loop.ControlledShutdown,
+			configMu: &b.dyn.mu},
 		Elections: &leaderElections{loop: b.loop, cache: b.cache},
 		Reassign:  b.loop, // KIP-455, controller/reassignment.go
+		Configs:   configsAPI{b},
 		Logger:    b.log.With("component", "api"),
 	})
 	for _, l := range cfg.Listeners {
@@ -417,6 +425,8 @@ func (b *Broker) watchTopicConfigs(ctx context.Context) {
 }
 
 func (b *Broker) applyTopicConfig(key string, value []byte) {
+	b.dyn.mu.Lock() // dynconfig.go: one application to partitions at a time
+	defer b.dyn.mu.Unlock()
 	topic := key[len(metadata.TopicConfigsPrefix):]
 	if value == nil {
 		b.cache.SetTopicConfig(topic, nil)
@@ -555,9 +565,10 @@ func (b *Broker) endpoints() []metadata.Endpoint {
 	return out
 }
 
-// partitionConfig resolves a topic's configuration for its partitions.
+// partitionConfig resolves a topic's configuration for its partitions, over
+// the broker's current (dynamic) configuration.
 func (b *Broker) partitionConfig(overrides map[string]string) (replica.Config, error) {
-	t, err := b.cfg.ResolveTopic(overrides)
+	t, err := b.current().ResolveTopic(overrides)
 	if err != nil {
 		return replica.Config{}, err
 	}
