@@ -19,6 +19,7 @@ Usage:
   samsa consumer-groups --bootstrap-server HOST:PORT --list|--describe|--reset-offsets|--delete|--delete-offsets ...
   samsa transactions --bootstrap-server HOST:PORT list | describe --transactional-id ID
   samsa delete-records --bootstrap-server HOST:PORT --offset-json-file F
+  samsa log-dirs --describe --bootstrap-server HOST:PORT [--broker-list 0,1,2] [--topic-list t1,t2]
   samsa configs --bootstrap-server HOST:PORT --describe [--all] | --alter --add-config k=v,... --delete-config k --entity-type topics|brokers|users|clients --entity-name N|--entity-default
   samsa version
 
@@ -52,6 +53,8 @@ func main() {
 		err = runTransactions(args)
 	case "delete-records":
 		err = runDeleteRecords(args)
+	case "log-dirs":
+		err = runLogDirs(args)
 	case "configs":
 		err = runConfigs(args)
 	case "version", "--version":

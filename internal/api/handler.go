@@ -155,6 +155,7 @@ type Config struct {
 	Configs Configs
 
 	// issue 20: log dirs and DeleteRecords
+	LogDirs LogDirs // nil: DescribeLogDirs answers no dirs
 
 	// issue 20: client quotas
 
@@ -280,6 +281,8 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		// issue 20: log dirs and DeleteRecords
 	case *kmsg.DeleteRecordsRequest:
 		return h.deleteRecords(ctx, r)
+	case *kmsg.DescribeLogDirsRequest:
+		return h.describeLogDirs(r), nil
 
 		// issue 20: client quotas
 

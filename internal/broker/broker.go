@@ -214,6 +214,7 @@ func (b *Broker) listen(reg prometheus.Registerer) error {
 		Elections: &leaderElections{loop: b.loop, cache: b.cache},
 		Reassign:  b.loop, // KIP-455, controller/reassignment.go
 		Configs:   configsAPI{b},
+		LogDirs:   b.logs,
 		Logger:    b.log.With("component", "api"),
 	})
 	for _, l := range cfg.Listeners {
