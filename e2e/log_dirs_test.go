@@ -2,17 +2,21 @@ package e2e
 
 // Several log.dirs: a broker spreads new partitions over its dirs (fewest
 // partitions first, as Kafka's LogManager), and DescribeLogDirs, through
-// `samsa log-dirs --describe`, reports each dir's partitions and sizes.
+// `samsa log-dirs --describe`, reports each dir's partitions and sizes;
+// AlterReplicaLogDirs refuses moves (no future replicas).
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -73,6 +77,27 @@ func TestLogDirsDescribe(t *testing.T) {
 	}
 	if len(perDir[a]) != 2 || len(perDir[b]) != 2 {
 		t.Fatalf("partitions per dir: %v, want 2 in each of %s and %s", perDir, a, b)
+	}
+	// AlterReplicaLogDirs: staying is a no-op, a move is refused, an
+	// unknown dir is not found.
+	var inA int32
+	fmt.Sscanf(strings.TrimPrefix(perDir[a][0], "dirs-"), "%d", &inA)
+	adm := kadm.NewClient(cl)
+	for _, c := range []struct {
+		dir  string
+		want error
+	}{{a, nil}, {b, kerr.KafkaStorageError}, {filepath.Join(b, "nope"), kerr.LogDirNotFound}} {
+		var req kadm.AlterReplicaLogDirsReq
+		req.Add(c.dir, kadm.TopicsSet{"dirs": {inA: {}}})
+		res, err := adm.AlterBrokerReplicaLogDirs(ctx, 0, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Each(func(r kadm.AlterReplicaLogDirsResponse) {
+			if !errors.Is(r.Err, c.want) && r.Err != c.want {
+				t.Errorf("move dirs-%d to %s: %v, want %v", inA, c.dir, r.Err, c.want)
+			}
+		})
 	}
 	if !strings.HasPrefix(lines[2], `{"brokers":[{"broker":0,"logDirs":[{"partitions":[{"partition":"dirs-`) {
 		t.Errorf("key order differs from kafka-log-dirs.sh: %s", lines[2])

@@ -19,6 +19,7 @@ import (
 // LogDirs describes the broker's log directories: *storage.Manager.
 type LogDirs interface {
 	DescribeDirs() []storage.DirInfo
+	Dirs() []string
 }
 
 func (h *Handler) describeLogDirs(req *kmsg.DescribeLogDirsRequest) kmsg.Response {

@@ -281,6 +281,8 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		// issue 20: log dirs and DeleteRecords
 	case *kmsg.DeleteRecordsRequest:
 		return h.deleteRecords(ctx, r)
+	case *kmsg.AlterReplicaLogDirsRequest:
+		return h.alterReplicaLogDirs(r), nil
 	case *kmsg.DescribeLogDirsRequest:
 		return h.describeLogDirs(r), nil
 

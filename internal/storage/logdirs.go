@@ -74,3 +74,15 @@ func (l *Log) size() int64 {
 	}
 	return n
 }
+
+// Dirs lists the manager's log dirs, in the order of log.dirs.
+func (m *Manager) Dirs() []string {
+	out := make([]string, len(m.dirs))
+	for i, d := range m.dirs {
+		out[i] = d.path
+	}
+	return out
+}
+
+// LogDir is the log dir holding the log.
+func (l *Log) LogDir() string { return l.dirs.path }
