@@ -151,6 +151,10 @@ type Config struct {
 
 	// issue 20: client quotas
 
+	// ClientQuotas stores quota entities; nil: DescribeClientQuotas
+	// answers none and AlterClientQuotas fails each entry.
+	ClientQuotas ClientQuotas
+
 	// issue 20: features
 
 	Logger *slog.Logger
@@ -269,6 +273,10 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		// issue 20: log dirs and DeleteRecords
 
 		// issue 20: client quotas
+	case *kmsg.DescribeClientQuotasRequest:
+		return h.describeClientQuotas(ctx, r), nil
+	case *kmsg.AlterClientQuotasRequest:
+		return h.alterClientQuotas(ctx, r), nil
 
 		// issue 20: features
 	case *kmsg.UpdateFeaturesRequest:
