@@ -9,7 +9,7 @@ package api
 // entity, a duplicate entity type or quota key, an empty name, another
 // entity type or an unknown key is INVALID_REQUEST, per entry; a
 // producer_byte_rate or consumer_byte_rate that is not a whole number is
-// INVALID_REQUEST ("must be a Long value"). validate_only checks and
+// INVALID_REQUEST ("must be a LONG value"). validate_only checks and
 // writes nothing. controller_mutation_rate is stored but not enforced.
 // Deviation: "ip" entities (connection_creation_rate) are INVALID_REQUEST,
 // Samsa stores no IP quotas.
@@ -135,7 +135,7 @@ func quotaValue(key string, v float64) (string, error) {
 	const epsilon = 1e-6
 	n := math.Trunc(v + epsilon)
 	if math.Abs(n-v) > epsilon || n > math.MaxInt64 || n < math.MinInt64 {
-		return "", &errQuota{"Configuration " + key + " must be a Long value"}
+		return "", &errQuota{"Configuration " + key + " must be a LONG value"}
 	}
 	return strconv.FormatInt(int64(n), 10), nil
 }
