@@ -15,6 +15,10 @@ import (
 // API layer maps it to Kafka's INVALID_CONFIG.
 var ErrInvalidConfig = errors.New("config: invalid config")
 
+// ErrInvalidRequest is wrapped by errors Kafka answers with INVALID_REQUEST
+// rather than INVALID_CONFIG (a malformed broker resource name).
+var ErrInvalidRequest = errors.New("config: invalid request")
+
 // Unlimited is the Duration for Kafka's Long.MAX_VALUE milliseconds ("never",
 // "no limit") and for any value too large to be a Duration.
 const Unlimited = time.Duration(math.MaxInt64)
@@ -36,7 +40,34 @@ type key struct {
 	check check         // range or enum beyond the type; may be nil
 	unit  time.Duration // for duration fields: what one unit of the value is
 	doc   string
+	// mode is how Samsa lets the key change at run time (AlterConfigs on a
+	// BROKER resource); kafkaMode is Kafka's "Update Mode". They differ
+	// only where Samsa keeps a key Kafka reconfigures read-only, which
+	// the key's doc says.
+	mode, kafkaMode updateMode
 }
+
+// updateMode is Kafka's "Update Mode" of a broker config (KIP-226).
+type updateMode uint8
+
+const (
+	readOnly    updateMode = iota // read-only: server.properties only
+	clusterWide                   // dynamic per broker and at the <default> entity
+	perBroker                     // dynamic only per broker (/config/brokers/<id>)
+)
+
+var modeNames = [...]string{readOnly: "read-only", clusterWide: "cluster-wide", perBroker: "per-broker"}
+
+func (m updateMode) String() string { return modeNames[m] }
+
+// cluster marks a key cluster-wide dynamic, in Kafka and in Samsa.
+func (k key) cluster() key { k.mode, k.kafkaMode = clusterWide, clusterWide; return k }
+
+// broker marks a key per-broker dynamic, in Kafka and in Samsa.
+func (k key) broker() key { k.mode, k.kafkaMode = perBroker, perBroker; return k }
+
+// kafka records Kafka's update mode for a key Samsa keeps read-only.
+func (k key) kafka(m updateMode) key { k.kafkaMode = m; return k }
 
 func (k key) hasDefault() bool { return k.dflt != none }
 
@@ -85,10 +116,19 @@ func invalid(name, value, why string) error {
 }
 
 // Error is a configuration error; errors.Is(err, ErrInvalidConfig) holds.
-type Error struct{ msg string }
+// Errors with request set wrap ErrInvalidRequest instead.
+type Error struct {
+	msg     string
+	request bool
+}
 
 func (e *Error) Error() string { return e.msg }
-func (e *Error) Unwrap() error { return ErrInvalidConfig }
+func (e *Error) Unwrap() error {
+	if e.request {
+		return ErrInvalidRequest
+	}
+	return ErrInvalidConfig
+}
 
 func errorf(format string, args ...any) error {
 	return &Error{msg: "config: " + fmt.Sprintf(format, args...)}
