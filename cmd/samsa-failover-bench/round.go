@@ -150,7 +150,7 @@ func (r *round) startBrokers() error {
 		}
 		si.want = r.lay.partitions
 		r.stand = append(r.stand, si)
-		b := metadata.NewBroker(id, "127.0.0.1", si.port(), "", time.Now())
+		b := metadata.NewBroker(id, []metadata.Endpoint{{Listener: "PLAINTEXT", Host: "127.0.0.1", Port: si.port(), Protocol: "PLAINTEXT"}}, "", time.Now())
 		if _, err := metadata.New(s).RegisterBroker(ctx, sess, b); err != nil {
 			return err
 		}
@@ -188,7 +188,7 @@ func (r *round) startCandidate(ctx context.Context, id int32) error {
 			return err
 		}
 	}
-	cm := channel.NewManager(r.log, 30*time.Second)
+	cm := channel.NewManager(r.log, 30*time.Second, "PLAINTEXT")
 	c := controller.New(controller.Config{NodeID: id, Store: store, Sender: cm, Logger: r.log, StateChange: r.o.stateChange,
 		OnChange: func(_ int32, active bool) {
 			if active {

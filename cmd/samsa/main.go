@@ -18,6 +18,9 @@ Usage:
   samsa reassign-partitions --bootstrap-server HOST:PORT --execute|--verify|--cancel --reassignment-json-file F | --generate --topics-to-move-json-file F --broker-list 0,1,2 | --list
   samsa consumer-groups --bootstrap-server HOST:PORT --list|--describe|--reset-offsets|--delete|--delete-offsets ...
   samsa transactions --bootstrap-server HOST:PORT list | describe --transactional-id ID
+  samsa delete-records --bootstrap-server HOST:PORT --offset-json-file F
+  samsa log-dirs --describe --bootstrap-server HOST:PORT [--broker-list 0,1,2] [--topic-list t1,t2]
+  samsa configs --bootstrap-server HOST:PORT --describe [--all] | --alter --add-config k=v,... --delete-config k --entity-type topics|brokers|users|clients --entity-name N|--entity-default
   samsa version
 
 Run 'samsa <command> --help' for a command's flags.
@@ -48,6 +51,12 @@ func main() {
 		err = runConsumerGroups(args)
 	case "transactions":
 		err = runTransactions(args)
+	case "delete-records":
+		err = runDeleteRecords(args)
+	case "log-dirs":
+		err = runLogDirs(args)
+	case "configs":
+		err = runConfigs(args)
 	case "version", "--version":
 		fmt.Println("samsa", version)
 	case "help", "-h", "--help":

@@ -219,6 +219,7 @@ func (h *Handler) fetchRequestParts(req *kmsg.FetchRequest, fc *fetchCtx) []fetc
 			out = append(out, fetchPart{
 				key: kafka.TopicPartition{Topic: name, Partition: rp.Partition}, topicID: id,
 				fetchOffset: rp.FetchOffset, maxBytes: rp.PartitionMaxBytes, leaderEpoch: rp.CurrentLeaderEpoch,
+				logStart: rp.LogStartOffset,
 			})
 		}
 	}

@@ -11,6 +11,11 @@ package api
 // resurrected. v10+ carry topic ids; v12 may name topics by id
 // alone. Authorized operations are not computed (INT32_MIN, as Kafka answers
 // when they are not requested).
+//
+// Brokers are those with the listener the request came in on, at their
+// address on it (Kafka's getAliveBrokerNodes(listenerName)). A partition
+// whose live leader lacks that listener has no leader (-1) and
+// LISTENER_NOT_FOUND from v6 on, LEADER_NOT_AVAILABLE below, as Kafka.
 
 import (
 	"context"
@@ -21,9 +26,11 @@ import (
 
 const authorizedOpsOmitted = -2147483648
 
-func (h *Handler) metadata(ctx context.Context, req *kmsg.MetadataRequest) kmsg.Response {
+func (h *Handler) metadata(ctx context.Context, req *kmsg.MetadataRequest, listener string) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
-	for _, b := range h.Meta.Brokers() {
+	on := h.Meta.BrokersOn(listener)
+	mt := metadataTopics{missing: elsewhere(h.Meta.Brokers(), on), version: req.Version}
+	for _, b := range on {
 		rb := kmsg.NewMetadataResponseBroker()
 		rb.NodeID, rb.Host, rb.Port, rb.Rack = b.ID, b.Host, b.Port, b.Rack
 		resp.Brokers = append(resp.Brokers, rb)
@@ -36,27 +43,27 @@ func (h *Handler) metadata(ctx context.Context, req *kmsg.MetadataRequest) kmsg.
 	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	if all {
 		for _, t := range h.Meta.Topics() {
-			resp.Topics = append(resp.Topics, metadataTopic(t))
+			resp.Topics = append(resp.Topics, mt.topic(t))
 		}
 		return resp
 	}
 	autoCreate := h.Broker.AutoCreateTopicsEnable && (req.Version < 4 || req.AllowAutoTopicCreation)
 	for _, rt := range req.Topics {
-		resp.Topics = append(resp.Topics, h.metadataOne(ctx, rt, autoCreate))
+		resp.Topics = append(resp.Topics, h.metadataOne(ctx, mt, rt, autoCreate))
 	}
 	return resp
 }
 
-func (h *Handler) metadataOne(ctx context.Context, rt kmsg.MetadataRequestTopic, autoCreate bool) kmsg.MetadataResponseTopic {
+func (h *Handler) metadataOne(ctx context.Context, mt metadataTopics, rt kmsg.MetadataRequestTopic, autoCreate bool) kmsg.MetadataResponseTopic {
 	if rt.Topic == nil { // v12: by id
 		if t, ok := h.Meta.TopicByID(rt.TopicID); ok {
-			return metadataTopic(t)
+			return mt.topic(t)
 		}
 		return metadataError(nil, rt.TopicID, kerr.UnknownTopicID.Code)
 	}
 	name := *rt.Topic
 	if t, ok := h.Meta.Topic(name); ok {
-		return metadataTopic(t)
+		return mt.topic(t)
 	}
 	if err := validateTopicName(name); err != nil {
 		return metadataError(rt.Topic, rt.TopicID, kerr.InvalidTopicException.Code)
@@ -85,7 +92,28 @@ func metadataError(name *string, id [16]byte, code int16) kmsg.MetadataResponseT
 	return t
 }
 
-func metadataTopic(t TopicInfo) kmsg.MetadataResponseTopic {
+// metadataTopics answers topics for one request.
+type metadataTopics struct {
+	missing map[int32]bool // live brokers without the request's listener; nil: none
+	version int16
+}
+
+// elsewhere is the brokers of all that are not in on (nil if none).
+func elsewhere(all, on []BrokerInfo) map[int32]bool {
+	if len(all) == len(on) {
+		return nil
+	}
+	out := make(map[int32]bool, len(all)-len(on))
+	for _, b := range all {
+		out[b.ID] = true
+	}
+	for _, b := range on {
+		delete(out, b.ID)
+	}
+	return out
+}
+
+func (mt metadataTopics) topic(t TopicInfo) kmsg.MetadataResponseTopic {
 	name := t.Name
 	rt := metadataError(&name, t.ID, 0)
 	rt.IsInternal = t.Internal
@@ -93,8 +121,14 @@ func metadataTopic(t TopicInfo) kmsg.MetadataResponseTopic {
 		rp := kmsg.NewMetadataResponseTopicPartition()
 		rp.Partition, rp.Leader, rp.LeaderEpoch = p.ID, p.Leader, p.LeaderEpoch
 		rp.Replicas, rp.ISR, rp.OfflineReplicas = p.Replicas, p.ISR, p.Offline
-		if p.Leader < 0 {
+		switch {
+		case p.Leader < 0:
 			rp.ErrorCode = kerr.LeaderNotAvailable.Code
+		case mt.missing[p.Leader]:
+			rp.Leader, rp.ErrorCode = -1, kerr.LeaderNotAvailable.Code
+			if mt.version >= 6 {
+				rp.ErrorCode = kerr.ListenerNotFound.Code
+			}
 		}
 		rt.Partitions = append(rt.Partitions, rp)
 	}

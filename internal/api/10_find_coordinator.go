@@ -25,6 +25,10 @@ package api
 // unclean.leader.election.enable=false. Without a transaction coordinator
 // (Config.Txns nil) they answer COORDINATOR_NOT_AVAILABLE. Other types
 // INVALID_REQUEST.
+//
+// The coordinator's address is on the listener the request came in on; a
+// coordinator without that listener is COORDINATOR_NOT_AVAILABLE, as Kafka's
+// getAliveBrokerNode(id, listenerName) gives none.
 
 import (
 	"context"
@@ -42,7 +46,7 @@ const OffsetsTopic = "__consumer_offsets"
 // TxnStateTopic is Kafka's internal topic of transaction states.
 const TxnStateTopic = "__transaction_state"
 
-func (h *Handler) findCoordinator(ctx context.Context, req *kmsg.FindCoordinatorRequest) kmsg.Response {
+func (h *Handler) findCoordinator(ctx context.Context, req *kmsg.FindCoordinatorRequest, listener string) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	keys := req.CoordinatorKeys
 	if req.Version < 4 {
@@ -51,7 +55,7 @@ func (h *Handler) findCoordinator(ctx context.Context, req *kmsg.FindCoordinator
 	for _, key := range keys {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key, c.NodeID, c.Port = key, -1, -1
-		c.ErrorCode = h.coordinatorFor(ctx, req.CoordinatorType, key, &c)
+		c.ErrorCode = h.coordinatorFor(ctx, req.CoordinatorType, key, listener, &c)
 		if c.ErrorCode != 0 {
 			c.NodeID, c.Host, c.Port = -1, "", -1
 			msg := kerr.ErrorForCode(c.ErrorCode).Error()
@@ -68,7 +72,7 @@ func (h *Handler) findCoordinator(ctx context.Context, req *kmsg.FindCoordinator
 }
 
 // coordinatorFor fills c with the key's coordinator and returns the code.
-func (h *Handler) coordinatorFor(ctx context.Context, typ int8, key string, c *kmsg.FindCoordinatorResponseCoordinator) int16 {
+func (h *Handler) coordinatorFor(ctx context.Context, typ int8, key, listener string, c *kmsg.FindCoordinatorResponseCoordinator) int16 {
 	var topic string
 	switch {
 	case typ == 1 && h.Txns == nil, typ == 0 && h.Groups == nil:
@@ -89,7 +93,7 @@ func (h *Handler) coordinatorFor(ctx context.Context, typ int8, key string, c *k
 	}
 	p := kafka.CoordinatorPartition(key, int32(len(t.Partitions)))
 	leader := t.Partitions[p].Leader
-	for _, b := range h.Meta.Brokers() {
+	for _, b := range h.Meta.BrokersOn(listener) {
 		if b.ID == leader {
 			c.NodeID, c.Host, c.Port = b.ID, b.Host, b.Port
 			return 0

@@ -2,18 +2,23 @@ package api
 
 // DescribeConfigs (key 32), v0–v4.
 //
-// Resource types TOPIC (2) and BROKER (4). A broker resource names this
-// broker's id, or is empty for the cluster-wide defaults; other ids are
-// INVALID_REQUEST (clients send broker resources to that broker). Unknown
-// topics are UNKNOWN_TOPIC_OR_PARTITION. A topic's overrides are read from
-// the store (Admin.TopicConfig), so a describe right after a create sees
-// them (a store failure is that resource's UNKNOWN_SERVER_ERROR).
-// ConfigNames filters; synonyms (v1+) and documentation (v3+) only when
-// asked for.
+// Resource types TOPIC (2) and BROKER (4), from this broker's current
+// configuration: static, with the dynamic layers it has applied
+// (Configs.Current, broker/dynconfig.go). A broker resource names this
+// broker's id (every config with its source, Kafka's synonyms and read_only
+// for what cannot change at run time), or is empty for the cluster-wide
+// defaults (only the entries of /config/brokers/<default>, as Kafka);
+// another id is INVALID_REQUEST with Kafka's message (clients send broker
+// resources to that broker). Unknown topics are UNKNOWN_TOPIC_OR_PARTITION.
+// A topic's overrides are read from the store (Admin.TopicConfig), so a
+// describe right after a create or an AlterConfigs sees them (a store
+// failure is that resource's UNKNOWN_SERVER_ERROR). ConfigNames filters;
+// synonyms (v1+) and documentation (v3+) only when asked for.
 
 import (
 	"context"
-	"strconv"
+	"fmt"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -26,9 +31,9 @@ func (h *Handler) describeConfigs(ctx context.Context, req *kmsg.DescribeConfigs
 	for _, rr := range req.Resources {
 		sr := kmsg.NewDescribeConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		entries, code := h.configEntries(ctx, rr)
-		sr.ErrorCode = code
-		if code == 0 {
+		entries, err := h.configEntries(ctx, rr)
+		sr.ErrorCode, sr.ErrorMessage = configErrorCode(err), configErrorMessage(err)
+		if err == nil {
 			sr.Configs = filterConfigs(entries, rr.ConfigNames, req.IncludeSynonyms, req.IncludeDocumentation)
 		}
 		resp.Resources = append(resp.Resources, sr)
@@ -36,25 +41,37 @@ func (h *Handler) describeConfigs(ctx context.Context, req *kmsg.DescribeConfigs
 	return resp
 }
 
-func (h *Handler) configEntries(ctx context.Context, rr kmsg.DescribeConfigsRequestResource) ([]config.Entry, int16) {
+func (h *Handler) configEntries(ctx context.Context, rr kmsg.DescribeConfigsRequestResource) ([]config.Entry, error) {
 	switch rr.ResourceType {
 	case kmsg.ConfigResourceTypeTopic:
 		if _, ok := h.Meta.Topic(rr.ResourceName); !ok {
-			return nil, kerr.UnknownTopicOrPartition.Code
+			return nil, kerr.UnknownTopicOrPartition
 		}
 		overrides, err := h.Admin.TopicConfig(ctx, rr.ResourceName)
 		if err != nil {
 			h.Logger.Warn("describe configs: reading topic overrides", "topic", rr.ResourceName, "err", err)
-			return nil, errorCode(err)
+			return nil, err
 		}
-		return h.Broker.DescribeTopic(overrides), 0
+		return h.current().DescribeTopic(overrides), nil
 	case kmsg.ConfigResourceTypeBroker:
-		if rr.ResourceName != "" && rr.ResourceName != strconv.Itoa(int(h.NodeID)) {
-			return nil, kerr.InvalidRequest.Code
+		perBroker, err := brokerResource(rr.ResourceName, h.NodeID, " or empty string")
+		if err != nil {
+			return nil, err
 		}
-		return h.Broker.DescribeBroker(), 0
+		if !perBroker { // only the dynamic <default> entries, as Kafka: none yet
+			return nil, nil
+		}
+		return h.current().DescribeBroker(), nil
 	}
-	return nil, kerr.InvalidRequest.Code
+	return nil, fmt.Errorf("%w: Unsupported resource type: %s", kerr.InvalidRequest, strings.ToUpper(rr.ResourceType.String()))
+}
+
+// current is this broker's configuration with its dynamic layers.
+func (h *Handler) current() *config.Broker {
+	if h.Configs == nil {
+		return h.Broker
+	}
+	return h.Configs.Current()
 }
 
 func filterConfigs(entries []config.Entry, names []string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {

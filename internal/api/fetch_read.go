@@ -181,6 +181,7 @@ func (h *Handler) readFollower(sp *sessPart, replicaID, limit int32, minOne bool
 	} else {
 		res, hw, err = p.FollowerRead(replicaID, sp.fetchOffset, limit, minOne, now)
 	}
+	p.RecordFollowerLogStart(replicaID, sp.logStart)
 	h.readDone(p, res, hw, err, r)
 	r.lso = min(p.LastStableOffset(), hw)
 	r.end = res.LogEndOffset

@@ -57,6 +57,7 @@ type fetchPart struct {
 	fetchOffset int64
 	maxBytes    int32
 	leaderEpoch int32
+	logStart    int64 // a follower's log start offset (DeleteRecords' low watermark)
 }
 
 // sessPart is one partition of a fetch: what the client asked for and what

@@ -48,7 +48,11 @@ type TopicInfo struct {
 type Metadata interface {
 	ClusterID() string
 	ControllerID() int32
+	// Brokers lists every live broker (at its inter-broker address).
 	Brokers() []BrokerInfo
+	// BrokersOn lists the live brokers that have the listener, at their
+	// address on it: what a client connected to that listener is told.
+	BrokersOn(listener string) []BrokerInfo
 	Topics() []TopicInfo
 	Topic(name string) (TopicInfo, bool)
 	TopicByID(id [16]byte) (TopicInfo, bool)
@@ -146,8 +150,12 @@ type Config struct {
 	LowerTxnStateReplication bool
 
 	// issue 20: dynamic configs
+	// Configs serves AlterConfigs and IncrementalAlterConfigs and gives
+	// the configuration DescribeConfigs reports; nil: Broker, static.
+	Configs Configs
 
 	// issue 20: log dirs and DeleteRecords
+	LogDirs LogDirs // nil: DescribeLogDirs answers no dirs
 
 	// issue 20: client quotas
 
@@ -192,7 +200,7 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 	case *kmsg.ListOffsetsRequest:
 		return h.listOffsets(r), nil
 	case *kmsg.MetadataRequest:
-		return h.metadata(ctx, r), nil
+		return h.metadata(ctx, r, listenerOf(c)), nil
 	case *kmsg.ApiVersionsRequest:
 		return wire.ApiVersionsResponse(r.Version, 0), nil
 	case *kmsg.CreateTopicsRequest:
@@ -204,7 +212,7 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 	case *kmsg.DescribeConfigsRequest:
 		return h.describeConfigs(ctx, r), nil
 	case *kmsg.DescribeClusterRequest:
-		return h.describeCluster(r), nil
+		return h.describeCluster(r, listenerOf(c)), nil
 	case *kmsg.LeaderAndISRRequest:
 		return h.leaderAndIsr(ctx, r), nil
 	case *kmsg.StopReplicaRequest:
@@ -226,7 +234,7 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 	case *kmsg.InitProducerIDRequest:
 		return h.initProducerID(ctx, r), nil
 	case *kmsg.FindCoordinatorRequest:
-		return h.findCoordinator(ctx, r), nil
+		return h.findCoordinator(ctx, r, listenerOf(c)), nil
 	case *kmsg.JoinGroupRequest:
 		return h.joinGroup(ctx, c, hdr, r)
 	case *kmsg.SyncGroupRequest:
@@ -265,8 +273,18 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.listTransactions(r), nil
 
 		// issue 20: dynamic configs
+	case *kmsg.AlterConfigsRequest:
+		return h.alterConfigs(ctx, r), nil
+	case *kmsg.IncrementalAlterConfigsRequest:
+		return h.incrementalAlterConfigs(ctx, r), nil
 
 		// issue 20: log dirs and DeleteRecords
+	case *kmsg.DeleteRecordsRequest:
+		return h.deleteRecords(ctx, r)
+	case *kmsg.AlterReplicaLogDirsRequest:
+		return h.alterReplicaLogDirs(r), nil
+	case *kmsg.DescribeLogDirsRequest:
+		return h.describeLogDirs(r), nil
 
 		// issue 20: client quotas
 
@@ -275,4 +293,13 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.updateFeatures(r), nil
 	}
 	return nil, fmt.Errorf("api: no handler for key %d", req.Key())
+}
+
+// listenerOf is the listener a connection came in on ("" without one: the
+// handler tests call Handle without a connection).
+func listenerOf(c *server.Conn) string {
+	if c == nil {
+		return ""
+	}
+	return c.Listener
 }

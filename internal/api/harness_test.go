@@ -22,10 +22,11 @@ const self = 1
 
 type fakeMeta struct{ topics map[string]TopicInfo }
 
-func (m *fakeMeta) ClusterID() string     { return "test" }
-func (m *fakeMeta) ControllerID() int32   { return self }
-func (m *fakeMeta) Brokers() []BrokerInfo { return nil }
-func (m *fakeMeta) Deleting(string) bool  { return false }
+func (m *fakeMeta) ClusterID() string             { return "test" }
+func (m *fakeMeta) ControllerID() int32           { return self }
+func (m *fakeMeta) Brokers() []BrokerInfo         { return nil }
+func (m *fakeMeta) BrokersOn(string) []BrokerInfo { return nil }
+func (m *fakeMeta) Deleting(string) bool          { return false }
 
 // Ready: the fake cluster is always caught up.
 func (m *fakeMeta) Ready() <-chan struct{} { return closedChan }

@@ -255,4 +255,5 @@ func (a *recordingAdmin) AutoCreateTopic(_ context.Context, t CreateTopic) error
 // liveMeta is fakeMeta with this broker live.
 type liveMeta struct{ *fakeMeta }
 
-func (m *liveMeta) Brokers() []BrokerInfo { return []BrokerInfo{{ID: self, Host: "h", Port: 9092}} }
+func (m *liveMeta) Brokers() []BrokerInfo         { return []BrokerInfo{{ID: self, Host: "h", Port: 9092}} }
+func (m *liveMeta) BrokersOn(string) []BrokerInfo { return m.Brokers() }

@@ -47,6 +47,7 @@ type Broker struct {
 	ownStore bool
 	embedded *embedetcd.Server
 	md       *metadata.Client
+	dyn      *dynConfig // dynamic broker configs (dynconfig.go)
 
 	logs     *storage.Manager
 	replicas *replica.Manager
@@ -54,7 +55,7 @@ type Broker struct {
 	ctrl     *controller.Controller
 	loop     *controller.Loop
 	channels *channel.Manager
-	srv      *server.Server
+	srvs     []*server.Server // one per listener, in the order of listeners
 	fetchers *fetcher.Manager
 	alter    *alterpartition.Manager
 	pids     *producerid.Manager
@@ -105,6 +106,10 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	if err := b.joinCluster(); err != nil {
 		return nil, err
 	}
+	dynRev, err := b.loadDynamicConfigs(context.Background())
+	if err != nil {
+		return nil, err
+	}
 	if err := b.openStorage(); err != nil {
 		return nil, err
 	}
@@ -122,22 +127,25 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	b.goRun(func() { b.pids.Run(ctx) })
 	b.goRun(func() { b.groups.Run(ctx) })
 	b.goRun(func() { b.txns.Run(ctx); b.txnClients.close() })
-	b.goRun(func() {
-		if err := b.srv.Serve(); err != nil {
-			b.log.Error("listener stopped", "err", err)
-		}
-	})
+	for i, srv := range b.srvs {
+		b.goRun(func() {
+			if err := srv.Serve(); err != nil {
+				b.log.Error("listener stopped", "listener", cfg.Listeners[i].Name, "err", err)
+			}
+		})
+	}
 	sess, err := b.register(ctx)
 	if err != nil {
 		return nil, err
 	}
 	b.goRun(func() { b.loop.Run(ctx) })
 	b.goRun(func() { b.watchTopicConfigs(ctx) })
+	b.goRun(func() { b.watchBrokerConfigs(ctx, dynRev) })
 	b.goRun(func() { b.shrinkISRs(ctx) })
 	b.goRun(func() { b.keepSession(ctx, sess) })
 	b.goRun(func() { b.watchStalls(ctx) })
 	b.loop.Enqueue(controller.Startup{Session: sess})
-	b.log.Info("broker started", "cluster", b.clusterID, "listener", b.srv.Addr().String(), "log.dirs", cfg.LogDirs)
+	b.log.Info("broker started", "cluster", b.clusterID, "listeners", b.endpoints(), "log.dirs", cfg.LogDirs)
 	return b, nil
 }
 
@@ -165,6 +173,7 @@ func (b *Broker) openStorage() (err error) {
 	}
 	b.replicas = replica.NewManager(b.logs)
 	b.cache = metacache.New(b.nodeID)
+	b.cache.SetListenerName(cfg.InterBrokerListenerName)
 	b.cache.SetClusterID(b.clusterID)
 	return nil
 }
@@ -173,7 +182,8 @@ func (b *Broker) openStorage() (err error) {
 // election) and its channels to the brokers.
 func (b *Broker) newController() {
 	cfg := b.cfg
-	b.channels = channel.NewManager(b.log.With("component", "controller-channel"), cfg.ControllerSocketTimeout)
+	b.channels = channel.NewManager(b.log.With("component", "controller-channel"), cfg.ControllerSocketTimeout,
+		cfg.ControllerToBrokerListenerName())
 	b.ctrl = controller.New(controller.Config{
 		NodeID: b.nodeID, Store: b.store, Sender: b.channels,
 		UncleanLeaderElection:        cfg.UncleanLeaderElection,
@@ -182,13 +192,14 @@ func (b *Broker) newController() {
 		AutoLeaderRebalance:          cfg.AutoLeaderRebalanceEnable,
 		LeaderImbalanceCheckInterval: cfg.LeaderImbalanceCheck,
 		LeaderImbalancePercentage:    cfg.LeaderImbalancePercentage,
+		InterBrokerListener:          cfg.InterBrokerListenerName,
 	})
 	b.loop = controller.NewLoop(b.ctrl)
 }
 
-// listen binds the listener with the request handlers behind it; Serve
-// starts accepting.
-func (b *Broker) listen(reg prometheus.Registerer) (err error) {
+// listen binds every listener, each its own server with the request
+// handlers behind it; Serve starts accepting.
+func (b *Broker) listen(reg prometheus.Registerer) error {
 	cfg := b.cfg
 	h := api.New(api.Config{
 		NodeID: b.nodeID, Broker: cfg, Meta: b.cache, Partitions: b.replicas, ProducerIDs: b.pids,
@@ -198,20 +209,30 @@ func (b *Broker) listen(reg prometheus.Registerer) (err error) {
 		Admin:       &clusterAdmin{md: b.md, ctrl: b.ctrl, cache: b.cache, store: b.store},
 		Control: &controlPlane{cache: b.cache, replicas: b.replicas, fetchers: b.fetchers, nodeID: b.nodeID, groups: b.groups, txns: b.txns,
 			log: b.log.With("component", "replica"), topicConfig: b.topicConfig, partitionConfig: b.partitionConfig,
-			alterPartition: b.loop.AlterPartition, controlledShutdown: b.loop.ControlledShutdown},
+			alterPartition: b.loop.AlterPartition, controlledShutdown: b.loop.ControlledShutdown,
+			configMu: &b.dyn.mu},
 		Elections: &leaderElections{loop: b.loop, cache: b.cache},
 		Reassign:  b.loop, // KIP-455, controller/reassignment.go
+		Configs:   configsAPI{b},
+		LogDirs:   b.logs,
 		Logger:    b.log.With("component", "api"),
 	})
-	b.srv, err = server.New(server.Config{
-		Addr:            net.JoinHostPort(cfg.Listeners[0].Host, strconv.Itoa(int(cfg.Listeners[0].Port))),
-		MaxRequestBytes: cfg.SocketRequestMaxBytes,
-		IdleTimeout:     cfg.ConnectionsMaxIdle,
-		Logger:          b.log.With("component", "server"),
-		Handler:         h,
-		Registerer:      reg,
-	})
-	return err
+	for _, l := range cfg.Listeners {
+		srv, err := server.New(server.Config{
+			Addr:            net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port))),
+			ListenerName:    l.Name,
+			MaxRequestBytes: cfg.SocketRequestMaxBytes,
+			IdleTimeout:     cfg.ConnectionsMaxIdle,
+			Logger:          b.log.With("component", "server", "listener", l.Name),
+			Handler:         h,
+			Registerer:      reg,
+		})
+		if err != nil {
+			return fmt.Errorf("broker: listener %s: %w", l, err)
+		}
+		b.srvs = append(b.srvs, srv)
+	}
+	return nil
 }
 
 func (b *Broker) goRun(f func()) {
@@ -284,8 +305,7 @@ const (
 // unreachable; after that it fails (ErrBrokerIDInUse: another live broker
 // has the id).
 func (b *Broker) register(ctx context.Context) (metastore.Session, error) {
-	self := b.self()
-	reg := metadata.NewBroker(b.nodeID, self.Host, self.Port, b.cfg.BrokerRack, time.Now())
+	reg := metadata.NewBroker(b.nodeID, b.endpoints(), b.cfg.BrokerRack, time.Now())
 	deadline := time.Now().Add(2*b.cfg.MetadataStoreSessionTimeout + 2*time.Second)
 	var sess metastore.Session
 	var lastLog time.Time
@@ -406,6 +426,8 @@ func (b *Broker) watchTopicConfigs(ctx context.Context) {
 }
 
 func (b *Broker) applyTopicConfig(key string, value []byte) {
+	b.dyn.mu.Lock() // dynconfig.go: one application to partitions at a time
+	defer b.dyn.mu.Unlock()
 	topic := key[len(metadata.TopicConfigsPrefix):]
 	if value == nil {
 		b.cache.SetTopicConfig(topic, nil)
@@ -449,8 +471,8 @@ func storeTopicConfig(ctx context.Context, store metastore.Store, topic string) 
 	return metadata.DecodeTopicConfig(kv.Value)
 }
 
-// Addr is the address the listener is bound to.
-func (b *Broker) Addr() net.Addr { return b.srv.Addr() }
+// Addr is the address the first listener is bound to.
+func (b *Broker) Addr() net.Addr { return b.srvs[0].Addr() }
 
 // NodeID is the broker's id.
 func (b *Broker) NodeID() int32 { return b.nodeID }
@@ -488,8 +510,8 @@ func (b *Broker) teardown() error {
 		cancel()
 	}
 	b.sessMu.Unlock()
-	if b.srv != nil {
-		errs = append(errs, b.srv.Close())
+	for _, srv := range b.srvs {
+		errs = append(errs, srv.Close())
 	}
 	b.wg.Wait()
 	if b.fetchers != nil {
@@ -520,35 +542,34 @@ func ignoreExpired(err error) error {
 	return err
 }
 
-// self is this broker as clients reach it: the advertised listener, with the
-// bound address filling in what it leaves out.
-func (b *Broker) self() api.BrokerInfo {
-	host, port := "", 0
-	if len(b.cfg.AdvertisedListeners) > 0 {
-		host, port = b.cfg.AdvertisedListeners[0].Host, int(b.cfg.AdvertisedListeners[0].Port)
-	}
-	if tcp, ok := b.srv.Addr().(*net.TCPAddr); ok {
-		if host == "" {
-			host = tcp.IP.String()
-			if tcp.IP.IsUnspecified() {
-				host = "localhost"
+// endpoints are this broker's advertised listeners, the bound address of
+// its listener of the same name filling in what one leaves out (no host:
+// the bound IP, "localhost" if that is a wildcard; port 0: the bound port).
+func (b *Broker) endpoints() []metadata.Endpoint {
+	out := make([]metadata.Endpoint, 0, len(b.cfg.AdvertisedListeners))
+	for _, a := range b.cfg.AdvertisedListeners {
+		e := metadata.Endpoint{Listener: a.Name, Host: a.Host, Port: a.Port, Protocol: a.Protocol}
+		i := slices.IndexFunc(b.cfg.Listeners, func(l config.Listener) bool { return l.Name == a.Name })
+		if tcp, ok := b.srvs[i].Addr().(*net.TCPAddr); ok {
+			if e.Host == "" {
+				e.Host = tcp.IP.String()
+				if tcp.IP.IsUnspecified() {
+					e.Host = "localhost"
+				}
+			}
+			if e.Port == 0 {
+				e.Port = int32(tcp.Port)
 			}
 		}
-		if port == 0 {
-			port = tcp.Port
-		}
+		out = append(out, e)
 	}
-	var rack *string
-	if b.cfg.BrokerRack != "" {
-		r := b.cfg.BrokerRack
-		rack = &r
-	}
-	return api.BrokerInfo{ID: b.nodeID, Host: host, Port: int32(port), Rack: rack}
+	return out
 }
 
-// partitionConfig resolves a topic's configuration for its partitions.
+// partitionConfig resolves a topic's configuration for its partitions, over
+// the broker's current (dynamic) configuration.
 func (b *Broker) partitionConfig(overrides map[string]string) (replica.Config, error) {
-	t, err := b.cfg.ResolveTopic(overrides)
+	t, err := b.current().ResolveTopic(overrides)
 	if err != nil {
 		return replica.Config{}, err
 	}

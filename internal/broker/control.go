@@ -73,6 +73,10 @@ type controlPlane struct {
 	controlledShutdown func(ctx context.Context, req *kmsg.ControlledShutdownRequest) *kmsg.ControlledShutdownResponse
 
 	mu sync.Mutex // one control request at a time
+	// configMu (dynconfig.go) is held from resolving partitions' configs
+	// to hosting them, so that no broker config change falls between;
+	// nil in tests.
+	configMu *sync.Mutex
 }
 
 // LeaderAndIsr makes this broker leader or follower of each partition:
@@ -83,6 +87,10 @@ type controlPlane struct {
 func (c *controlPlane) LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRRequest) *kmsg.LeaderAndISRResponse {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.configMu != nil {
+		c.configMu.Lock()
+		defer c.configMu.Unlock()
+	}
 	resp := req.ResponseKind().(*kmsg.LeaderAndISRResponse)
 	resp.ErrorCode = c.refused("LeaderAndIsr", req.ControllerID, req.ControllerEpoch, req.BrokerEpoch,
 		c.cache.CheckEpochs(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch))

@@ -18,7 +18,9 @@ func crash(tb testing.TB, br *Broker) time.Time {
 	br.closed = true // Close now does nothing: no controlled shutdown
 	br.mu.Unlock()
 	br.cancel()
-	br.srv.Close()
+	for _, srv := range br.srvs {
+		srv.Close()
+	}
 	br.fetchers.Close()
 	br.alter.Close()
 	br.sessMu.Lock()

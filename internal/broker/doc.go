@@ -4,8 +4,17 @@
 // accepts, and the listener closes before storage flushes and writes its
 // clean-shutdown marker.
 //
-// Readiness: the listener opens before the broker registers (its bound port
-// goes into the registration), but clients are served only once it has
+// Listeners: every entry of `listeners` is bound by its own server.Server
+// (one handler behind them all); the registration carries every advertised
+// listener, a bound address filling in an advertised host or port left
+// out. Clients are answered with the addresses of the listener they came
+// in on (api/03_metadata.go); fetchers and the transaction coordinator's
+// clients use inter.broker.listener.name, the controller channel,
+// AlterPartition and controlled shutdown control.plane.listener.name
+// (else the inter-broker listener), as Kafka.
+//
+// Readiness: the listeners open before the broker registers (their bound
+// ports go into the registration), but clients are served only once it has
 // registered and applied an UpdateMetadata sent for that registration
 // (api/ready.go, metacache/ready.go); a lost session or a stall past the
 // session timeout (stall.go) makes it unready until it has registered again.
@@ -34,7 +43,7 @@
 //     timed-out transactions and expiry of transactional ids; it waits for
 //     the partition loads and the marker senders it started — one goroutine
 //     per transaction being completed — and then its clients are closed);
-//   - the listener's accept loop (server.Server.Serve), which runs three
+//   - each listener's accept loop (server.Server.Serve), which runs three
 //     goroutines per connection: its handling loop, a frame reader and a
 //     response writer;
 //   - the controller's event loop (controller.Loop.Run), which itself runs

@@ -72,9 +72,14 @@ func (b *Broker) shrinkISRs(ctx context.Context) {
 	}
 }
 
-// brokerAddr is a live broker's address as the metadata cache knows it.
+// brokerAddr is a live broker's address on the inter-broker listener, as
+// the metadata cache knows it.
 func (b *Broker) brokerAddr(id int32) (string, bool) {
-	for _, br := range b.cache.Brokers() {
+	return b.addrOn(id, b.cfg.InterBrokerListenerName)
+}
+
+func (b *Broker) addrOn(id int32, listener string) (string, bool) {
+	for _, br := range b.cache.BrokersOn(listener) {
 		if br.ID == id {
 			return net.JoinHostPort(br.Host, strconv.Itoa(int(br.Port))), true
 		}
@@ -82,13 +87,15 @@ func (b *Broker) brokerAddr(id int32) (string, bool) {
 	return "", false
 }
 
-// controllerAddr is the active controller and its address.
+// controllerAddr is the active controller and its address on the
+// control-plane listener, else the inter-broker one (Kafka's
+// MetadataCacheControllerNodeProvider).
 func (b *Broker) controllerAddr() (int32, string, bool) {
 	id := b.cache.ControllerID()
 	if id < 0 {
 		return -1, "", false
 	}
-	addr, ok := b.brokerAddr(id)
+	addr, ok := b.addrOn(id, b.cfg.ControllerToBrokerListenerName())
 	return id, addr, ok
 }
 

@@ -134,7 +134,7 @@ var _ txn.Sender = (*txnClients)(nil)
 func (t *txnClients) client(broker int32) (*kgo.Client, error) {
 	addr := ""
 	for _, b := range t.cache.Brokers() {
-		if b.ID == broker {
+		if b.ID == broker && b.Port >= 0 { // on the inter-broker listener
 			addr = fmt.Sprintf("%s:%d", b.Host, b.Port)
 		}
 	}

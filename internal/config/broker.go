@@ -21,6 +21,9 @@ type Broker struct {
 	InterBrokerListenerName string     // inter.broker.listener.name, default PLAINTEXT
 	LogDirs                 []string   // log.dirs over log.dir
 
+	// control.plane.listener.name; "": the controller uses the inter-broker listener
+	ControlPlaneListenerName string
+
 	NumPartitions            int32 // num.partitions
 	DefaultReplicationFactor int32 // default.replication.factor
 	AutoCreateTopicsEnable   bool  // auto.create.topics.enable

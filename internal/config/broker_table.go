@@ -43,6 +43,9 @@ var serverSettings = []setting{
 	bind(func(b *Broker) any { return &b.InterBrokerListenerName },
 		tStr("inter.broker.listener.name", none, nil, "Name of the listener brokers use to talk to each other."),
 		tStr("security.inter.broker.protocol", "PLAINTEXT", oneOf("PLAINTEXT"), "Security protocol between brokers; only PLAINTEXT is supported.")),
+	bind(func(b *Broker) any { return &b.ControlPlaneListenerName },
+		tStr("control.plane.listener.name", none, nil, "Name of the listener the controller and brokers use for controller requests "+
+			"(LeaderAndIsr, UpdateMetadata, StopReplica, AlterPartition, ControlledShutdown); unset: the inter-broker listener.")),
 	bind(func(b *Broker) any { return &b.NumPartitions },
 		tInt("num.partitions", "1", atLeast(1), "The default number of log partitions per topic.")),
 	bind(func(b *Broker) any { return &b.DefaultReplicationFactor },

@@ -221,9 +221,14 @@ func (c *Controller) leaderAndIsrRequest(broker int32, parts *tpList[bool]) *kms
 		req.TopicStates = append(req.TopicStates, ts)
 	})
 	for _, id := range ctx.liveBrokerIDs() {
-		if b := ctx.liveBrokers[id]; leaders.has(id) {
+		if !leaders.has(id) {
+			continue
+		}
+		// A leader without the inter-broker listener is left out (Kafka's
+		// controller fails with BrokerEndPointNotAvailableException).
+		if ep, ok := ctx.liveBrokers[id].Endpoint(c.cfg.InterBrokerListener); ok {
 			ll := kmsg.NewLeaderAndISRRequestLiveLeader()
-			ll.BrokerID, ll.Host, ll.Port = id, b.Host, b.Port
+			ll.BrokerID, ll.Host, ll.Port = id, ep.Host, ep.Port
 			req.LiveLeaders = append(req.LiveLeaders, ll)
 		}
 	}

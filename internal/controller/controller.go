@@ -43,6 +43,10 @@ type Config struct {
 	AutoLeaderRebalance          bool
 	LeaderImbalanceCheckInterval time.Duration
 	LeaderImbalancePercentage    int32
+	// InterBrokerListener is inter.broker.listener.name: the leaders'
+	// endpoints in LeaderAndIsr are theirs on it. Empty: PLAINTEXT,
+	// Kafka's default.
+	InterBrokerListener string
 }
 
 // Controller is the event-handling core. Only the event loop calls Handle.
@@ -83,6 +87,9 @@ func New(cfg Config) *Controller {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.InterBrokerListener == "" {
+		cfg.InterBrokerListener = "PLAINTEXT"
 	}
 	c := &Controller{cfg: cfg, md: metadata.New(cfg.Store), deleting: map[string]bool{}, unclean: map[string]bool{}}
 	c.controllerID.Store(-1)

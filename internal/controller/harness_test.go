@@ -137,7 +137,7 @@ func (cl *cluster) start(id int32) *node {
 	if err != nil {
 		cl.t.Fatal(err)
 	}
-	if _, err := metadata.New(c).RegisterBroker(cl.ctx, sess, metadata.NewBroker(id, "127.0.0.1", 9092+id, "", time.Unix(0, 0))); err != nil {
+	if _, err := metadata.New(c).RegisterBroker(cl.ctx, sess, testRegistration(id)); err != nil {
 		cl.t.Fatal(err)
 	}
 	s := newRecSender()
@@ -147,6 +147,15 @@ func (cl *cluster) start(id int32) *node {
 	cl.nodes[id] = n
 	cl.t.Cleanup(func() { n.stop() })
 	return n
+}
+
+// testRegistration is broker id's registration: its inter-broker listener
+// (PLAINTEXT, the controller's default) and a client listener.
+func testRegistration(id int32) metadata.Broker {
+	return metadata.NewBroker(id, []metadata.Endpoint{
+		{Listener: "EXTERNAL", Host: fmt.Sprintf("kafka-%d.example.com", id), Port: 19092, Protocol: "PLAINTEXT"},
+		{Listener: "PLAINTEXT", Host: "127.0.0.1", Port: 9092 + id, Protocol: "PLAINTEXT"},
+	}, "", time.Unix(0, 0))
 }
 
 // kill ends a broker's session (its registration and /controller vanish)

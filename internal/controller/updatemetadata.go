@@ -54,8 +54,8 @@ func (c *Controller) updateMetadataRequest(parts *tpList[struct{}], deleted map[
 	return req
 }
 
-// updateMetadataHeader is an UpdateMetadata with the live brokers and no
-// partitions.
+// updateMetadataHeader is an UpdateMetadata with the live brokers, each
+// with every endpoint of its registration, and no partitions.
 func (c *Controller) updateMetadataHeader() *kmsg.UpdateMetadataRequest {
 	ctx := c.ctx
 	req := kmsg.NewPtrUpdateMetadataRequest()
@@ -64,13 +64,28 @@ func (c *Controller) updateMetadataHeader() *kmsg.UpdateMetadataRequest {
 	for _, id := range ctx.liveBrokerIDs() {
 		b := ctx.liveBrokers[id]
 		lb := kmsg.NewUpdateMetadataRequestLiveBroker()
-		lb.ID, lb.Host, lb.Port, lb.Rack = id, b.Host, b.Port, b.Rack
-		ep := kmsg.NewUpdateMetadataRequestLiveBrokerEndpoint()
-		ep.Host, ep.Port, ep.ListenerName, ep.SecurityProtocol = b.Host, b.Port, "PLAINTEXT", 0
-		lb.Endpoints = append(lb.Endpoints, ep)
+		lb.ID, lb.Rack = id, b.Rack
+		for _, e := range b.EndpointList() {
+			ep := kmsg.NewUpdateMetadataRequestLiveBrokerEndpoint()
+			ep.Host, ep.Port, ep.ListenerName, ep.SecurityProtocol = e.Host, e.Port, e.Listener, securityProtocolID(e.Protocol)
+			lb.Endpoints = append(lb.Endpoints, ep)
+		}
 		req.LiveBrokers = append(req.LiveBrokers, lb)
 	}
 	return req
+}
+
+// securityProtocolID is Kafka's SecurityProtocol id of a protocol name.
+func securityProtocolID(name string) int16 {
+	switch name {
+	case "SSL":
+		return 1
+	case "SASL_PLAINTEXT":
+		return 2
+	case "SASL_SSL":
+		return 3
+	}
+	return 0 // PLAINTEXT
 }
 
 // appendUMPartition appends partition p's metadata, its offline replicas

@@ -204,7 +204,7 @@ func (f *fetcher) addFetchPartitions(req *kmsg.FetchRequest, upserts []want) {
 			p.CurrentLeaderEpoch = w.part.leaderEpoch
 			p.FetchOffset = w.part.offset
 			p.LastFetchedEpoch = -1
-			p.LogStartOffset = w.part.ps.target.Partition.LogStartOffset()
+			p.LogStartOffset = w.part.logStart
 			p.PartitionMaxBytes = f.cfg.MaxBytes
 			req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
 		}
@@ -225,7 +225,7 @@ func topicRun(ws []want) int {
 // wantLocked is ps fetched from its log end offset. Caller holds f.mu.
 func (f *fetcher) wantLocked(tp kafka.TopicPartition, ps *partState) want {
 	return want{tp: tp, fetch: true, part: sentPart{ps: ps, offset: ps.target.Partition.LogEndOffset(),
-		leaderEpoch: ps.target.LeaderEpoch, topicID: ps.target.TopicID}}
+		leaderEpoch: ps.target.LeaderEpoch, topicID: ps.target.TopicID, logStart: ps.target.Partition.LogStartOffset()}}
 }
 
 func (f *fetcher) fetch(fr *fetchRound) {
@@ -278,8 +278,9 @@ func (f *fetcher) applyFetch(fr *fetchRound, r *kmsg.FetchResponse, now time.Tim
 }
 
 // applyFetched applies one partition's Fetch answer and reports whether its
-// log end offset moved (records appended, log restarted): the session must
-// then learn the new fetch offset. Caller holds f.mu.
+// log end offset moved (records appended, log restarted) or its log start
+// offset rose to the leader's: the session must then learn the new fetch
+// offset or log start offset (the leader's DeleteRecords waits on it). Caller holds f.mu.
 func (f *fetcher) applyFetched(e fetchEntry, rp *kmsg.FetchResponseTopicPartition, now time.Time) (moved bool) {
 	ps, p := e.ps, e.ps.target.Partition
 	act, off := fetchAction(rp, e.offset)
@@ -317,7 +318,11 @@ func (f *fetcher) applyFetched(e fetchEntry, rp *kmsg.FetchResponseTopicPartitio
 		if rp.HighWatermark >= 0 {
 			p.SetFollowerHighWatermark(rp.HighWatermark)
 		}
-		return appended
+		start := p.LogStartOffset()
+		if rp.LogStartOffset > start {
+			p.RaiseLogStartOffset(rp.LogStartOffset)
+		}
+		return appended || p.LogStartOffset() != start
 	}
 	return false
 }

@@ -30,6 +30,7 @@ func (emptyLog) AppendAsFollower([]byte) (storage.AppendInfo, error) {
 func (emptyLog) TruncateTo(int64) error              { return nil }
 func (emptyLog) TruncateFullyAndStartAt(int64) error { return nil }
 func (emptyLog) SetFollowerHighWatermark(int64)      {}
+func (emptyLog) RaiseLogStartOffset(int64)           {}
 
 // benchTopics is a creation of topics × parts partitions (RF 3 on brokers
 // 0, 1 and 2, partition p of topic t led by (t+p)%3) as broker 0 receives

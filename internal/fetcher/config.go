@@ -25,6 +25,10 @@ type Partition interface {
 	TruncateTo(offset int64) error
 	TruncateFullyAndStartAt(offset int64) error
 	SetFollowerHighWatermark(leaderHW int64)
+	// RaiseLogStartOffset raises the log start offset towards the
+	// leader's (Kafka's follower maybeIncrementLogStartOffset), no further
+	// than the high watermark.
+	RaiseLogStartOffset(leaderLogStart int64)
 }
 
 // Target says which broker leads a partition, at which leader epoch.

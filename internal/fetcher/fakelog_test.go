@@ -183,6 +183,12 @@ func (l *fakeLog) SetFollowerHighWatermark(hw int64) {
 	l.hw = min(hw, l.leoLocked())
 }
 
+func (l *fakeLog) RaiseLogStartOffset(off int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.logStart = max(l.logStart, min(off, l.hw))
+}
+
 // bytes is the whole log as stored.
 func (l *fakeLog) bytes() []byte {
 	l.mu.Lock()

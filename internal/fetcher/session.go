@@ -22,10 +22,12 @@ type sentPart struct {
 	offset      int64
 	leaderEpoch int32
 	topicID     [16]byte
+	logStart    int64 // ours: the leader learns it for DeleteRecords' low watermark
 }
 
 func (a sentPart) same(b sentPart) bool {
-	return a.ps == b.ps && a.offset == b.offset && a.leaderEpoch == b.leaderEpoch && a.topicID == b.topicID
+	return a.ps == b.ps && a.offset == b.offset && a.leaderEpoch == b.leaderEpoch && a.topicID == b.topicID &&
+		a.logStart == b.logStart
 }
 
 // want is the fetch state one partition should have in the leader's

@@ -28,7 +28,7 @@ type Cache struct {
 	brokerEpoch     int64
 	controllerID    int32
 	controllerEpoch int32
-	brokers         []api.BrokerInfo // sorted by id
+	brokers         []kmsg.UpdateMetadataRequestLiveBroker // sorted by id
 	topics          map[string]*topic
 	byID            map[[16]byte]string
 	configs         map[string]map[string]string
@@ -78,8 +78,9 @@ func (c *Cache) SetClusterID(id string) {
 	c.changedLocked()
 }
 
-// SetListenerName picks the endpoint of each live broker clients are given
-// (the inter-broker requests carry one per listener). Empty: the first one.
+// SetListenerName picks the endpoint of each live broker Brokers gives:
+// the inter-broker listener's (UpdateMetadata carries one per listener).
+// Empty: the first one.
 func (c *Cache) SetListenerName(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -212,24 +213,23 @@ func (c *Cache) removeTopic(name string) {
 	delete(c.topics, name)
 }
 
-// liveBrokers converts the request's brokers, sorted by id, with the
-// endpoint of the configured listener (brokers without it are left out).
-func (c *Cache) liveBrokers(in []kmsg.UpdateMetadataRequestLiveBroker) []api.BrokerInfo {
-	out := make([]api.BrokerInfo, 0, len(in))
-	for _, b := range in {
-		host, port, ok := b.Host, b.Port, len(b.Endpoints) == 0 && c.listener == ""
-		for _, e := range b.Endpoints {
-			if c.listener == "" || e.ListenerName == c.listener {
-				host, port, ok = e.Host, e.Port, true
-				break
-			}
-		}
-		if ok {
-			out = append(out, api.BrokerInfo{ID: b.ID, Host: host, Port: port, Rack: b.Rack})
+// liveBrokers keeps the request's brokers, with every endpoint, sorted by
+// id: each listener lists the brokers that have it (BrokersOn), as Kafka's
+// ZkMetadataCache.
+func (c *Cache) liveBrokers(in []kmsg.UpdateMetadataRequestLiveBroker) []kmsg.UpdateMetadataRequestLiveBroker {
+	out := slices.Clone(in)
+	slices.SortFunc(out, func(a, b kmsg.UpdateMetadataRequestLiveBroker) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// endpointOn returns b's address on listener ("" : its first endpoint).
+func endpointOn(b *kmsg.UpdateMetadataRequestLiveBroker, listener string) (string, int32, bool) {
+	for _, e := range b.Endpoints {
+		if listener == "" || e.ListenerName == listener {
+			return e.Host, e.Port, true
 		}
 	}
-	slices.SortFunc(out, func(a, b api.BrokerInfo) int { return cmp.Compare(a.ID, b.ID) })
-	return out
+	return "", -1, false
 }
 
 // SetTopicConfig records a topic's config overrides (from the store's

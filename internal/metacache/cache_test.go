@@ -214,6 +214,18 @@ func TestListenerSelection(t *testing.T) {
 		if got != tt.wantHost {
 			t.Errorf("listener %q: host %q, want %q", tt.listener, got, tt.wantHost)
 		}
+		if bs := c.Brokers(); len(bs) != 1 {
+			t.Errorf("listener %q: %d live brokers, want 1 whatever its listeners", tt.listener, len(bs))
+		}
+	}
+	// BrokersOn: the brokers with that listener, at its address.
+	c := New(0)
+	c.ApplyUpdateMetadata(req)
+	if bs := c.BrokersOn("EXTERNAL"); len(bs) != 1 || bs[0].Host != "EXTERNAL" {
+		t.Errorf("on EXTERNAL: %+v", bs)
+	}
+	if bs := c.BrokersOn("OTHER"); len(bs) != 0 {
+		t.Errorf("on OTHER: %+v", bs)
 	}
 }
 

@@ -3,7 +3,9 @@
 // brokers, the controller, and every partition's leader, leader epoch,
 // replicas, ISR and offline replicas, plus topic config overrides from the
 // store. Metadata and DescribeCluster answer from it (it implements
-// api.Metadata).
+// api.Metadata). Live brokers keep every endpoint of UpdateMetadata:
+// BrokersOn(listener) is what a client on that listener is told, Brokers
+// every live broker at its inter-broker address.
 //
 // It also keeps the fencing state of controller requests: the highest
 // controller epoch seen and this broker's epoch. CheckEpochs applies Kafka's

@@ -23,11 +23,34 @@ func (c *Cache) ControllerID() int32 {
 	return c.controllerID
 }
 
-// Brokers returns the live brokers, sorted by id.
+// Brokers returns every live broker, sorted by id, at its address on the
+// listener SetListenerName chose (Host "" and Port -1 for a broker without
+// that listener).
 func (c *Cache) Brokers() []api.BrokerInfo {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return slices.Clone(c.brokers)
+	out := make([]api.BrokerInfo, 0, len(c.brokers))
+	for i := range c.brokers {
+		b := &c.brokers[i]
+		host, port, _ := endpointOn(b, c.listener)
+		out = append(out, api.BrokerInfo{ID: b.ID, Host: host, Port: port, Rack: b.Rack})
+	}
+	return out
+}
+
+// BrokersOn returns the live brokers that have listener, sorted by id, at
+// their address on it (Kafka's getAliveBrokerNodes(listenerName)).
+func (c *Cache) BrokersOn(listener string) []api.BrokerInfo {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]api.BrokerInfo, 0, len(c.brokers))
+	for i := range c.brokers {
+		b := &c.brokers[i]
+		if host, port, ok := endpointOn(b, listener); ok && listener != "" {
+			out = append(out, api.BrokerInfo{ID: b.ID, Host: host, Port: port, Rack: b.Rack})
+		}
+	}
+	return out
 }
 
 // Deleting reports a topic under deletion; the cache does not know (the

@@ -11,11 +11,15 @@ import (
 	"time"
 )
 
-// Broker is a /brokers/ids/<id> document (Kafka's version 5 layout).
+// Broker is a /brokers/ids/<id> document (Kafka's version 5 layout): every
+// advertised listener in endpoints, with its security protocol in
+// listener_security_protocol_map; host and port repeat the first endpoint
+// whose security protocol is PLAINTEXT (null and -1 without one), as Kafka's
+// KafkaZkClient.registerBroker writes them for old readers.
 type Broker struct {
 	ID        int32             `json:"-"`
 	Epoch     int64             `json:"-"` // creation revision of the key
-	Host      string            `json:"host"`
+	Host      *string           `json:"host"`
 	Port      int32             `json:"port"`
 	Endpoints []string          `json:"endpoints"`
 	Protocols map[string]string `json:"listener_security_protocol_map"`
@@ -25,16 +29,76 @@ type Broker struct {
 	Version   int               `json:"version"`
 }
 
-// NewBroker describes a broker reachable at host:port on a PLAINTEXT listener.
-func NewBroker(id int32, host string, port int32, rack string, now time.Time) Broker {
-	b := Broker{ID: id, Host: host, Port: port, JMXPort: -1, Version: 5,
-		Endpoints: []string{"PLAINTEXT://" + net.JoinHostPort(host, strconv.Itoa(int(port)))},
-		Protocols: map[string]string{"PLAINTEXT": "PLAINTEXT"},
-		Timestamp: strconv.FormatInt(now.UnixMilli(), 10)}
+// Endpoint is one advertised listener of a broker.
+type Endpoint struct {
+	Listener string // listener name, upper case
+	Host     string
+	Port     int32
+	Protocol string // security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)
+}
+
+// String is the NAME://host:port form of the endpoints list.
+func (e Endpoint) String() string {
+	return e.Listener + "://" + net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port)))
+}
+
+// NewBroker describes a broker reachable on endpoints, its advertised
+// listeners in the order configured.
+func NewBroker(id int32, endpoints []Endpoint, rack string, now time.Time) Broker {
+	b := Broker{ID: id, Port: -1, JMXPort: -1, Version: 5, Endpoints: make([]string, 0, len(endpoints)),
+		Protocols: make(map[string]string, len(endpoints)), Timestamp: strconv.FormatInt(now.UnixMilli(), 10)}
+	for _, e := range endpoints {
+		b.Endpoints = append(b.Endpoints, e.String())
+		b.Protocols[e.Listener] = e.Protocol
+		if b.Host == nil && e.Protocol == "PLAINTEXT" {
+			host := e.Host
+			b.Host, b.Port = &host, e.Port
+		}
+	}
 	if rack != "" {
 		b.Rack = &rack
 	}
 	return b
+}
+
+// EndpointList parses the broker's endpoints, in the document's order;
+// entries that do not parse are left out.
+func (b Broker) EndpointList() []Endpoint {
+	out := make([]Endpoint, 0, len(b.Endpoints))
+	for _, s := range b.Endpoints {
+		if e, ok := b.parseEndpoint(s); ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Endpoint returns the broker's endpoint on listener.
+func (b Broker) Endpoint(listener string) (Endpoint, bool) {
+	for _, s := range b.Endpoints {
+		if name, _, _ := strings.Cut(s, "://"); name == listener {
+			return b.parseEndpoint(s)
+		}
+	}
+	return Endpoint{}, false
+}
+
+// parseEndpoint reads NAME://host:port, the protocol from the document's
+// map.
+func (b Broker) parseEndpoint(s string) (Endpoint, bool) {
+	name, addr, ok := strings.Cut(s, "://")
+	if !ok {
+		return Endpoint{}, false
+	}
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return Endpoint{}, false
+	}
+	port, err := strconv.ParseInt(portStr, 10, 32)
+	if err != nil {
+		return Endpoint{}, false
+	}
+	return Endpoint{Listener: name, Host: host, Port: int32(port), Protocol: b.Protocols[name]}, true
 }
 
 // ControllerRecord is the /controller document.

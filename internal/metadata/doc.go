@@ -22,6 +22,9 @@
 //	                                  (chunks.go); controller only, fenced, conditional on the chunk's version
 //	/admin/delete_topics/<topic>      an empty marker: deletion requested (MarkTopicForDeletion)
 //	/config/topics/<topic>            {"version":1,"config":{...}}: topic config overrides
+//	/config/brokers/<id>              {"version":1,"config":{...}}: dynamic broker configs of one broker
+//	/config/brokers/<default>         the same for every broker (configs.go); any broker writes these
+//	                                  and /config/topics/<topic> conditional on the version it read
 //	/latest_producer_id_block         the last producer id block claimed (below)
 //
 // Where Kafka has a znode per partition state

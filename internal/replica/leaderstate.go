@@ -29,6 +29,7 @@ type follower struct {
 	leo              int64     // fetch offset of its last fetch; unknownOffset before
 	lastFetchLEO     int64     // the leader's LEO at its previous fetch
 	lastFetchTime    time.Time // zero before the first fetch
+	logStart         int64     // as its fetches report it (deleterecords.go); -1 unknown
 	lastCaughtUpTime time.Time // zero: never caught up under this leader
 	// clock, when set, is the fetch session the follower fetches this
 	// partition in: a session fetch that leaves the partition out fetched
@@ -37,7 +38,7 @@ type follower struct {
 }
 
 func newFollower(id int32) follower {
-	return follower{id: id, leo: unknownOffset, lastFetchLEO: unknownOffset}
+	return follower{id: id, leo: unknownOffset, lastFetchLEO: unknownOffset, logStart: -1}
 }
 
 // fetched records a fetch at fetchOffset (the follower's LEO) made at now
@@ -135,7 +136,7 @@ func newLeaderStateIn(b *Batch, st State, leaderLEO int64, prev *leaderState, no
 		}
 		f := newFollower(id)
 		if old := prev.follower(id); old != nil {
-			f.leo, f.lastFetchLEO, f.lastFetchTime = old.leo, leaderLEO, now
+			f.leo, f.lastFetchLEO, f.lastFetchTime, f.logStart = old.leo, leaderLEO, now, old.logStart
 		}
 		if slices.Contains(st.ISR, id) {
 			f.lastCaughtUpTime = now
@@ -160,7 +161,7 @@ func (ls *leaderState) next(st State, leaderLEO int64, now time.Time, b *Batch) 
 	ls.pending, ls.epochStart = nil, leaderLEO
 	for i := range ls.followers {
 		f := &ls.followers[i]
-		*f = follower{id: f.id, leo: f.leo, lastFetchLEO: leaderLEO, lastFetchTime: now}
+		*f = follower{id: f.id, leo: f.leo, lastFetchLEO: leaderLEO, lastFetchTime: now, logStart: f.logStart}
 		if slices.Contains(st.ISR, f.id) {
 			f.lastCaughtUpTime = now
 		}

@@ -135,7 +135,7 @@ func (l *Log) appendLeaderGuarded(records []byte, hdrs []record.Header, now time
 	if err := l.appendLocked(records, hdrs, nowMs); err != nil {
 		return AppendInfo{}, err
 	}
-	info.LogStartOffset = l.segs[0].base
+	info.LogStartOffset = l.startLocked()
 	if err := l.updateProducersLocked(records, hdrs); err != nil {
 		return AppendInfo{}, err
 	}
@@ -204,7 +204,7 @@ func (l *Log) AppendAsFollower(records []byte, hdrs []record.Header) (AppendInfo
 	if err := l.appendLocked(records, hdrs, -1); err != nil {
 		return AppendInfo{}, err
 	}
-	info.LogStartOffset = l.segs[0].base
+	info.LogStartOffset = l.startLocked()
 	if err := l.updateProducersLocked(records, hdrs); err != nil {
 		return AppendInfo{}, err
 	}

@@ -109,7 +109,7 @@ func (l *Log) cleanableNow(nowMs int64) (cleanable, LogConfig, bool) {
 		l.dirs.log.Warn("storage: cleaner", "partition", l.tp, "err", err)
 		return cleanable{}, cfg, false
 	}
-	return cleanableOffsets(stats, l.active().base, l.firstDirty, l.lsoLocked(), l.tombstoneHorizon, cfg, nowMs), cfg, true
+	return cleanableOffsets(stats, l.active().base, max(l.firstDirty, l.startLocked()), l.lsoLocked(), l.tombstoneHorizon, cfg, nowMs), cfg, true
 }
 
 func (m *Manager) isCleaning(l *Log) bool {

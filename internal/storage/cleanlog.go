@@ -128,7 +128,7 @@ func (l *Log) prepareClean(nowMs int64) (*cleanJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl := cleanableOffsets(stats, l.active().base, l.firstDirty, l.lsoLocked(), l.tombstoneHorizon, cfg, nowMs)
+	cl := cleanableOffsets(stats, l.active().base, max(l.firstDirty, l.startLocked()), l.lsoLocked(), l.tombstoneHorizon, cfg, nowMs)
 	if !cl.due(cfg) {
 		return nil, nil
 	}

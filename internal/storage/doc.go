@@ -11,8 +11,9 @@
 // leader-epoch-checkpoint ("0\n<n>\n<epoch> <startOffset>\n"...). Each log
 // dir holds recovery-point-offset-checkpoint, replication-offset-checkpoint
 // (high watermarks), .kafka_cleanshutdown after a clean Close, and .lock
-// (flock) while open, and cleaner-offset-checkpoint once a log was
-// compacted. Checkpoints are written atomically (temp file, fsync,
+// (flock) while open, cleaner-offset-checkpoint once a log was
+// compacted, and log-start-offset-checkpoint (logs whose start was raised
+// above their first segment's base). Checkpoints are written atomically (temp file, fsync,
 // rename). Deleted partitions are renamed
 // <topic>-<partition>.<uuid>-delete and removed after file.delete.delay.ms.
 //
@@ -62,6 +63,12 @@
 //     and recovery point clamped. TruncateFullyAndStartAt restarts the log
 //     empty at an offset. Retention moving the log start truncates the
 //     epoch cache from the start and raises the high watermark to it.
+//   - The log start offset (logstart.go) is max(logStart, first segment's
+//     base), within [first base, high watermark] when raised: reads below
+//     it are out of range; IncrementLogStartOffset (DeleteRecords, a
+//     follower taking the leader's) raises it, the next retention pass
+//     deletes the segments wholly below it under any cleanup policy, a
+//     full truncation restarts it; persisted with the high watermarks.
 //   - High watermarks (hw.go) live in the Log, within [log start, log end]
 //     once loaded; the manager reads replication-offset-checkpoint at open
 //     and writes the dirs whose values changed every

@@ -46,7 +46,7 @@ func (l *Log) SetHighWatermark(hw int64) {
 func (l *Log) setHWLocked(hw int64) {
 	start, end := int64(0), int64(0)
 	if !l.lazy.Load() {
-		start, end = l.segs[0].base, l.leo()
+		start, end = l.startLocked(), l.leo()
 	}
 	hw = min(max(hw, start), end)
 	if l.hw.Swap(hw) != hw {

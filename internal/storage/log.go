@@ -73,6 +73,10 @@ type onDisk struct {
 	aborted   txnIndex        // aborted transactions, by marker offset (txnindex.go)
 	txnFiles  []int64         // base offsets of the .txnindex files, sorted
 
+	// logStart: the log start offset (logstart.go) when above the first
+	// segment's base; startLocked is the one to read.
+	logStart int64
+
 	// firstDirty: the log cleaner's checkpoint, offsets below were
 	// cleaned (cleaner-offset-checkpoint); -1 none.
 	firstDirty int64
@@ -89,7 +93,7 @@ func newLog(d *logDir, tp kafka.TopicPartition, cfg *LogConfig) *Log {
 	if !ok {
 		fd = -1
 	}
-	l := &Log{tp: tp, dirs: d, onDisk: &onDisk{recoveryPoint: d.recoveryPoints[tp], needRecovery: !d.clean, firstDirty: fd}}
+	l := &Log{tp: tp, dirs: d, onDisk: &onDisk{recoveryPoint: d.recoveryPoints[tp], needRecovery: !d.clean, firstDirty: fd, logStart: d.logStarts[tp]}}
 	l.cfg.Store(cfg)
 	l.hw.Store(d.hws[tp])
 	return l
@@ -246,6 +250,7 @@ func (l *Log) loadLocked() error {
 		return err
 	}
 	l.recoveryPoint = min(max(l.recoveryPoint, l.segs[0].base), l.leo())
+	l.logStart = min(max(l.logStart, l.segs[0].base), l.leo())
 	if err := l.loadProducersLocked(snaps, txns, unclean); err != nil {
 		return err
 	}
@@ -443,7 +448,7 @@ func (l *Log) LogStartOffset() int64 {
 	if l.lazy.Load() {
 		return 0
 	}
-	return l.segs[0].base
+	return l.startLocked()
 }
 
 // ready says whether the log needs no loading: it is loaded, or lazy

@@ -61,6 +61,8 @@ type logDir struct {
 	cleanerPoints  map[kafka.TopicPartition]int64 // cleaner-offset-checkpoint read at open
 	cleanerDirty   atomic.Bool                    // a log's firstDirty changed since the last write
 	hwDirty        atomic.Bool                    // high watermarks changed since the last checkpoint
+	logStarts      map[kafka.TopicPartition]int64 // log-start-offset-checkpoint read at open
+	logStartDirty  atomic.Bool                    // log start offsets changed since the last checkpoint
 	count          int                            // partitions, guarded by Manager.mu
 	cache          *fdCache                       // the manager's, for the logs in this dir
 	log            *slog.Logger
@@ -71,6 +73,8 @@ type logDir struct {
 
 func (d *logDir) markDirty()   { d.dirty.Store(true) }
 func (d *logDir) markHWDirty() { d.hwDirty.Store(true) }
+
+func (d *logDir) markLogStartDirty() { d.logStartDirty.Store(true) }
 
 type pendingDelete struct {
 	path string
@@ -182,8 +186,9 @@ func (m *Manager) openDir(path string) (_ *logDir, err error) {
 	}
 	m.readHWCheckpoint(d)
 	m.readCleanerCheckpoint(d)
+	m.readLogStartCheckpoint(d)
 	err = m.scanDir(d)
-	d.hws, d.cleanerPoints = nil, nil // handed to the logs
+	d.hws, d.cleanerPoints, d.logStarts = nil, nil, nil // handed to the logs
 	return d, err
 }
 
@@ -334,6 +339,7 @@ func (m *Manager) RunOnce(now time.Time) {
 	m.removeDue(now)
 	m.checkpoint(false)
 	m.checkpointHWs()
+	m.checkpointLogStarts()
 }
 
 // Run runs the log cleaner threads if enabled (stopped and waited for
@@ -372,6 +378,7 @@ func (m *Manager) Run(ctx context.Context) {
 			m.flushDue(m.now())
 		case <-hwt.C:
 			m.checkpointHWs()
+			m.checkpointLogStarts()
 		case <-pidt.C:
 			m.ExpireProducers(m.now())
 		}
@@ -495,6 +502,9 @@ func (m *Manager) Close() error {
 		errs = append(errs, err)
 	}
 	if err := m.checkpointCleaner(false); err != nil {
+		errs = append(errs, err)
+	}
+	if err := m.checkpointLogStart(true); err != nil {
 		errs = append(errs, err)
 	}
 	if len(errs) == 0 {

@@ -143,7 +143,7 @@ func (l *Log) dupInfoLocked(b batchMeta) AppendInfo {
 		info.LogAppendTime = b.timestamp
 	}
 	if l.onDisk != nil {
-		info.LogStartOffset = l.segs[0].base
+		info.LogStartOffset = l.startLocked()
 	}
 	return info
 }

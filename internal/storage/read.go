@@ -33,7 +33,7 @@ func (l *Log) Read(offset, maxOffset int64, maxBytes int32, minOneBatch bool) (R
 	if l.lazy.Load() {
 		return lazyRead(offset)
 	}
-	res := ReadResult{LogEndOffset: l.leo(), LogStartOffset: l.segs[0].base}
+	res := ReadResult{LogEndOffset: l.leo(), LogStartOffset: l.startLocked()}
 	if offset < res.LogStartOffset || offset > res.LogEndOffset {
 		return res, fmt.Errorf("%w: %d not in [%d, %d]", ErrOffsetOutOfRange, offset, res.LogStartOffset, res.LogEndOffset)
 	}

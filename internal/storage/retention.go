@@ -16,14 +16,18 @@ import (
 // them). If every segment is due, the active one is rolled first so the log keeps
 // one (empty) segment; LogStartOffset moves to the first remaining base,
 // the leader-epoch cache forgets what lies below it (truncateFromStart) and
-// the high watermark is raised to it if below.
+// the high watermark is raised to it if below. Segments wholly below the
+// log start offset (logstart.go) go under any cleanup policy.
 func (l *Log) enforceRetention(now time.Time) error {
 	if err := l.lockLoaded(); err != nil {
 		return err
 	}
 	defer l.mu.Unlock()
-	if l.lazy.Load() || l.config().NoDelete {
+	if l.lazy.Load() {
 		return nil
+	}
+	if l.config().NoDelete {
+		return l.deleteSegmentsLocked(l.breachedCount())
 	}
 	sizes := make([]int64, len(l.segs))
 	for i, s := range l.segs {
@@ -45,6 +49,12 @@ func (l *Log) enforceRetention(now time.Time) error {
 	for n > 0 && l.segmentEnd(n-1) > l.hw.Load() {
 		n--
 	}
+	return l.deleteSegmentsLocked(max(n, l.breachedCount()))
+}
+
+// deleteSegmentsLocked deletes the n oldest segments (mu held for writing),
+// rolling first if that is all of them.
+func (l *Log) deleteSegmentsLocked(n int) error {
 	if n == 0 {
 		return nil
 	}
@@ -139,7 +149,11 @@ func mtimeMs(path string) int64 {
 func (l *Log) retentionDue(nowMs int64) bool {
 	l.mu.RLock()
 	cfg, closed, lazy := l.config(), l.closed, l.lazy.Load()
+	raised := l.onDisk != nil && l.logStart > 0 // may breach a segment: load and see
 	l.mu.RUnlock()
+	if raised && !closed && !lazy {
+		return true
+	}
 	if closed || lazy || cfg.NoDelete || (cfg.RetentionMs < 0 && cfg.RetentionBytes < 0) {
 		return false
 	}

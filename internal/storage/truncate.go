@@ -34,7 +34,7 @@ func (l *Log) TruncateTo(offset int64) error {
 		return nil
 	}
 	offset = max(offset, 0)
-	if offset <= l.segs[0].base {
+	if offset <= l.startLocked() {
 		return l.truncateFullyLocked(offset)
 	}
 	defer l.afterTruncateLocked()
@@ -103,6 +103,10 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 		err = syncDir(l.dir())
 	}
 	l.recoveryPoint = offset
+	if l.logStart != offset {
+		l.logStart = offset
+		l.dirs.markLogStartDirty()
+	}
 	l.unflushed = 0
 	if l.firstDirty >= 0 {
 		l.firstDirty = offset

@@ -52,7 +52,7 @@ func (l *Log) lsoLocked() int64 {
 	if l.onDisk == nil || l.lazy.Load() {
 		return l.hw.Load()
 	}
-	return lastStableOffset(l.producers, l.segs[0].base, l.hw.Load())
+	return lastStableOffset(l.producers, l.startLocked(), l.hw.Load())
 }
 
 // AbortedTxns lists the aborted transactions a read_committed fetch of

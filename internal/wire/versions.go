@@ -74,8 +74,13 @@ var Supported = map[int16]VersionRange{
 	int16(kmsg.ControlledShutdown): {1, 3},
 
 	// Operating a cluster (issue 20): dynamic configs.
+	int16(kmsg.AlterConfigs):            {0, 2},
+	int16(kmsg.IncrementalAlterConfigs): {0, 1},
 
 	// Operating a cluster (issue 20): log dirs and DeleteRecords.
+	int16(kmsg.DeleteRecords):       {0, 2},
+	int16(kmsg.DescribeLogDirs):     {0, 4},
+	int16(kmsg.AlterReplicaLogDirs): {0, 2},
 
 	// Operating a cluster (issue 20): client quotas.
 

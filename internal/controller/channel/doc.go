@@ -1,7 +1,9 @@
 // Package channel is the controller's channel manager (Kafka's
 // ControllerChannelManager): the controller.Sender that delivers
 // LeaderAndIsr, UpdateMetadata and StopReplica requests to brokers over
-// one wire.Conn each, and hands each answer to its request's callback. The
+// one wire.Conn each, to each broker's endpoint on control.plane.listener.name
+// (else inter.broker.listener.name), and hands each answer to its request's
+// callback. The
 // controller core never sees a socket; the broker wires a Manager in.
 //
 // Invariants: a broker's requests are written in the order they were

@@ -30,8 +30,9 @@ import (
 // request's callback. When the connection breaks, the unanswered requests
 // are sent again, in order, on a new one.
 type Manager struct {
-	log     *slog.Logger
-	timeout time.Duration
+	log      *slog.Logger
+	timeout  time.Duration
+	listener string
 
 	mu      sync.Mutex
 	brokers map[int32]*brokerChannel
@@ -53,20 +54,31 @@ type brokerChannel struct {
 	signal chan struct{}
 }
 
-// NewManager returns a manager whose requests time out after
-// timeout (controller.socket.timeout.ms).
-func NewManager(log *slog.Logger, timeout time.Duration) *Manager {
+// NewManager returns a manager that reaches brokers on their listener
+// named listener (control.plane.listener.name, else
+// inter.broker.listener.name) and whose requests time out after timeout
+// (controller.socket.timeout.ms).
+func NewManager(log *slog.Logger, timeout time.Duration, listener string) *Manager {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{log: log, timeout: timeout, brokers: map[int32]*brokerChannel{}}
+	return &Manager{log: log, timeout: timeout, listener: listener, brokers: map[int32]*brokerChannel{}}
 }
 
-// AddBroker opens a channel to b (replacing an older one).
+// AddBroker opens a channel to b (replacing an older one). A broker
+// without the manager's listener gets none, its requests are dropped, and
+// that is logged as an error (Kafka's controller fails to add it with
+// BrokerEndPointNotAvailableException).
 func (m *Manager) AddBroker(b metadata.Broker) {
 	m.RemoveBroker(b.ID)
+	ep, ok := b.Endpoint(m.listener)
+	if !ok {
+		m.log.Error("broker has no endpoint for the controller's listener: no controller requests will reach it",
+			"broker", b.ID, "listener", m.listener, "endpoints", b.Endpoints)
+		return
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	ch := &brokerChannel{id: b.ID, addr: net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))),
+	ch := &brokerChannel{id: b.ID, addr: net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port))),
 		cancel: cancel, done: make(chan struct{}), signal: make(chan struct{}, 1)}
 	m.mu.Lock()
 	m.brokers[b.ID] = ch

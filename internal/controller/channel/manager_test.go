@@ -94,9 +94,13 @@ func (f *fakeBroker) serve(c net.Conn) {
 	}
 }
 
+// broker is the fake's registration: its first listener is a client one
+// nothing listens on (port 1), the controller's (PLAINTEXT) the fake.
 func (f *fakeBroker) broker(id int32) metadata.Broker {
 	a := f.ln.Addr().(*net.TCPAddr)
-	return metadata.NewBroker(id, "127.0.0.1", int32(a.Port), "", time.Now())
+	return metadata.NewBroker(id, []metadata.Endpoint{
+		{Listener: "CLIENT", Host: "127.0.0.1", Port: 1, Protocol: "PLAINTEXT"},
+		{Listener: "PLAINTEXT", Host: "127.0.0.1", Port: int32(a.Port), Protocol: "PLAINTEXT"}}, "", time.Now())
 }
 
 func umWithEpoch(e int32) *kmsg.UpdateMetadataRequest {
@@ -111,7 +115,7 @@ func umWithEpoch(e int32) *kmsg.UpdateMetadataRequest {
 // broke are sent again, in order, on a new one.
 func TestManagerOrderAndRetry(t *testing.T) {
 	f := startFakeBroker(t, 2)
-	m := NewManager(nil, 10*time.Second)
+	m := NewManager(nil, 10*time.Second, "PLAINTEXT")
 	defer m.Close()
 	m.AddBroker(f.broker(7))
 	const n = 20
@@ -155,7 +159,7 @@ func TestManagerOrderAndRetry(t *testing.T) {
 // Requests queued for a removed broker, or sent to one never added, are
 // dropped without a callback.
 func TestManagerRemovedBroker(t *testing.T) {
-	m := NewManager(nil, 10*time.Second)
+	m := NewManager(nil, 10*time.Second, "PLAINTEXT")
 	defer m.Close()
 	called := make(chan struct{}, 1)
 	m.Send(9, umWithEpoch(1), func(kmsg.Response, error) { called <- struct{}{} })
@@ -166,7 +170,7 @@ func TestManagerRemovedBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	m.AddBroker(metadata.NewBroker(3, "127.0.0.1", int32(ln.Addr().(*net.TCPAddr).Port), "", time.Now()))
+	m.AddBroker(metadata.NewBroker(3, []metadata.Endpoint{{Listener: "PLAINTEXT", Host: "127.0.0.1", Port: int32(ln.Addr().(*net.TCPAddr).Port), Protocol: "PLAINTEXT"}}, "", time.Now()))
 	m.Send(3, umWithEpoch(1), func(kmsg.Response, error) { called <- struct{}{} })
 	m.Send(3, umWithEpoch(2), func(kmsg.Response, error) { called <- struct{}{} })
 	c, err := ln.Accept()

@@ -1,0 +1,202 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestDynamicConfigs changes configs of a running 3-broker cluster the
+// kafka-configs.sh way, with kadm and with `samsa configs`, and watches
+// every replica apply them on disk with no restart: segment.bytes (new
+// segments roll at 1 KiB) and retention.ms (the next retention pass
+// deletes the old segments); a broker restarted afterwards still applies
+// them.
+func TestDynamicConfigs(t *testing.T) {
+	st := startStore(t, "samsa-store")
+	c := startCluster(t, st.endpoint, "log.retention.check.interval.ms=200", "log.segment.delete.delay.ms=0")
+	c.waitView(c.procs[0].addr, "3 brokers and a controller", func(n int, ctl int32) bool { return n == 3 && ctl >= 0 })
+	bs := strings.Join(c.addrs(-1), ",")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs(-1)...), kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	createTopic(ctx, t, adm, "dyn", nil)
+	produceN(ctx, t, cl, "dyn", 20)
+	one := "1024"
+	res, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "segment.bytes", Value: &one}}, "dyn")
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("kadm alter segment.bytes: %v %+v", err, res)
+	}
+	produceN(ctx, t, cl, "dyn", 40)
+	c.waitReplicas(t, "every replica rolls 1 KiB segments", "dyn-0", func(bases []int64) bool { return len(bases) >= 3 })
+
+	// A follower restarted afterwards still rolls 1 KiB segments: the
+	// records produced after its restart land in several segments there.
+	first := c.follower(ctx, t, adm, "dyn", -1)
+	c.restartFollower(ctx, t, adm, "dyn", first)
+	h := produceN(ctx, t, cl, "dyn", 40) - 40
+	c.waitBroker(t, first, fmt.Sprintf("restarted broker %d rolls 1 KiB segments after offset %d", first, h), "dyn-0",
+		func(bases []int64) bool { return len(bases) >= 3 && bases[len(bases)-3] > h })
+
+	if out, code := samsaConfigs(t, "--bootstrap-server", bs, "--alter", "--entity-type", "topics", "--entity-name", "dyn", "--add-config", "retention.ms=1000"); code != 0 || out != "Completed updating config for topic dyn.\n" {
+		t.Fatalf("samsa configs --alter: exit %d\n%s", code, out)
+	}
+	c.waitReplicas(t, "every replica's retention pass deletes the first segment", "dyn-0", func(bases []int64) bool { return len(bases) > 0 && bases[0] > 0 })
+	out, code := samsaConfigs(t, "--bootstrap-server", bs, "--describe", "--entity-type", "topics", "--entity-name", "dyn")
+	for _, want := range []string{"Dynamic configs for topic dyn are:\n",
+		"  retention.ms=1000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=1000",
+		"  segment.bytes=1024 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:segment.bytes=1024"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("describe: exit %d, no %q in\n%s", code, want, out)
+		}
+	}
+
+	// The other follower, restarted afterwards, still deletes by
+	// retention.ms: every segment before the records produced after its
+	// restart goes (the default, 7 days, would keep them).
+	second := c.follower(ctx, t, adm, "dyn", first)
+	c.restartFollower(ctx, t, adm, "dyn", second)
+	end := produceN(ctx, t, cl, "dyn", 10)
+	c.waitBroker(t, second, fmt.Sprintf("restarted broker %d deletes every segment before offset %d", second, end), "dyn-0",
+		func(bases []int64) bool { return len(bases) > 0 && bases[0] >= end })
+
+}
+
+func samsaConfigs(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	out, errOut, code := samsaTool(t, 60*time.Second, "configs", args...)
+	return out + errOut, code
+}
+
+// createTopic creates a one-partition topic on all three brokers.
+func createTopic(ctx context.Context, t *testing.T, adm *kadm.Client, name string, configs map[string]*string) {
+	t.Helper()
+	for {
+		res, err := adm.CreateTopic(ctx, 1, 3, configs, name)
+		if err == nil && res.Err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("create %s: %v %v", name, err, res.Err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// produceN writes n records of 100 bytes with acks=all, one batch each
+// (a segment rolls only between batches), and returns the offset after
+// them.
+func produceN(ctx context.Context, t *testing.T, cl *kgo.Client, topic string, n int) int64 {
+	t.Helper()
+	var next int64
+	for i := range n {
+		r, err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte(fmt.Sprintf("%0100d", i))}).First()
+		if err != nil {
+			t.Fatalf("produce to %s: %v", topic, err)
+		}
+		next = r.Offset + 1
+	}
+	return next
+}
+
+// follower is a replica of partition 0 of topic that neither leads it nor
+// is except.
+func (c *cluster) follower(ctx context.Context, t *testing.T, adm *kadm.Client, topic string, except int32) int32 {
+	t.Helper()
+	td, err := adm.ListTopics(ctx, topic)
+	if err != nil || td[topic].Err != nil {
+		t.Fatalf("metadata of %s: %v %v", topic, err, td[topic].Err)
+	}
+	p := td[topic].Partitions[0]
+	for _, r := range p.Replicas {
+		if r != p.Leader && r != except {
+			return r
+		}
+	}
+	t.Fatalf("%s: no follower in %v (leader %d, except %d)", topic, p.Replicas, p.Leader, except)
+	return -1
+}
+
+// restartFollower stops broker id (SIGTERM), starts it again and waits
+// until it is back in the ISR of topic's partition 0.
+func (c *cluster) restartFollower(ctx context.Context, t *testing.T, adm *kadm.Client, topic string, id int32) {
+	t.Helper()
+	c.procs[id].stop()
+	c.start(id)
+	waitInISR(ctx, t, adm, topic, id)
+}
+
+// waitInISR waits until broker id is in the ISR of partition 0 of topic
+// (then acks=all records reach it one batch at a time).
+func waitInISR(ctx context.Context, t *testing.T, adm *kadm.Client, topic string, id int32) {
+	t.Helper()
+	for {
+		td, err := adm.ListTopics(ctx, topic)
+		if err == nil && td[topic].Err == nil && slices.Contains(td[topic].Partitions[0].ISR, id) {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("broker %d never rejoined the ISR of %s: %v", id, topic, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// segmentBases lists the base offsets of a partition's segments on one
+// broker, from its .log files, in order.
+func segmentBases(t *testing.T, dir, partition string) []int64 {
+	t.Helper()
+	names, _ := filepath.Glob(filepath.Join(dir, partition, "*.log"))
+	var out []int64
+	for _, n := range names {
+		if base, err := strconv.ParseInt(strings.TrimSuffix(filepath.Base(n), ".log"), 10, 64); err == nil {
+			out = append(out, base)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// waitBroker waits until cond holds for a partition's segments on broker id.
+func (c *cluster) waitBroker(t *testing.T, id int32, what, partition string, cond func(bases []int64) bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		bases := segmentBases(t, c.dirs[id], partition)
+		if cond(bases) {
+			return
+		}
+		if time.Now().After(deadline) {
+			entries, _ := os.ReadDir(filepath.Join(c.dirs[id], partition))
+			var all []string
+			for id := range c.procs {
+				all = append(all, fmt.Sprintf("broker %d: %v", id, segmentBases(t, c.dirs[id], partition)))
+			}
+			t.Fatalf("%s: never happened; segments %v, files %d (%s)%s", what, bases, len(entries), strings.Join(all, "; "), c.logTails())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitReplicas is waitBroker on every broker.
+func (c *cluster) waitReplicas(t *testing.T, what, partition string, cond func(bases []int64) bool) {
+	t.Helper()
+	for id := range c.procs {
+		c.waitBroker(t, id, fmt.Sprintf("%s (broker %d)", what, id), partition, cond)
+	}
+}

@@ -1,0 +1,125 @@
+package e2e
+
+// DeleteRecords with kadm against three brokers: the leader answers once
+// every in-sync replica raised its log start offset; ListOffsets earliest
+// and a consumer from the start begin there, on the leader and, after the
+// leader is killed, on the new one; samsa delete-records prints
+// kafka-delete-records.sh's report.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func TestDeleteRecordsSurvivesLeaderKill(t *testing.T) {
+	st := startStore(t, "samsa-store")
+	c := startCluster(t, st.endpoint)
+	all := c.addrs(-1)
+	c.waitView(all[0], "3 brokers and a controller", func(n int, ctl int32) bool { return n == 3 && ctl >= 0 })
+	const topic = "purge"
+	c.createTopic(all, topic, 3)
+	v := c.waitPartitions(all, topic, "full ISR", fullISR(3))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(all...), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for i := range 100 {
+		r := &kgo.Record{Partition: 0, Value: []byte(fmt.Sprint(i))}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adm := kadm.NewClient(cl)
+	var req kadm.Offsets
+	req.Add(kadm.Offset{Topic: topic, Partition: 0, At: 40})
+	res, err := adm.DeleteRecords(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := res.Lookup(topic, 0); r.Err != nil || r.LowWatermark != 40 {
+		t.Fatalf("DeleteRecords to 40: low watermark %d, %v", r.LowWatermark, r.Err)
+	}
+	var beyond kadm.Offsets
+	beyond.Add(kadm.Offset{Topic: topic, Partition: 0, At: 1000})
+	res, err = adm.DeleteRecords(ctx, beyond)
+	if r, _ := res.Lookup(topic, 0); err != nil || !errors.Is(r.Err, kerr.OffsetOutOfRange) {
+		t.Fatalf("DeleteRecords beyond the high watermark: %v %v, want OFFSET_OUT_OF_RANGE", err, r.Err)
+	}
+	checkStart(t, all, topic, 40)
+
+	victim := v[0].leader
+	c.procs[victim].kill()
+	others := c.addrs(victim)
+	c.waitPartitions(others, topic, "a new leader for partition 0", func(v map[int32]partitionView) bool {
+		return v[0].leader >= 0 && v[0].leader != victim
+	})
+	checkStart(t, others, topic, 40)
+
+	// The old leader comes back as a follower; samsa delete-records then
+	// moves the start again, acknowledged by all three.
+	c.start(victim)
+	c.waitPartitions(all, topic, "full ISR after the restart", fullISR(3))
+	file := filepath.Join(t.TempDir(), "offsets.json")
+	if err := os.WriteFile(file, []byte(`{"partitions":[{"topic":"purge","partition":0,"offset":60}],"version":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := samsaTool(t, time.Minute, "delete-records", "--bootstrap-server", strings.Join(all, ","), "--offset-json-file", file)
+	want := "Executing records delete operation\nRecords delete operation completed:\npartition: purge-0\tlow_watermark: 60\n"
+	if code != 0 || out != want {
+		t.Fatalf("samsa delete-records: exit %d\n%s\nwant\n%s\nstderr: %s", code, out, want, errOut)
+	}
+	checkStart(t, all, topic, 60)
+}
+
+// checkStart checks ListOffsets earliest of partition 0 and the first
+// record a consumer from the start gets.
+func checkStart(t *testing.T, addrs []string, topic string, want int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
+		topic: {0: kgo.NewOffset().AtStart()}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	starts, err := kadm.NewClient(cl).ListStartOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := starts.Lookup(topic, 0); o.Err != nil || o.Offset != want {
+		t.Fatalf("ListOffsets earliest: %d %v, want %d", o.Offset, o.Err, want)
+	}
+	for {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatal("no record consumed from the start")
+		}
+		var first *kgo.Record
+		fs.EachRecord(func(r *kgo.Record) {
+			if first == nil {
+				first = r
+			}
+		})
+		if first != nil {
+			if first.Offset != want || string(first.Value) != fmt.Sprint(want) {
+				t.Fatalf("first record consumed: offset %d %q, want %d", first.Offset, first.Value, want)
+			}
+			return
+		}
+	}
+}
