@@ -168,7 +168,7 @@ func (b *Broker) resolve() error {
 		if s.field == nil {
 			continue
 		}
-		if k, v, _, ok := b.effective(s.keys); ok {
+		if k, v, ok := b.effective(s.keys); ok {
 			if err := assign(s.field(b), k, v); err != nil {
 				return err
 			}
@@ -202,19 +202,19 @@ func LoadFile(path string, overrides []string) (*Broker, []string, error) {
 // effective picks the value of a synonym group: the first key set in any
 // layer (dynamic per-broker over dynamic default over static, as Kafka merges
 // them before applying synonym precedence), else the first key with a
-// non-null default. explicit reports which.
-func (b *Broker) effective(keys []key) (k key, v string, explicit, ok bool) {
+// non-null default.
+func (b *Broker) effective(keys []key) (k key, v string, ok bool) {
 	for _, k := range keys {
 		if v, _, ok := b.set(k.name); ok {
-			return k, v, true, true
+			return k, v, true
 		}
 	}
 	for _, k := range keys {
 		if k.hasDefault() {
-			return k, k.dflt, false, true
+			return k, k.dflt, true
 		}
 	}
-	return key{}, "", false, false
+	return key{}, "", false
 }
 
 // finish parses listeners and applies Kafka's cross-key requirements.

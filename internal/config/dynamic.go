@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -25,6 +24,14 @@ var dynamicOnlyKeys = indexKeys(
 	tLong("replica.alter.log.dirs.io.max.bytes.per.second", longMax, atLeast(0),
 		"A long representing the upper bound (bytes/sec) on disk IO used for moving replica between log directories on the same broker. This property can be only set dynamically. Samsa: accepted, no effect.").cluster(),
 )
+
+func indexKeys(keys ...key) map[string]key {
+	m := make(map[string]key, len(keys))
+	for _, k := range keys {
+		m[k.name] = k
+	}
+	return m
+}
 
 // listenerOnlyKeys are Kafka's SslConfigs.RECONFIGURABLE_CONFIGS: dynamic
 // only with a listener.name.<listener>. prefix.
@@ -143,24 +150,6 @@ func scalaSet(names []string) string {
 	return "Set(" + strings.Join(names, ", ") + ")"
 }
 
-// BrokerResource interprets the name of a BROKER config resource as Kafka's
-// AlterConfigs and DescribeConfigs do: "" is the <default> entity
-// (perBroker false); otherwise it must be this broker's id, else an error
-// wrapping ErrInvalidRequest with Kafka's message.
-func BrokerResource(name string, self int32) (perBroker bool, err error) {
-	if name == "" {
-		return false, nil
-	}
-	id, err := strconv.ParseInt(name, 10, 32)
-	if err != nil {
-		return false, &Error{msg: "Broker id must be an integer, but it is: " + name, request: true}
-	}
-	if int32(id) != self {
-		return false, &Error{msg: fmt.Sprintf("Unexpected broker id, expected %d or empty string, but received %s", self, name), request: true}
-	}
-	return true, nil
-}
-
 // WithDynamic returns a copy of b with the dynamic layers over its static
 // configuration: perBroker over clusterDefault over static over default.
 // The layers replace any b already had. Keys that fail validation are
@@ -174,13 +163,8 @@ func (b *Broker) WithDynamic(clusterDefault, perBroker map[string]string) (*Brok
 	nb.dynBroker, brokerErrs = validLayer(perBroker, true)
 	errs = append(errs, brokerErrs...)
 	if err := nb.resolve(); err != nil {
-		// Dynamic keys take part in no cross-key rule, so this is not
-		// expected; keep the static configuration rather than fail.
-		static := &Broker{explicit: b.explicit}
-		if serr := static.resolve(); serr != nil {
-			return b, append(errs, err)
-		}
-		return static, append(errs, err)
+		// Not expected: no dynamic key takes part in a cross-key rule.
+		return b, append(errs, err)
 	}
 	return nb, errs
 }

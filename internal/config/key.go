@@ -15,10 +15,6 @@ import (
 // API layer maps it to Kafka's INVALID_CONFIG.
 var ErrInvalidConfig = errors.New("config: invalid config")
 
-// ErrInvalidRequest is wrapped by errors Kafka answers with INVALID_REQUEST
-// rather than INVALID_CONFIG (a malformed broker resource name).
-var ErrInvalidRequest = errors.New("config: invalid request")
-
 // Unlimited is the Duration for Kafka's Long.MAX_VALUE milliseconds ("never",
 // "no limit") and for any value too large to be a Duration.
 const Unlimited = time.Duration(math.MaxInt64)
@@ -69,6 +65,15 @@ func (k key) broker() key { k.mode, k.kafkaMode = perBroker, perBroker; return k
 // kafka records Kafka's update mode for a key Samsa keeps read-only.
 func (k key) kafka(m updateMode) key { k.kafkaMode = m; return k }
 
+// describedDoc is the documentation DescribeConfigs gives: the key's, and
+// where Samsa keeps read-only a key Kafka updates at run time, a word on it.
+func (k key) describedDoc() string {
+	if k.mode == k.kafkaMode {
+		return k.doc
+	}
+	return k.doc + " Samsa: read-only (Kafka: " + k.kafkaMode.String() + ")."
+}
+
 func (k key) hasDefault() bool { return k.dflt != none }
 
 // in returns k with its value measured in unit (time.Millisecond, time.Hour…).
@@ -116,19 +121,10 @@ func invalid(name, value, why string) error {
 }
 
 // Error is a configuration error; errors.Is(err, ErrInvalidConfig) holds.
-// Errors with request set wrap ErrInvalidRequest instead.
-type Error struct {
-	msg     string
-	request bool
-}
+type Error struct{ msg string }
 
 func (e *Error) Error() string { return e.msg }
-func (e *Error) Unwrap() error {
-	if e.request {
-		return ErrInvalidRequest
-	}
-	return ErrInvalidConfig
-}
+func (e *Error) Unwrap() error { return ErrInvalidConfig }
 
 func errorf(format string, args ...any) error {
 	return &Error{msg: "config: " + fmt.Sprintf(format, args...)}
