@@ -159,6 +159,10 @@ type Config struct {
 
 	// issue 20: client quotas
 
+	// ClientQuotas stores quota entities; nil: DescribeClientQuotas
+	// answers none and AlterClientQuotas fails each entry.
+	ClientQuotas ClientQuotas
+
 	// issue 20: features
 
 	Logger *slog.Logger
@@ -287,6 +291,10 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.describeLogDirs(r), nil
 
 		// issue 20: client quotas
+	case *kmsg.DescribeClientQuotasRequest:
+		return h.describeClientQuotas(ctx, r), nil
+	case *kmsg.AlterClientQuotasRequest:
+		return h.alterClientQuotas(ctx, r), nil
 
 		// issue 20: features
 	case *kmsg.UpdateFeaturesRequest:
