@@ -98,11 +98,16 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 	if req.MaxBytes <= 0 {
 		acc.maxBytes = 1<<31 - 1
 	}
+	acc.maxBytes = h.fetchQuotaBytes(ctx, acc.maxBytes) // consumer_byte_rate (quota.go)
 	deadline := h.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	var timer *time.Timer
 	for pass := 0; ; pass++ {
 		h.readFetch(acc, fc.toRead(pass), replicaID, fc.sess)
 		if acc.total >= int(req.MinBytes) || acc.failed > 0 || req.MaxWaitMillis <= 0 || !h.Now().Before(deadline) {
+			if h.fetchThrottled(ctx, acc.total) { // quota.go: an empty answer
+				acc.release()
+				return resp, nil
+			}
 			h.buildFetchResponse(resp, fc, acc.results)
 			server.AfterResponse(ctx, acc.release) // the records are encoded then
 			return resp, nil
@@ -111,6 +116,7 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 			timer = time.NewTimer(deadline.Sub(h.Now()))
 			defer timer.Stop()
 		}
+		waitFrom := h.Now()
 		select {
 		case <-wake:
 		case <-timer.C:
@@ -118,6 +124,7 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 			acc.release()
 			return nil, nil
 		}
+		h.quotaWaited(ctx, waitFrom)
 	}
 }
 

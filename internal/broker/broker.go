@@ -137,6 +137,7 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 			}
 		})
 	}
+	b.watchQuotas(ctx) // issue 20: client quotas, applied before registering
 	sess, err := b.register(ctx)
 	if err != nil {
 		return nil, err
@@ -144,7 +145,6 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	b.goRun(func() { b.loop.Run(ctx) })
 	b.goRun(func() { b.watchTopicConfigs(ctx) })
 	b.goRun(func() { b.watchBrokerConfigs(ctx, dynRev) })
-	b.watchQuotas(ctx)
 	b.goRun(func() { b.shrinkISRs(ctx) })
 	b.goRun(func() { b.keepSession(ctx, sess) })
 	b.goRun(func() { b.watchStalls(ctx) })
@@ -221,6 +221,7 @@ func (b *Broker) listen(reg prometheus.Registerer) error {
 		LogDirs:   b.logs,
 		// issue 20: client quotas
 		ClientQuotas: clientQuotas{store: b.store},
+		Quotas:       b.quotas,
 		Logger:       b.log.With("component", "api"),
 	})
 	for _, l := range cfg.Listeners {

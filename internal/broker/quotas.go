@@ -31,25 +31,44 @@ func (b *Broker) newQuotas() {
 	b.quotas = quota.New(cfg)
 }
 
-// watchQuotas applies every stored quota entity, then each change.
+// watchQuotas applies every stored quota entity before it returns (Start
+// calls it before the broker registers, so clients are served under the
+// quotas in force, as Kafka's DynamicConfigManager.startup), then watches
+// for changes on goroutines of its own.
 func (b *Broker) watchQuotas(ctx context.Context) {
 	for _, prefix := range []string{metadata.UserConfigsPrefix, metadata.ClientConfigsPrefix} {
-		b.goRun(func() { b.watchQuotaPrefix(ctx, prefix) })
+		rev, err := b.loadQuotas(ctx, prefix)
+		if err != nil {
+			b.log.Warn("loading client quotas", "prefix", prefix, "err", err)
+		}
+		b.goRun(func() { b.watchQuotaPrefix(ctx, prefix, rev) })
 	}
 }
 
-func (b *Broker) watchQuotaPrefix(ctx context.Context, prefix string) {
+func (b *Broker) loadQuotas(ctx context.Context, prefix string) (int64, error) {
+	kvs, rev, err := b.store.List(ctx, prefix)
+	if err != nil {
+		return 0, err
+	}
+	for _, kv := range kvs {
+		b.applyQuota(kv.Key, kv.Value)
+	}
+	return rev, nil
+}
+
+// watchQuotaPrefix applies the changes after rev (0: load first), loading
+// again when the watch breaks.
+func (b *Broker) watchQuotaPrefix(ctx context.Context, prefix string, rev int64) {
 	for ctx.Err() == nil {
-		kvs, rev, err := b.store.List(ctx, prefix)
-		if err != nil {
-			select {
-			case <-ctx.Done():
-			case <-time.After(200 * time.Millisecond):
+		if rev == 0 {
+			var err error
+			if rev, err = b.loadQuotas(ctx, prefix); err != nil {
+				select {
+				case <-ctx.Done():
+				case <-time.After(200 * time.Millisecond):
+				}
+				continue
 			}
-			continue
-		}
-		for _, kv := range kvs {
-			b.applyQuota(kv.Key, kv.Value)
 		}
 		for resp := range b.store.WatchPrefix(ctx, prefix, rev+1) {
 			if resp.Err != nil {
@@ -59,6 +78,7 @@ func (b *Broker) watchQuotaPrefix(ctx context.Context, prefix string) {
 				b.applyQuota(ev.KV.Key, ev.KV.Value)
 			}
 		}
+		rev = 0
 	}
 }
 

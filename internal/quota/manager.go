@@ -103,6 +103,18 @@ func (m *Manager) Enabled(t Type) bool {
 	return len(m.overrides[t]) > 0
 }
 
+// Active reports whether any quota is set.
+func (m *Manager) Active() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, o := range m.overrides {
+		if len(o) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Record adds value for the client (sanitized user, raw client id) at
 // now and returns how long to throttle it: zero within its quota, else
 // Kafka's QuotaUtils.throttleTime, capped at one window for Request.
