@@ -86,7 +86,8 @@ var noEffectKeys = accepted(
 )
 
 // brokerSettings is the whole broker table, in description order.
-var brokerSettings = concat(serverSettings, logSettings, logExtraKeys, clusterSettings, txnSettings, noEffectKeys)
+var brokerSettings = concat(serverSettings, logSettings, logExtraKeys, clusterSettings, txnSettings, noEffectKeys,
+	sslKeys, saslKeys, kraftKeys, groupProtocolKeys, remoteLogKeys, runtimeKeys, quotaKeys)
 
 // brokerKeys indexes every broker key by name; brokerGroup gives the synonym
 // group a key is described with (Kafka's brokerConfigSynonyms).

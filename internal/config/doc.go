@@ -2,9 +2,13 @@
 // configuration, with Apache Kafka's property names, types, defaults,
 // synonyms and error wording.
 //
-// One table (brokerSettings in broker_table.go, topicKeys in topic_table.go)
-// defines every key: name, Kafka type, default, validator, documentation and,
-// for topic keys, the broker keys it falls back to. Parsing, defaults, the
+// One table (brokerSettings, assembled in broker_table*.go; topicKeys in
+// topic_table.go) defines every key: name, Kafka type, default, validator,
+// documentation and, for topic keys, the broker keys it falls back to.
+// Every one of Kafka 3.9's broker and topic configs is in it
+// (testdata/kafka-*-configs.txt lists Kafka's names); keys Samsa does not
+// act on say "Samsa: accepted, no effect." in their documentation, and
+// PASSWORD keys describe as null. Parsing, defaults, the
 // precedence of synonyms (log.retention.ms over .minutes over .hours) and
 // DescribeConfigs answers are all derived from that table; no code switches
 // on key names. Each broker key also carries its update mode (KIP-226):
