@@ -30,6 +30,9 @@ package api
 // waiter on each of its partitions. Each wake-up is a pass: the partitions
 // to read (all, or a follower session's changed ones) are read again, and
 // the response carries each partition's latest read (fetch_read.go).
+//
+// consumer_byte_rate (quota.go): a consumer's max_bytes is capped at its
+// quota window, and a fetch over its quota answers nothing, throttled.
 
 import (
 	"context"
