@@ -20,7 +20,9 @@ import (
 // every replica apply them on disk with no restart: segment.bytes (new
 // segments roll at 1 KiB) and retention.ms (the next retention pass
 // deletes the old segments); a broker restarted afterwards still applies
-// them.
+// them; a cluster-wide dynamic default (log.retention.ms) applies to topics
+// without an override, and a per-broker value overrides it on its broker
+// until deleted.
 func TestDynamicConfigs(t *testing.T) {
 	st := startStore(t, "samsa-store")
 	c := startCluster(t, st.endpoint, "log.retention.check.interval.ms=200", "log.segment.delete.delay.ms=0")
@@ -75,6 +77,46 @@ func TestDynamicConfigs(t *testing.T) {
 	c.waitBroker(t, second, fmt.Sprintf("restarted broker %d deletes every segment before offset %d", second, end), "dyn-0",
 		func(bases []int64) bool { return len(bases) > 0 && bases[0] >= end })
 
+	testBrokerDynamicConfigs(ctx, t, c, adm, cl, bs)
+}
+
+// testBrokerDynamicConfigs: log.retention.ms at <default> and per broker.
+func testBrokerDynamicConfigs(ctx context.Context, t *testing.T, c *cluster, adm *kadm.Client, cl *kgo.Client, bs string) {
+	seg := "1024"
+	createTopic(ctx, t, adm, "dyn2", map[string]*string{"segment.bytes": &seg})
+	keeper := c.follower(ctx, t, adm, "dyn2", -1)
+	hour := "3600000"
+	res, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "log.retention.ms", Value: &hour}}, keeper)
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("kadm alter broker %d: %v %+v", keeper, err, res)
+	}
+	produceN(ctx, t, cl, "dyn2", 40)
+	if out, code := samsaConfigs(t, "--bootstrap-server", bs, "--alter", "--entity-type", "brokers", "--entity-default", "--add-config", "log.retention.ms=1000"); code != 0 || out != "Completed updating default config for brokers in the cluster.\n" {
+		t.Fatalf("alter <default>: exit %d\n%s", code, out)
+	}
+	for id := range c.procs {
+		if id != keeper {
+			c.waitBroker(t, id, fmt.Sprintf("broker %d applies the <default> log.retention.ms", id), "dyn2-0",
+				func(bases []int64) bool { return len(bases) > 0 && bases[0] > 0 })
+		}
+	}
+	want := "Default configs for brokers in the cluster are:\n  log.retention.ms=1000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=1000}\n"
+	if out, code := samsaConfigs(t, "--bootstrap-server", bs, "--describe", "--entity-type", "brokers", "--entity-default"); code != 0 || out != want {
+		t.Fatalf("describe <default>: exit %d\n%s\nwant\n%s", code, out, want)
+	}
+	name := strconv.Itoa(int(keeper))
+	out, code := samsaConfigs(t, "--bootstrap-server", bs, "--describe", "--entity-type", "brokers", "--entity-name", name)
+	if wantLine := "  log.retention.ms=3600000 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:log.retention.ms=3600000, DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=1000"; code != 0 || !strings.Contains(out, wantLine) {
+		t.Fatalf("describe broker %s: exit %d, no %q in\n%s", name, code, wantLine, out)
+	}
+	if bases := segmentBases(t, c.dirs[keeper], "dyn2-0"); len(bases) == 0 || bases[0] != 0 {
+		t.Fatalf("broker %d has its own log.retention.ms (1 h) but deleted its first segment: %v", keeper, bases)
+	}
+	if out, code := samsaConfigs(t, "--bootstrap-server", bs, "--alter", "--entity-type", "brokers", "--entity-name", name, "--delete-config", "log.retention.ms"); code != 0 {
+		t.Fatalf("delete per-broker config: exit %d\n%s", code, out)
+	}
+	c.waitBroker(t, keeper, fmt.Sprintf("broker %d falls back to the <default> log.retention.ms", keeper), "dyn2-0",
+		func(bases []int64) bool { return len(bases) > 0 && bases[0] > 0 })
 }
 
 func samsaConfigs(t *testing.T, args ...string) (string, int) {

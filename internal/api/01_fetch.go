@@ -30,6 +30,9 @@ package api
 // waiter on each of its partitions. Each wake-up is a pass: the partitions
 // to read (all, or a follower session's changed ones) are read again, and
 // the response carries each partition's latest read (fetch_read.go).
+//
+// consumer_byte_rate (quota.go): a consumer's max_bytes is capped at its
+// quota window, and a fetch over its quota answers nothing, throttled.
 
 import (
 	"context"
@@ -98,11 +101,16 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 	if req.MaxBytes <= 0 {
 		acc.maxBytes = 1<<31 - 1
 	}
+	acc.maxBytes = h.fetchQuotaBytes(ctx, acc.maxBytes) // consumer_byte_rate (quota.go)
 	deadline := h.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	var timer *time.Timer
 	for pass := 0; ; pass++ {
 		h.readFetch(acc, fc.toRead(pass), replicaID, fc.sess)
 		if acc.total >= int(req.MinBytes) || acc.failed > 0 || req.MaxWaitMillis <= 0 || !h.Now().Before(deadline) {
+			if h.fetchThrottled(ctx, acc.total) { // quota.go: an empty answer
+				acc.release()
+				return resp, nil
+			}
 			h.buildFetchResponse(resp, fc, acc.results)
 			server.AfterResponse(ctx, acc.release) // the records are encoded then
 			return resp, nil
@@ -111,6 +119,7 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 			timer = time.NewTimer(deadline.Sub(h.Now()))
 			defer timer.Stop()
 		}
+		waitFrom := h.Now()
 		select {
 		case <-wake:
 		case <-timer.C:
@@ -118,6 +127,7 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 			acc.release()
 			return nil, nil
 		}
+		h.quotaWaited(ctx, waitFrom)
 	}
 }
 

@@ -58,8 +58,8 @@ func (h *Handler) configEntries(ctx context.Context, rr kmsg.DescribeConfigsRequ
 		if err != nil {
 			return nil, err
 		}
-		if !perBroker { // only the dynamic <default> entries, as Kafka: none yet
-			return nil, nil
+		if !perBroker { // only the dynamic <default> entries, as Kafka
+			return h.current().DescribeBrokerDefault(), nil
 		}
 		return h.current().DescribeBroker(), nil
 	}

@@ -9,8 +9,10 @@ package api
 // empty; another id is INVALID_REQUEST, as clients send a broker's resource
 // to that broker). Values are checked as Kafka does (config.ValidateTopicConfigs,
 // config.ValidateBrokerConfigs): an unknown topic config or a bad value is
-// INVALID_CONFIG, a broker key that cannot change at run time INVALID_CONFIG
-// or INVALID_REQUEST as H1a's config package says; a null value is
+// INVALID_CONFIG, and so is a broker key that cannot change at run time
+// ("Cannot update these configs dynamically: Set(…)"), an SSL key without a
+// listener prefix, or a per-broker key at <default> (Kafka's messages);
+// names Kafka does not know are kept unchecked, as Kafka does; a null value is
 // INVALID_REQUEST ("Null value not supported for : <names>"), another
 // resource type INVALID_REQUEST, a resource named twice INVALID_REQUEST.
 // validate_only checks without writing. Any broker writes, conditional on
@@ -26,7 +28,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,7 +117,7 @@ func (h *Handler) alterResource(ctx context.Context, typ kmsg.ConfigResourceType
 			if err != nil {
 				return nil, err
 			}
-			return validateBrokerConfigs(next)
+			return config.ValidateBrokerConfigs(next, perBroker)
 		})
 	}
 	return fmt.Errorf("%w: AlterConfigs is only supported for topics and brokers, but resource type is %s",
@@ -159,17 +160,6 @@ func brokerResource(name string, self int32, orEmpty string) (perBroker bool, er
 		return false, fmt.Errorf("%w: Unexpected broker id, expected %d%s, but received %s", kerr.InvalidRequest, self, orEmpty, name)
 	}
 	return true, nil
-}
-
-// validateBrokerConfigs checks dynamic broker configs. Until the config
-// package layers dynamic broker configs (issue 20, H1a), no broker config
-// can change at run time: any key is Kafka's answer for read-only keys.
-func validateBrokerConfigs(next map[string]string) (map[string]string, error) {
-	if len(next) == 0 {
-		return next, nil
-	}
-	return nil, fmt.Errorf("%w: Cannot update these configs dynamically: Set(%s)", kerr.InvalidConfig,
-		strings.Join(slices.Sorted(maps.Keys(next)), ", "))
 }
 
 // configErrorCode maps an alter or describe error.

@@ -11,11 +11,13 @@ import (
 	"github.com/samsa-kafka/samsa/internal/config"
 )
 
-// memConfigs is api.Configs over maps: the store of the tests.
+// memConfigs is api.Configs over maps: the store of the tests. Broker
+// writes are applied at once, as the broker does before it answers.
 type memConfigs struct {
-	cfg    *config.Broker
-	topics map[string]map[string]string
-	writes int
+	static, cfg *config.Broker
+	topics      map[string]map[string]string
+	def, own    map[string]string
+	writes      int
 }
 
 func (m *memConfigs) Current() *config.Broker { return m.cfg }
@@ -30,7 +32,20 @@ func (m *memConfigs) AlterTopicConfig(_ context.Context, topic string, validateO
 	return nil
 }
 
-func (m *memConfigs) AlterBrokerConfig(context.Context, bool, bool, ConfigEdit) error { return nil }
+func (m *memConfigs) AlterBrokerConfig(_ context.Context, perBroker, validateOnly bool, edit ConfigEdit) error {
+	layer := &m.def
+	if perBroker {
+		layer = &m.own
+	}
+	next, err := edit(*layer)
+	if err != nil || validateOnly {
+		return err
+	}
+	*layer = next
+	m.writes++
+	m.cfg, _ = m.static.WithDynamic(m.def, m.own)
+	return nil
+}
 
 func newConfigsHarness(t *testing.T) (*Handler, *memConfigs) {
 	t.Helper()
@@ -38,7 +53,7 @@ func newConfigsHarness(t *testing.T) (*Handler, *memConfigs) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mc := &memConfigs{cfg: cfg, topics: map[string]map[string]string{"t": {"retention.ms": "1000"}}}
+	mc := &memConfigs{static: cfg, cfg: cfg, topics: map[string]map[string]string{"t": {"retention.ms": "1000"}}}
 	meta := &fakeMeta{topics: map[string]TopicInfo{"t": {Name: "t"}}}
 	return New(Config{NodeID: self, Broker: cfg, Meta: meta, Configs: mc}), mc
 }

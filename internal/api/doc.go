@@ -7,6 +7,10 @@
 // error is returned only when the connection must close. Domain errors are
 // mapped to codes in one place, errors.go.
 //
+// Client quotas (quota.go): Handle records each client request against
+// the quota manager (Config.Quotas) and throttles it: throttle_time_ms in
+// the response and a muted connection (server.Conn.Throttle).
+//
 // Goroutines: none of its own; handlers run on the server's per-connection
 // goroutine and may block (Fetch long polling, acks=all Produce) until their context ends.
 package api

@@ -11,6 +11,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/config"
 	"github.com/samsa-kafka/samsa/internal/group"
 	"github.com/samsa-kafka/samsa/internal/kafka"
+	"github.com/samsa-kafka/samsa/internal/quota"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/server"
 	"github.com/samsa-kafka/samsa/internal/txn"
@@ -159,6 +160,12 @@ type Config struct {
 
 	// issue 20: client quotas
 
+	// ClientQuotas stores quota entities; nil: DescribeClientQuotas
+	// answers none and AlterClientQuotas fails each entry.
+	ClientQuotas ClientQuotas
+	// Quotas enforces the client quotas in force (quota.go); nil: none.
+	Quotas *quota.Manager
+
 	// issue 20: features
 
 	Logger *slog.Logger
@@ -185,13 +192,20 @@ func New(cfg Config) *Handler {
 var _ server.Handler = (*Handler)(nil)
 
 // Handle dispatches one request by its type, once the broker is ready for
-// it (ready.go).
+// it (ready.go), and enforces client quotas on it (quota.go).
 func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHeader, req kmsg.Request) (kmsg.Response, error) {
 	if gated, bound := needsReady(req); gated {
 		if err := h.awaitReady(ctx, req, bound); err != nil {
 			return nil, err
 		}
 	}
+	ctx, q := h.startQuota(ctx, hdr, req) // issue 20: client quotas
+	resp, err := h.dispatch(ctx, c, hdr, req)
+	h.endQuota(q, c, req, resp)
+	return resp, err
+}
+
+func (h *Handler) dispatch(ctx context.Context, c *server.Conn, hdr wire.RequestHeader, req kmsg.Request) (kmsg.Response, error) {
 	switch r := req.(type) {
 	case *kmsg.ProduceRequest:
 		return h.produce(ctx, r)
@@ -287,6 +301,10 @@ func (h *Handler) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHe
 		return h.describeLogDirs(r), nil
 
 		// issue 20: client quotas
+	case *kmsg.DescribeClientQuotasRequest:
+		return h.describeClientQuotas(ctx, r), nil
+	case *kmsg.AlterClientQuotasRequest:
+		return h.alterClientQuotas(ctx, r), nil
 
 		// issue 20: features
 	case *kmsg.UpdateFeaturesRequest:

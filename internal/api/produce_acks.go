@@ -41,6 +41,7 @@ func (h *Handler) awaitAcks(ctx context.Context, pending []pendingAck, timeoutMi
 	if len(left) == 0 {
 		return true
 	}
+	defer h.quotaWaited(ctx, h.Now()) // not request time (quota.go)
 	w := replica.NewWaiter()
 	waitingOn := make([]*replica.Partition, len(left))
 	for i, a := range left {

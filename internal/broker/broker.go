@@ -30,6 +30,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/metastore/embedetcd"
 	"github.com/samsa-kafka/samsa/internal/metastore/etcdstore"
 	"github.com/samsa-kafka/samsa/internal/producerid"
+	"github.com/samsa-kafka/samsa/internal/quota"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/server"
 	"github.com/samsa-kafka/samsa/internal/storage"
@@ -61,6 +62,7 @@ type Broker struct {
 	pids     *producerid.Manager
 	groups   *group.Coordinator
 	txns     *txn.Coordinator
+	quotas   *quota.Manager // client quotas (quotas.go)
 
 	txnClients *txnClients // the transaction coordinator's clients to brokers
 
@@ -118,6 +120,7 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	b.pids = b.newProducerIDs()
 	b.groups = b.newGroupCoordinator()
 	b.txns = b.newTxnCoordinator()
+	b.newQuotas()
 	if err := b.listen(opts.Registry); err != nil {
 		return nil, err
 	}
@@ -134,6 +137,7 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 			}
 		})
 	}
+	b.watchQuotas(ctx) // issue 20: client quotas, applied before registering
 	sess, err := b.register(ctx)
 	if err != nil {
 		return nil, err
@@ -215,7 +219,10 @@ func (b *Broker) listen(reg prometheus.Registerer) error {
 		Reassign:  b.loop, // KIP-455, controller/reassignment.go
 		Configs:   configsAPI{b},
 		LogDirs:   b.logs,
-		Logger:    b.log.With("component", "api"),
+		// issue 20: client quotas
+		ClientQuotas: clientQuotas{store: b.store},
+		Quotas:       b.quotas,
+		Logger:       b.log.With("component", "api"),
 	})
 	for _, l := range cfg.Listeners {
 		srv, err := server.New(server.Config{

@@ -50,6 +50,9 @@
 //     the store watch feeding it and, with auto.leader.rebalance.enable, the
 //     rebalance ticker;
 //   - the topic-config watch (watchTopicConfigs);
+//   - the client quota watches (watchQuotas, quotas.go: one for
+//     /config/users, one for /config/clients), which feed quota.Manager
+//     (the quotas stored are applied before the broker registers);
 //   - the ISR shrink check (shrinkISRs, Kafka's isr-expiration task);
 //   - the session keeper (keepSession: re-registers after the store
 //     session ends);

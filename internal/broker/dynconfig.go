@@ -27,7 +27,6 @@ package broker
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"maps"
 	"sync"
 	"sync/atomic"
@@ -161,7 +160,10 @@ func (b *Broker) applyBrokerConfigs(def, own map[string]string, rev int64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !maps.Equal(def, d.def) || !maps.Equal(own, d.own) {
-		cur := withDynamic(b.cfg, def, own, b.log)
+		cur, errs := b.cfg.WithDynamic(def, own)
+		for _, err := range errs {
+			b.log.Warn("dynamic broker config ignored", "err", err)
+		}
 		d.def, d.own = def, own
 		d.cur.Store(cur)
 		n := b.reapplyPartitionConfigs()
@@ -276,15 +278,4 @@ func (c configsAPI) write(ctx context.Context, key string, validateOnly bool, ed
 		c.b.log.Info("config updated", "key", key, "config", next)
 	}
 	return rev, err
-}
-
-// withDynamic layers the dynamic broker configs over the static ones.
-// Until the config package can (issue 20, H1a: config.Broker.WithDynamic),
-// AlterConfigs refuses every broker key, and entries found in the store
-// are reported and ignored.
-func withDynamic(static *config.Broker, def, own map[string]string, log *slog.Logger) *config.Broker {
-	if len(def)+len(own) > 0 {
-		log.Warn("dynamic broker configs are not applied by this version", "default", def, "broker", own)
-	}
-	return static
 }

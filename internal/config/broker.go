@@ -109,6 +109,9 @@ type Broker struct {
 
 	// explicit holds every known key that was set, with its normalized value.
 	explicit map[string]string
+	// dynDefault and dynBroker are the validated dynamic layers
+	// (/config/brokers/<default> and /config/brokers/<id>); nil for none.
+	dynDefault, dynBroker map[string]string
 }
 
 // Explicit returns a copy of the keys that were set explicitly (normalized
@@ -153,20 +156,25 @@ func Load(props map[string]string) (*Broker, []string, error) {
 	if len(errs) > 0 {
 		return nil, warnings, errors.Join(errs...)
 	}
+	if err := b.resolve(); err != nil {
+		return nil, warnings, err
+	}
+	return b, warnings, nil
+}
+
+// resolve fills every field from the layers and checks cross-key rules.
+func (b *Broker) resolve() error {
 	for _, s := range brokerSettings {
 		if s.field == nil {
 			continue
 		}
-		if k, v, _, ok := b.effective(s.keys); ok {
+		if k, v, ok := b.effective(s.keys); ok {
 			if err := assign(s.field(b), k, v); err != nil {
-				return nil, warnings, err
+				return err
 			}
 		}
 	}
-	if err := b.finish(); err != nil {
-		return nil, warnings, err
-	}
-	return b, warnings, nil
+	return b.finish()
 }
 
 // LoadFile reads a server.properties file and applies overrides ("k=v", as
@@ -191,20 +199,22 @@ func LoadFile(path string, overrides []string) (*Broker, []string, error) {
 	return Load(props)
 }
 
-// effective picks the value of a synonym group: the first key set explicitly,
-// else the first key with a non-null default. explicit reports which.
-func (b *Broker) effective(keys []key) (k key, v string, explicit, ok bool) {
+// effective picks the value of a synonym group: the first key set in any
+// layer (dynamic per-broker over dynamic default over static, as Kafka merges
+// them before applying synonym precedence), else the first key with a
+// non-null default.
+func (b *Broker) effective(keys []key) (k key, v string, ok bool) {
 	for _, k := range keys {
-		if v, ok := b.explicit[k.name]; ok {
-			return k, v, true, true
+		if v, _, ok := b.set(k.name); ok {
+			return k, v, true
 		}
 	}
 	for _, k := range keys {
 		if k.hasDefault() {
-			return k, k.dflt, false, true
+			return k, k.dflt, true
 		}
 	}
-	return key{}, "", false, false
+	return key{}, "", false
 }
 
 // finish parses listeners and applies Kafka's cross-key requirements.
@@ -226,9 +236,9 @@ func (b *Broker) finish() error {
 	return nil
 }
 
-// explicitOr returns a key's explicit value, or its default.
+// explicitOr returns a key's value in the highest layer, or its default.
 func (b *Broker) explicitOr(name string) string {
-	if v, ok := b.explicit[name]; ok {
+	if v, _, ok := b.set(name); ok {
 		return v
 	}
 	return brokerKeys[name].dflt

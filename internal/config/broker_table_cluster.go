@@ -5,9 +5,9 @@ import "time"
 // clusterSettings: replication, controller, leader balance, groups.
 var clusterSettings = []setting{
 	bind(func(b *Broker) any { return &b.MinInsyncReplicas },
-		tInt("min.insync.replicas", "1", atLeast(1), "Minimum replicas that must acknowledge a write when acks=all.")),
+		tInt("min.insync.replicas", "1", atLeast(1), "Minimum replicas that must acknowledge a write when acks=all.").cluster()),
 	bind(func(b *Broker) any { return &b.UncleanLeaderElection },
-		tBool("unclean.leader.election.enable", "false", "Allow replicas not in the ISR to be elected leader as a last resort, at the risk of data loss.")),
+		tBool("unclean.leader.election.enable", "false", "Allow replicas not in the ISR to be elected leader as a last resort, at the risk of data loss.").kafka(clusterWide)),
 	bind(func(b *Broker) any { return &b.ReplicaLagTimeMax },
 		ms("replica.lag.time.max.ms", "30000", nil, "A follower that has not caught up for this long is removed from the ISR.")),
 	bind(func(b *Broker) any { return &b.ReplicaFetchMaxBytes },
@@ -23,7 +23,7 @@ var clusterSettings = []setting{
 	bind(func(b *Broker) any { return &b.ReplicaSocketTimeout },
 		msInt("replica.socket.timeout.ms", "30000", nil, "The socket timeout for network requests to the leader.")),
 	bind(func(b *Broker) any { return &b.NumReplicaFetchers },
-		tInt("num.replica.fetchers", "1", nil, "Number of fetcher threads used to replicate records from each source broker.")),
+		tInt("num.replica.fetchers", "1", nil, "Number of fetcher threads used to replicate records from each source broker.").kafka(clusterWide)),
 	bind(func(b *Broker) any { return &b.ControllerSocketTimeout },
 		msInt("controller.socket.timeout.ms", "30000", nil, "The socket timeout for controller-to-broker channels.")),
 	bind(func(b *Broker) any { return &b.ControlledShutdownEnable },
@@ -66,9 +66,9 @@ var clusterSettings = []setting{
 // have no meaning in Samsa (Java threads, socket buffers, ZooKeeper,
 // transactions); they load silently and are described with their defaults.
 var noEffectKeys = accepted(
-	tInt("num.network.threads", "3", atLeast(1), "Kafka: threads receiving requests (no effect in Samsa)."),
-	tInt("num.io.threads", "8", atLeast(1), "Kafka: threads processing requests (no effect in Samsa)."),
-	tInt("background.threads", "10", atLeast(1), "Kafka: threads for background tasks (no effect in Samsa)."),
+	tInt("num.network.threads", "3", atLeast(1), "Kafka: threads receiving requests (no effect in Samsa).").kafka(clusterWide),
+	tInt("num.io.threads", "8", atLeast(1), "Kafka: threads processing requests (no effect in Samsa).").kafka(clusterWide),
+	tInt("background.threads", "10", atLeast(1), "Kafka: threads for background tasks (no effect in Samsa).").kafka(clusterWide),
 	tInt("queued.max.requests", "500", atLeast(1), "Kafka: queued requests before blocking network threads (no effect in Samsa)."),
 	tInt("socket.send.buffer.bytes", "102400", nil, "SO_SNDBUF of sockets; -1: OS default (no effect in Samsa)."),
 	tInt("socket.receive.buffer.bytes", "102400", nil, "SO_RCVBUF of sockets; -1: OS default (no effect in Samsa)."),
@@ -86,7 +86,8 @@ var noEffectKeys = accepted(
 )
 
 // brokerSettings is the whole broker table, in description order.
-var brokerSettings = concat(serverSettings, logSettings, logExtraKeys, clusterSettings, txnSettings, noEffectKeys)
+var brokerSettings = concat(serverSettings, logSettings, logExtraKeys, clusterSettings, txnSettings, noEffectKeys,
+	sslKeys, saslKeys, kraftKeys, groupProtocolKeys, remoteLogKeys, runtimeKeys, quotaKeys)
 
 // brokerKeys indexes every broker key by name; brokerGroup gives the synonym
 // group a key is described with (Kafka's brokerConfigSynonyms).

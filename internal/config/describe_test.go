@@ -42,6 +42,11 @@ func synonyms(ss []Synonym) string {
 	return strings.Join(parts, " ")
 }
 
+// Synonyms and sources as Kafka's ConfigHelper gives them: the override,
+// then the layers of the topic config's broker key group, starting at the
+// broker key itself (so retention.ms shows nothing when only
+// log.retention.hours is set, and its source is then DEFAULT_CONFIG, as in
+// Kafka).
 func TestDescribeTopic(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -52,18 +57,18 @@ func TestDescribeTopic(t *testing.T) {
 		source    int8
 		synonyms  string
 	}{
-		{"default from broker default", nil, nil, "retention.ms", "604800000", dflt,
-			"log.retention.hours=168@5"},
-		{"static broker hours", map[string]string{"log.retention.hours": "24"}, nil, "retention.ms", "86400000", static,
-			"log.retention.hours=24@4 log.retention.hours=168@5"},
+		{"default from broker default", nil, nil, "retention.ms", "604800000", dflt, ""},
+		{"static broker hours", map[string]string{"log.retention.hours": "24"}, nil, "retention.ms", "86400000", dflt, ""},
 		{"static broker ms beats hours", map[string]string{"log.retention.ms": "1000", "log.retention.hours": "24"}, nil,
 			"retention.ms", "1000", static, "log.retention.ms=1000@4 log.retention.hours=24@4 log.retention.hours=168@5"},
 		{"topic override first", map[string]string{"log.retention.minutes": "1"}, map[string]string{"retention.ms": "5"},
-			"retention.ms", "5", dynTopic, "retention.ms=5@1 log.retention.minutes=1@4 log.retention.hours=168@5"},
-		{"segment.ms from roll hours", nil, nil, "segment.ms", "604800000", dflt, "log.roll.hours=168@5"},
+			"retention.ms", "5", dynTopic, "retention.ms=5@1"},
+		{"segment.ms from roll hours", nil, nil, "segment.ms", "604800000", dflt, ""},
+		{"segment.bytes", nil, nil, "segment.bytes", "1073741824", dflt, "log.segment.bytes=1073741824@5"},
 		{"max.message.bytes", map[string]string{"message.max.bytes": "2000"}, nil, "max.message.bytes", "2000", static,
 			"message.max.bytes=2000@4 message.max.bytes=1048588@5"},
-		{"flush.ms", nil, nil, "flush.ms", longMax, dflt, "log.flush.scheduler.interval.ms=" + longMax + "@5"},
+		{"flush.ms", map[string]string{"log.flush.interval.ms": "10"}, nil, "flush.ms", "10", static,
+			"log.flush.interval.ms=10@4 log.flush.scheduler.interval.ms=" + longMax + "@5"},
 		{"no broker synonym", nil, nil, "remote.storage.enable", "false", dflt, ""},
 		{"no broker synonym overridden", nil, map[string]string{"leader.replication.throttled.replicas": "*"},
 			"leader.replication.throttled.replicas", "*", dynTopic, "leader.replication.throttled.replicas=*@1"},
@@ -111,22 +116,23 @@ func TestDescribeBroker(t *testing.T) {
 		config, value string
 		source        int8
 		typ           kmsg.ConfigType
+		readOnly      bool
 		synonyms      string
 	}{
-		{"num.partitions", "3", static, kmsg.ConfigTypeInt, "num.partitions=3@4 num.partitions=1@5"},
-		{"num.io.threads", "4", static, kmsg.ConfigTypeInt, "num.io.threads=4@4 num.io.threads=8@5"},
-		{"log.retention.hours", "24", static, kmsg.ConfigTypeInt, "log.retention.hours=24@4 log.retention.hours=168@5"},
-		{"log.retention.ms", "<null>", dflt, kmsg.ConfigTypeLong, "log.retention.hours=24@4 log.retention.hours=168@5"},
-		{"log.roll.hours", "168", dflt, kmsg.ConfigTypeInt, "log.roll.hours=168@5"},
-		{"broker.rack", "<null>", dflt, kmsg.ConfigTypeString, ""},
-		{"log.flush.scheduler.interval.ms", longMax, dflt, kmsg.ConfigTypeLong, "log.flush.scheduler.interval.ms=" + longMax + "@5"},
-		{"metadata.store.session.timeout.ms", "6000", dflt, kmsg.ConfigTypeInt, "metadata.store.session.timeout.ms=6000@5"},
+		{"num.partitions", "3", static, kmsg.ConfigTypeInt, true, "num.partitions=3@4 num.partitions=1@5"},
+		{"num.io.threads", "4", static, kmsg.ConfigTypeInt, false, "num.io.threads=4@4 num.io.threads=8@5"},
+		{"log.retention.hours", "24", static, kmsg.ConfigTypeInt, true, "log.retention.hours=24@4 log.retention.hours=168@5"},
+		{"log.retention.ms", "<null>", dflt, kmsg.ConfigTypeLong, false, ""},
+		{"log.roll.hours", "168", dflt, kmsg.ConfigTypeInt, true, "log.roll.hours=168@5"},
+		{"broker.rack", "<null>", dflt, kmsg.ConfigTypeString, true, ""},
+		{"log.flush.scheduler.interval.ms", longMax, dflt, kmsg.ConfigTypeLong, true, "log.flush.scheduler.interval.ms=" + longMax + "@5"},
+		{"metadata.store.session.timeout.ms", "6000", dflt, kmsg.ConfigTypeInt, true, "metadata.store.session.timeout.ms=6000@5"},
 	}
 	for _, tt := range tests {
 		e := find(t, entries, tt.config)
-		if val(e.Value) != tt.value || e.Source != tt.source || e.Type != int8(tt.typ) || !e.ReadOnly {
-			t.Errorf("%s: value %s source %d type %d readOnly %v, want %s %d %d true",
-				tt.config, val(e.Value), e.Source, e.Type, e.ReadOnly, tt.value, tt.source, tt.typ)
+		if val(e.Value) != tt.value || e.Source != tt.source || e.Type != int8(tt.typ) || e.ReadOnly != tt.readOnly {
+			t.Errorf("%s: value %s source %d type %d readOnly %v, want %s %d %d %v",
+				tt.config, val(e.Value), e.Source, e.Type, e.ReadOnly, tt.value, tt.source, tt.typ, tt.readOnly)
 		}
 		if got := synonyms(e.Synonyms); got != tt.synonyms {
 			t.Errorf("%s synonyms\n got %s\nwant %s", tt.config, got, tt.synonyms)

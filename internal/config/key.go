@@ -36,6 +36,42 @@ type key struct {
 	check check         // range or enum beyond the type; may be nil
 	unit  time.Duration // for duration fields: what one unit of the value is
 	doc   string
+	// mode is how Samsa lets the key change at run time (AlterConfigs on a
+	// BROKER resource); kafkaMode is Kafka's "Update Mode". They differ
+	// only where Samsa keeps a key Kafka reconfigures read-only, which
+	// the key's doc says.
+	mode, kafkaMode updateMode
+}
+
+// updateMode is Kafka's "Update Mode" of a broker config (KIP-226).
+type updateMode uint8
+
+const (
+	readOnly    updateMode = iota // read-only: server.properties only
+	clusterWide                   // dynamic per broker and at the <default> entity
+	perBroker                     // dynamic only per broker (/config/brokers/<id>)
+)
+
+var modeNames = [...]string{readOnly: "read-only", clusterWide: "cluster-wide", perBroker: "per-broker"}
+
+func (m updateMode) String() string { return modeNames[m] }
+
+// cluster marks a key cluster-wide dynamic, in Kafka and in Samsa.
+func (k key) cluster() key { k.mode, k.kafkaMode = clusterWide, clusterWide; return k }
+
+// broker marks a key per-broker dynamic, in Kafka and in Samsa.
+func (k key) broker() key { k.mode, k.kafkaMode = perBroker, perBroker; return k }
+
+// kafka records Kafka's update mode for a key Samsa keeps read-only.
+func (k key) kafka(m updateMode) key { k.kafkaMode = m; return k }
+
+// describedDoc is the documentation DescribeConfigs gives: the key's, and
+// where Samsa keeps read-only a key Kafka updates at run time, a word on it.
+func (k key) describedDoc() string {
+	if k.mode == k.kafkaMode {
+		return k.doc
+	}
+	return k.doc + " Samsa: read-only (Kafka: " + k.kafkaMode.String() + ")."
 }
 
 func (k key) hasDefault() bool { return k.dflt != none }

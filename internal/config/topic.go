@@ -74,7 +74,7 @@ func (b *Broker) ResolveTopic(overrides map[string]string) (Topic, error) {
 		if k.field == nil {
 			continue
 		}
-		v, _, ok := b.topicValue(k, norm)
+		v, ok := b.topicValue(k, norm)
 		if !ok {
 			continue
 		}
@@ -86,25 +86,17 @@ func (b *Broker) ResolveTopic(overrides map[string]string) (Topic, error) {
 }
 
 // topicValue returns a topic config's effective value in the topic key's
-// unit and the source it comes from (kmsg.ConfigSource values).
-func (b *Broker) topicValue(k topicKey, overrides map[string]string) (string, int8, bool) {
+// unit: the override, else its broker synonyms' value, else its default.
+func (b *Broker) topicValue(k topicKey, overrides map[string]string) (string, bool) {
 	if v, ok := overrides[k.name]; ok {
-		return v, sourceTopic, true
+		return v, true
 	}
 	if len(k.synonyms) > 0 {
-		bk, v, explicit, ok := b.effective(brokerKeysNamed(k.synonyms))
-		if ok {
-			src := sourceDefault
-			if explicit {
-				src = sourceStatic
-			}
-			return convert(v, bk.unit, k.unit), src, true
+		if bk, v, ok := b.effective(brokerKeysNamed(k.synonyms)); ok {
+			return convert(v, bk.unit, k.unit), true
 		}
 	}
-	if !k.hasDefault() {
-		return "", sourceDefault, false
-	}
-	return k.dflt, sourceDefault, true
+	return k.dflt, k.hasDefault()
 }
 
 func brokerKeysNamed(names []string) []key {

@@ -38,6 +38,12 @@ type Conn struct {
 	nc         net.Conn
 	lastActive atomic.Int64 // unix nanoseconds of the last byte read or written
 	inFlight   atomic.Int32 // requests read and not yet handled
+
+	// Client quotas (throttle.go). requestSize and throttle belong to the
+	// handling goroutine.
+	requestSize int
+	throttle    time.Duration
+	mutedUntil  atomic.Int64 // unix nanoseconds
 }
 
 func (c *Conn) touch() { c.lastActive.Store(time.Now().UnixNano()) }
@@ -54,6 +60,7 @@ type inbound struct {
 	req   kmsg.Request
 	err   error
 	read  time.Time
+	size  int    // bytes of the frame
 	frame []byte // pooled frame to release once answered, nil if none
 }
 
@@ -103,10 +110,10 @@ func (s *Server) serveConn(c *Conn) {
 func (l *connLoop) read() {
 	defer close(l.reqs)
 	br := bufio.NewReaderSize(idleReader{l.c, l.s.cfg.IdleTimeout}, ioBufferSize)
-	for {
+	for l.waitUnmuted() {
 		in := inbound{}
 		frame, pooled, err := readFrame(br, l.s.cfg.MaxRequestBytes)
-		in.read = time.Now()
+		in.read, in.size = time.Now(), len(frame)
 		if pooled {
 			in.frame = frame
 		}
@@ -138,7 +145,7 @@ func (l *connLoop) read() {
 
 // handleAll serves requests in arrival order until one ends the connection.
 func (l *connLoop) handleAll() {
-	for {
+	for l.waitUnmuted() {
 		select {
 		case in, ok := <-l.reqs:
 			if !ok || !l.handle(in) {
@@ -179,6 +186,7 @@ func (l *connLoop) handle(in inbound) bool {
 	}
 	l.c.touch()
 	l.s.metrics.observe(in.hdr.Key, time.Since(in.read))
+	defer l.mute() // once the response is sent (queued)
 	if resp == nil {
 		return true
 	}
@@ -194,6 +202,7 @@ func (l *connLoop) callHandler(in inbound) (resp kmsg.Response, err error) {
 			resp, err = nil, fmt.Errorf("%w: %v\n%s", errPanic, p, debug.Stack())
 		}
 	}()
+	l.c.requestSize, l.c.throttle = in.size, 0
 	resp, err = l.s.cfg.Handler.Handle(l.ctx, l.c, in.hdr, in.req)
 	if err == nil && resp != nil && resp.Key() != in.hdr.Key {
 		err = fmt.Errorf("server: handler answered %s with a %s response",

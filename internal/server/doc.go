@@ -18,6 +18,10 @@
 //     exception: it is answered with a v0 UNSUPPORTED_VERSION body, as Kafka
 //     does, and the connection stays open.
 //   - A Handler error or panic closes only that connection.
+//   - A handler may throttle its client (Conn.Throttle, client quotas,
+//     KIP-219): once the response is sent the connection is muted, reading
+//     and handling nothing more until the throttle has passed
+//     (throttle.go). Other connections are not affected.
 //   - A connection with no request in flight and no traffic for IdleTimeout
 //     is closed (Kafka's connections.max.idle.ms).
 //

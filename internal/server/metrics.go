@@ -13,6 +13,8 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	active   prometheus.Gauge
+	// throttled: connections muted for a client quota (throttle.go).
+	throttled prometheus.Histogram
 }
 
 // newMetrics creates the server's collectors and registers them on reg
@@ -33,6 +35,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "samsa_connections_active",
 			Help: "Open client connections.",
 		}),
+		throttled: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "samsa_connection_throttle_seconds",
+			Help:    "Throttle times of connections muted after a response for a client quota (KIP-219).",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
+		}),
 	}
 	if reg == nil {
 		return m, nil
@@ -45,6 +52,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return nil, err
 	}
 	if m.active, err = register(reg, m.active); err != nil {
+		return nil, err
+	}
+	if m.throttled, err = register(reg, m.throttled); err != nil {
 		return nil, err
 	}
 	return m, nil

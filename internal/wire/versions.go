@@ -83,6 +83,8 @@ var Supported = map[int16]VersionRange{
 	int16(kmsg.AlterReplicaLogDirs): {0, 2},
 
 	// Operating a cluster (issue 20): client quotas.
+	int16(kmsg.DescribeClientQuotas): {0, 1},
+	int16(kmsg.AlterClientQuotas):    {0, 1},
 
 	// Operating a cluster (issue 20): features. Samsa finalizes none
 	// (api/57_update_features.go).

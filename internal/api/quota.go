@@ -1,0 +1,139 @@
+package api
+
+// Client quota enforcement, as Kafka's KafkaApis drives its
+// ClientQuotaManagers (user "ANONYMOUS", quota.Principal, until Samsa
+// authenticates; entity precedence in internal/quota):
+//
+//   - producer_byte_rate: every Produce records its size in bytes (the
+//     request frame, Kafka's request.sizeInBytes) once handled; the
+//     records are appended whatever the throttle.
+//   - consumer_byte_rate: a consumer's Fetch reads at most the quota
+//     window's worth (Kafka's getMaxValueInQuotaWindow caps max_bytes)
+//     and records the record bytes it would answer; when that or the
+//     request quota throttles, the bytes are taken back and the answer is
+//     empty (Kafka's getThrottledResponse), to be fetched again.
+//   - request_percentage: every request records the time it took to
+//     handle, less the time a Fetch long poll or an acks=-1 Produce waited
+//     (Kafka counts the request thread's time, not purgatory's). Other
+//     waits (JoinGroup, SyncGroup, CreateTopics...) count: a deviation.
+//
+// Exempt, as Kafka's sendResponseExemptThrottle: follower fetches and the
+// inter-broker APIs (LeaderAndIsr, StopReplica, UpdateMetadata,
+// ControlledShutdown, AlterPartition, WriteTxnMarkers); a Produce with
+// acks=0 is exempt from the request quota only.
+//
+// The throttle is the longest of the quotas violated: it goes into the
+// response's throttle_time_ms (every response having one) and the
+// connection is muted that long after the response (server.Conn.Throttle,
+// KIP-219). Deviation: answers of versions before KIP-219 (Produce < v6,
+// Fetch < v8) are not delayed, the connection is muted after them as well.
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/quota"
+	"github.com/samsa-kafka/samsa/internal/server"
+	"github.com/samsa-kafka/samsa/internal/wire"
+)
+
+type quotaKey struct{}
+
+// quotaReq is the quota accounting of one client request.
+type quotaReq struct {
+	client      string
+	start       time.Time
+	waited      time.Duration // in a long poll or an acks wait
+	throttle    time.Duration // set by the Fetch: the longest of its quotas
+	requestDone bool          // the Fetch recorded request_percentage
+}
+
+// startQuota begins a request's accounting: nil when no quota is set or
+// the request is exempt.
+func (h *Handler) startQuota(ctx context.Context, hdr wire.RequestHeader, req kmsg.Request) (context.Context, *quotaReq) {
+	if h.Quotas == nil || !h.Quotas.Active() || quotaExempt(req) {
+		return ctx, nil
+	}
+	q := &quotaReq{start: h.Now()}
+	if hdr.ClientID != nil {
+		q.client = *hdr.ClientID
+	}
+	return context.WithValue(ctx, quotaKey{}, q), q
+}
+
+func quotaExempt(req kmsg.Request) bool {
+	switch r := req.(type) {
+	case *kmsg.FetchRequest:
+		return fetchReplicaID(r) >= 0
+	case *kmsg.LeaderAndISRRequest, *kmsg.StopReplicaRequest, *kmsg.UpdateMetadataRequest,
+		*kmsg.ControlledShutdownRequest, *kmsg.AlterPartitionRequest, *kmsg.WriteTxnMarkersRequest:
+		return true
+	}
+	return false
+}
+
+// endQuota records a handled request and throttles its client.
+func (h *Handler) endQuota(q *quotaReq, c *server.Conn, req kmsg.Request, resp kmsg.Response) {
+	if q == nil {
+		return
+	}
+	now := h.Now()
+	d := q.throttle
+	if r, ok := req.(*kmsg.ProduceRequest); ok {
+		d = h.Quotas.Record(quota.Produce, quota.Principal, q.client, float64(c.RequestSize()), now)
+		q.requestDone = r.Acks == 0
+	}
+	if !q.requestDone {
+		d = max(d, h.recordRequestTime(q, now))
+	}
+	if d <= 0 {
+		return
+	}
+	if r, ok := resp.(kmsg.SetThrottleResponse); ok {
+		r.SetThrottle(int32(min(d.Milliseconds(), 1<<31-1)))
+	}
+	c.Throttle(d)
+}
+
+// recordRequestTime records request_percentage: % of one thread's time.
+func (h *Handler) recordRequestTime(q *quotaReq, now time.Time) time.Duration {
+	q.requestDone = true
+	busy := max(now.Sub(q.start)-q.waited, 0)
+	return h.Quotas.Record(quota.Request, quota.Principal, q.client, float64(busy)/float64(time.Second)*100, now)
+}
+
+// quotaWaited takes the wait since from the request's handling time.
+func (h *Handler) quotaWaited(ctx context.Context, since time.Time) {
+	if q, ok := ctx.Value(quotaKey{}).(*quotaReq); ok {
+		q.waited += h.Now().Sub(since)
+	}
+}
+
+// fetchQuotaBytes caps a consumer Fetch's max_bytes at its quota window.
+func (h *Handler) fetchQuotaBytes(ctx context.Context, maxBytes int) int {
+	q, ok := ctx.Value(quotaKey{}).(*quotaReq)
+	if !ok {
+		return maxBytes
+	}
+	if w := h.Quotas.MaxValueInWindow(quota.Fetch, quota.Principal, q.client); w < float64(maxBytes) {
+		return max(int(w), 1)
+	}
+	return maxBytes
+}
+
+// fetchThrottled records a consumer Fetch answering n record bytes and
+// reports whether it is throttled, its bytes then taken back.
+func (h *Handler) fetchThrottled(ctx context.Context, n int) bool {
+	q, ok := ctx.Value(quotaKey{}).(*quotaReq)
+	if !ok {
+		return false
+	}
+	now := h.Now()
+	q.throttle = max(h.recordRequestTime(q, now), h.Quotas.Record(quota.Fetch, quota.Principal, q.client, float64(n), now))
+	if q.throttle > 0 {
+		h.Quotas.Unrecord(quota.Fetch, quota.Principal, q.client, float64(n), now)
+	}
+	return q.throttle > 0
+}

@@ -1,0 +1,200 @@
+package quota
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// Config is quota.window.num and quota.window.size.seconds.
+type Config struct {
+	Samples int           // quota.window.num, default 11
+	Window  time.Duration // quota.window.size.seconds, default 1s
+}
+
+// DefaultConfig is Kafka's defaults.
+var DefaultConfig = Config{Samples: 11, Window: time.Second}
+
+func (c Config) windowMs() int64 { return c.Window.Milliseconds() }
+
+// Type is one of Kafka's client quota types.
+type Type int
+
+const (
+	Produce Type = iota // producer_byte_rate: bytes per second
+	Fetch               // consumer_byte_rate: bytes per second
+	Request             // request_percentage: % of one thread's time
+	numTypes
+)
+
+// Config keys, as Kafka's QuotaConfigs names them.
+const (
+	ProducerByteRate       = "producer_byte_rate"
+	ConsumerByteRate       = "consumer_byte_rate"
+	RequestPercentage      = "request_percentage"
+	ControllerMutationRate = "controller_mutation_rate" // stored, not enforced
+)
+
+var typeKeys = [numTypes]string{ProducerByteRate, ConsumerByteRate, RequestPercentage}
+
+// Default names the default entity of a component.
+const Default = "<default>"
+
+// Entity is a quota entity: /config/users/<User>,
+// /config/users/<User>/clients/<ClientID> or /config/clients/<ClientID>.
+// Names are sanitized; "" is a missing component.
+type Entity struct{ User, ClientID string }
+
+// tags are the metric tags a sensor is shared under (user, client-id).
+type tags struct{ user, client string }
+
+type sensor struct {
+	r    rate
+	used int64
+}
+
+// inactive is how long an unused sensor lives (Kafka's
+// InactiveSensorExpirationTimeSeconds).
+const inactive = int64(time.Hour / time.Millisecond)
+
+// Manager holds the quotas in force and the rates measured against them.
+type Manager struct {
+	cfg       Config
+	mu        sync.Mutex
+	overrides [numTypes]map[Entity]float64
+	sensors   [numTypes]map[tags]*sensor
+	lastSweep int64
+}
+
+// New returns a Manager without quotas.
+func New(cfg Config) *Manager {
+	if cfg.Samples < 1 {
+		cfg.Samples = DefaultConfig.Samples
+	}
+	if cfg.Window < time.Second {
+		cfg.Window = DefaultConfig.Window
+	}
+	m := &Manager{cfg: cfg}
+	for t := range numTypes {
+		m.overrides[t] = map[Entity]float64{}
+		m.sensors[t] = map[tags]*sensor{}
+	}
+	return m
+}
+
+// Set replaces an entity's quotas (keys as stored; unknown keys ignored);
+// nil or empty values remove them.
+func (m *Manager) Set(e Entity, values map[string]float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for t, k := range typeKeys {
+		if v, ok := values[k]; ok {
+			m.overrides[t][e] = v
+		} else {
+			delete(m.overrides[t], e)
+		}
+	}
+}
+
+// Enabled reports whether some quota of type t is set.
+func (m *Manager) Enabled(t Type) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.overrides[t]) > 0
+}
+
+// Active reports whether any quota is set.
+func (m *Manager) Active() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, o := range m.overrides {
+		if len(o) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Record adds value for the client (sanitized user, raw client id) at
+// now and returns how long to throttle it: zero within its quota, else
+// Kafka's QuotaUtils.throttleTime, capped at one window for Request.
+func (m *Manager) Record(t Type, user, clientID string, value float64, now time.Time) time.Duration {
+	ms := now.UnixMilli()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.overrides[t]) == 0 {
+		return 0
+	}
+	tg := m.tags(t, user, Sanitize(clientID))
+	bound, ok := m.limit(t, tg)
+	if !ok {
+		return 0
+	}
+	s := m.sensor(t, tg, ms)
+	s.r.record(m.cfg, value, ms)
+	observed := s.r.measure(m.cfg, ms)
+	if observed <= bound {
+		return 0
+	}
+	d := throttle(observed, bound, s.r.windowSize(m.cfg, ms))
+	if t == Request {
+		d = min(d, m.cfg.Window)
+	}
+	return d
+}
+
+// Unrecord takes back a value recorded at now (a throttled fetch answers
+// no data, so its bytes do not count).
+func (m *Manager) Unrecord(t Type, user, clientID string, value float64, now time.Time) {
+	ms := now.UnixMilli()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s, ok := m.sensors[t][m.tags(t, user, Sanitize(clientID))]; ok {
+		s.r.unrecord(m.cfg, value, ms)
+	}
+}
+
+// MaxValueInWindow is the most a client may use within the quota window
+// (Kafka's getMaxValueInQuotaWindow): bound × (samples-1) × window
+// seconds, +Inf without a quota. Fetch caps max_bytes with it.
+func (m *Manager) MaxValueInWindow(t Type, user, clientID string) float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.overrides[t]) == 0 {
+		return math.Inf(1)
+	}
+	bound, ok := m.limit(t, m.tags(t, user, Sanitize(clientID)))
+	if !ok {
+		return math.Inf(1)
+	}
+	return bound * float64(m.cfg.Samples-1) * m.cfg.Window.Seconds()
+}
+
+// throttle is X = (O - T) / T × W, rounded to the millisecond.
+func throttle(observed, bound float64, windowMs int64) time.Duration {
+	ms := (observed - bound) / bound * float64(windowMs)
+	if math.IsNaN(ms) || ms > math.MaxInt32 {
+		ms = math.MaxInt32
+	}
+	return time.Duration(math.Round(ms)) * time.Millisecond
+}
+
+func (m *Manager) sensor(t Type, tg tags, now int64) *sensor {
+	if now-m.lastSweep >= 60_000 {
+		m.lastSweep = now
+		for _, ss := range m.sensors {
+			for k, s := range ss {
+				if now-s.used >= inactive {
+					delete(ss, k)
+				}
+			}
+		}
+	}
+	s, ok := m.sensors[t][tg]
+	if !ok {
+		s = &sensor{}
+		m.sensors[t][tg] = s
+	}
+	s.used = now
+	return s
+}

@@ -1,0 +1,82 @@
+package quota
+
+// sample is one window of a sampled sum (Kafka's SampledStat.Sample).
+type sample struct {
+	value       float64
+	start, last int64 // ms: window start, last event
+}
+
+func (s *sample) reset(now int64) { *s = sample{start: now, last: now} }
+
+// rate is Kafka's Rate over a WindowedSum: config.samples windows of
+// windowMs, one extra sample kept, obsolete samples purged by their last
+// event, and a window size of at least samples-1 full windows.
+type rate struct {
+	samples []sample
+	current int
+}
+
+func (r *rate) cur(now int64) *sample {
+	if len(r.samples) == 0 {
+		r.samples = append(r.samples, sample{start: now, last: now})
+	}
+	return &r.samples[r.current]
+}
+
+func (r *rate) record(c Config, v float64, now int64) {
+	s := r.cur(now)
+	if now-s.start >= c.windowMs() {
+		r.current = (r.current + 1) % (c.Samples + 1)
+		if r.current >= len(r.samples) {
+			r.samples = append(r.samples, sample{start: now, last: now})
+		} else {
+			r.samples[r.current].reset(now)
+		}
+		s = &r.samples[r.current]
+	}
+	s.value += v
+	s.last = now
+}
+
+// unrecord takes back a value recorded now (Kafka's unrecordQuotaSensor
+// records its negation).
+func (r *rate) unrecord(c Config, v float64, now int64) { r.record(c, -v, now) }
+
+func (r *rate) purge(c Config, now int64) {
+	expire := int64(c.Samples) * c.windowMs()
+	for i := range r.samples {
+		if now-r.samples[i].last >= expire {
+			r.samples[i].reset(now)
+		}
+	}
+}
+
+func (r *rate) sum(c Config, now int64) float64 {
+	r.purge(c, now)
+	var t float64
+	for _, s := range r.samples {
+		t += s.value
+	}
+	return t
+}
+
+// windowSize is Rate.windowSize in ms.
+func (r *rate) windowSize(c Config, now int64) int64 {
+	r.purge(c, now)
+	r.cur(now)
+	oldest := r.samples[0].start
+	for _, s := range r.samples[1:] {
+		oldest = min(oldest, s.start)
+	}
+	elapsed := now - oldest
+	if full, minFull := elapsed/c.windowMs(), int64(c.Samples-1); full < minFull {
+		elapsed += (minFull - full) * c.windowMs()
+	}
+	return elapsed
+}
+
+// measure is the rate per second.
+func (r *rate) measure(c Config, now int64) float64 {
+	v := r.sum(c, now)
+	return v / (float64(r.windowSize(c, now)) / 1000)
+}
