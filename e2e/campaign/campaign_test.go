@@ -1,15 +1,44 @@
-package e2e
+// Package campaign runs the fault campaign's short profile as a test. It
+// is a package of its own so that `go test ./...` runs it next to the e2e
+// package, not after it.
+package campaign
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/samsa-kafka/samsa/internal/chaos"
 )
+
+var (
+	samsaBin  string
+	raceBuild bool // race_test.go
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "samsa-campaign-bin")
+	if err != nil {
+		panic(err)
+	}
+	samsaBin = filepath.Join(dir, "samsa")
+	args := []string{"build", "-o", samsaBin}
+	if raceBuild {
+		args = append(args, "-race")
+	}
+	if out, err := exec.Command("go", append(args, "../../cmd/samsa")...).CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building samsa: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // TestFaultCampaign runs the fault campaign's short profile (issue 21):
 // 20 random faults (seeded; the seed is in the log, SAMSA_CHAOS_SEED

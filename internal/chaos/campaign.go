@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -44,7 +45,11 @@ type Report struct {
 	Faults       []FaultRecord
 	Counts       Counts
 	Replicas     []string // replica differences below the high watermark
-	SplitBrain   []string // controller epochs claimed by two brokers
+	SplitBrain   []string // controller epochs claimed by two brokers (state-change logs)
+	Fencing      []string // split brain and fencing failures in the store's history
+	Epochs       []string // controller epochs and their owners, from the store
+	StoreEvents  int      // changes in the store's history
+	Topics       []string // deleted topics not gone, reassignments not done
 	Crashes      []string // panics and data races in the processes' logs
 	Exits        []string // exits the campaign did not cause
 	OverGoal     []string // majority faults with a partition unavailable past session + 1 s
@@ -53,10 +58,14 @@ type Report struct {
 
 // Violations counts what makes the run fail.
 func (r Report) Violations() int {
-	return r.Counts.Violations() + len(r.Replicas) + len(r.SplitBrain) + len(r.Crashes)
+	return r.Counts.Violations() + len(r.Replicas) + len(r.SplitBrain) + len(r.Fencing) + len(r.Topics) + len(r.Crashes)
 }
 
-const topic = "chaos"
+const (
+	topic           = "chaos"
+	movesTopic      = "chaos-moves"
+	movesPartitions = 3
+)
 
 // Run sets up the cluster, runs the traffic through the faults, heals,
 // checks and reports. The cluster is torn down before it returns.
@@ -75,13 +84,24 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	if err := createTopic(ctx, adm, o.Partitions); err != nil {
+	if err := createTopic(ctx, adm, topic, o.Partitions, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}); err != nil {
+		return rep, err
+	}
+	if err := CreateMoves(ctx, adm, movesTopic, movesPartitions); err != nil {
 		return rep, err
 	}
 	tr := &Traffic{Seeds: c.Bootstrap(), Topic: topic, Partitions: o.Partitions, Group: "chaos-group", Rate: o.Rate}
+	for p := int32(0); p < movesPartitions; p++ {
+		tr.Extra = append(tr.Extra, Partition{movesTopic, p})
+	}
+	ad := &Admin{Seeds: c.Bootstrap(), Brokers: o.Brokers, Moves: movesTopic, MovesPartitions: movesPartitions,
+		Every: 4 * time.Second, Seed: o.Seed}
 	tctx, stopTraffic := context.WithCancel(ctx)
 	defer stopTraffic()
 	if err := tr.Run(tctx, o.Idempotent, o.Plain); err != nil {
+		return rep, err
+	}
+	if err := ad.Run(tctx); err != nil {
 		return rep, err
 	}
 	sleep(ctx, 3*time.Second)
@@ -99,19 +119,25 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	sleep(ctx, 5*time.Second)
 	stopTraffic()
 	tr.Wait()
+	ad.Wait()
 	if ctx.Err() != nil {
 		return rep, ctx.Err()
 	}
-	rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	final, err := ReadAll(rctx, c.Bootstrap(), topic)
-	cancel()
-	if err != nil {
-		return rep, err
+	final := map[Partition][]Read{}
+	for _, t := range []string{topic, movesTopic} {
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		f, err := ReadAll(rctx, c.Bootstrap(), t)
+		cancel()
+		if err != nil {
+			return rep, err
+		}
+		maps.Copy(final, f)
 	}
 	h := tr.History(final)
 	rep.Counts = Check(h)
 	fillRecovery(rep.Faults, h.Writes, o.Partitions)
 	rep.ClientErrors = tr.Errors()
+	maps.Copy(rep.ClientErrors, ad.Errors())
 	rep.OverGoal = overGoal(rep.Faults, h.Writes, o.SessionTimeoutMs)
 	hw := map[Partition]int64{}
 	for p, reads := range final {
@@ -119,17 +145,30 @@ func Run(ctx context.Context, o Options) (Report, error) {
 			hw[p] = reads[len(reads)-1].Offset + 1
 		}
 	}
-	for _, b := range c.Brokers {
-		b.Terminate(30 * time.Second)
-	}
 	dirs := map[string]string{}
 	for _, b := range c.Brokers {
 		dirs[b.Name] = filepath.Join(c.Dir, b.Name, "data")
+	}
+	if err := ad.Finish(ctx, adm); err != nil {
+		rep.Topics = append(rep.Topics, err.Error())
+	}
+	rep.Topics = append(rep.Topics, ad.Check(ctx, cl, c, dirs, 60*time.Second)...)
+	for _, b := range c.Brokers {
+		b.Terminate(30 * time.Second)
 	}
 	rep.Replicas = CompareReplicas(dirs, hw)
 	for _, p := range append(append([]*Proc{}, c.Stores...), c.Brokers...) {
 		rep.Exits = append(rep.Exits, p.Exits()...)
 	}
+	hctx, cancel := context.WithTimeout(ctx, time.Minute)
+	events, err := StoreHistory(hctx, c.StoreEndpoints(), chroot)
+	cancel()
+	if err != nil {
+		return rep, fmt.Errorf("reading the store's history: %w", err)
+	}
+	rep.StoreEvents = len(events)
+	rep.Fencing, rep.Epochs = CheckStoreHistory(events)
+	rep.Topics = append(rep.Topics, StoreLeftovers(events)...)
 	rep.SplitBrain, rep.Crashes, err = scanLogs(c)
 	return rep, err
 }
@@ -162,12 +201,12 @@ func fillRecovery(faults []FaultRecord, writes []Write, partitions int32) {
 	}
 }
 
-func createTopic(ctx context.Context, adm *kadm.Client, partitions int32) error {
+func createTopic(ctx context.Context, adm *kadm.Client, topic string, partitions int32, rf int16, cfg map[string]*string) error {
 	deadline := time.Now().Add(90 * time.Second)
 	var last error
 	for time.Now().Before(deadline) {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		r, err := adm.CreateTopic(cctx, partitions, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}, topic)
+		r, err := adm.CreateTopic(cctx, partitions, rf, cfg, topic)
 		cancel()
 		if err == nil && (r.Err == nil || errors.Is(r.Err, errTopicExists)) {
 			return nil
@@ -183,6 +222,14 @@ func createTopic(ctx context.Context, adm *kadm.Client, partitions int32) error 
 // without an acknowledged write.
 func overGoal(faults []FaultRecord, writes []Write, sessionMs int) []string {
 	limit := time.Duration(sessionMs)*time.Millisecond + time.Second
+	// The goal holds for the main topic (RF 3, min.insync.replicas 2);
+	// the moves topic has 2 replicas, no majority survives losing one.
+	var main []Write
+	for _, w := range writes {
+		if w.Partition.Topic == topic {
+			main = append(main, w)
+		}
+	}
 	var out []string
 	for _, f := range faults {
 		if !f.Majority {
@@ -195,7 +242,7 @@ func overGoal(faults []FaultRecord, writes []Write, sessionMs int) []string {
 		if f.Healthy > 0 && f.Healthy > f.Recovered {
 			end = f.Start.Add(f.Held + f.Healthy)
 		}
-		if gap, p := LongestGap(writes, f.Start, end); gap > limit {
+		if gap, p := LongestGap(main, f.Start, end); gap > limit {
 			out = append(out, fmt.Sprintf("%s %s: %s without an acknowledged write for %.1fs", f.Name, f.Target, p, gap.Seconds()))
 		}
 	}
@@ -275,7 +322,10 @@ func (r Report) Print(w io.Writer) {
 	}
 	fmt.Fprint(w, r.Counts.String())
 	section(w, "replicas differing below the high watermark", r.Replicas)
-	section(w, "controller epochs claimed twice (split brain)", r.SplitBrain)
+	section(w, "controller epochs claimed twice in the state-change logs (split brain)", r.SplitBrain)
+	fmt.Fprintf(w, "store history: %d changes, %d controller epochs (epoch:owner %s)\n", r.StoreEvents, len(r.Epochs), strings.Join(r.Epochs, " "))
+	section(w, "split brain or fencing failures in the store's history", r.Fencing)
+	section(w, "deleted topics not gone everywhere, reassignments not done", r.Topics)
 	section(w, "panics and data races", r.Crashes)
 	section(w, "exits the campaign did not cause (restarted)", r.Exits)
 	section(w, "majority faults over the availability goal (session timeout + 1 s)", r.OverGoal)

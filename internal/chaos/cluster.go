@@ -105,7 +105,7 @@ func (c *Cluster) addBroker(ctx context.Context, id int, stores []*Host) (*Proc,
 		fmt.Sprintf("broker.id=%d", id),
 		"listeners=PLAINTEXT://" + h.IP + ":9092",
 		"log.dirs=" + logDir,
-		"metadata.store.connect=" + strings.Join(connect, ",") + "/samsa",
+		"metadata.store.connect=" + strings.Join(connect, ",") + chroot,
 		fmt.Sprintf("metadata.store.session.timeout.ms=%d", c.SessionTimeoutMs),
 		"default.replication.factor=3",
 		"min.insync.replicas=2",
@@ -115,12 +115,27 @@ func (c *Cluster) addBroker(ctx context.Context, id int, stores []*Host) (*Proc,
 		"transaction.state.log.min.isr=2",
 		"transaction.state.log.num.partitions=3",
 		"replica.lag.time.max.ms=10000",
+		// Deleted topics' directories go within a second, so the check
+		// that they are gone need not wait a minute.
+		"log.segment.delete.delay.ms=1000",
 	}
 	cfg := filepath.Join(c.Dir, h.Name, "server.properties")
 	if err := os.WriteFile(cfg, []byte(strings.Join(props, "\n")+"\n"), 0o644); err != nil {
 		return nil, err
 	}
 	return NewProc(h.Name, h, filepath.Join(c.Dir, h.Name+".log"), c.Bin, "server", "--config", cfg), nil
+}
+
+// chroot is the cluster's key prefix in the store.
+const chroot = "/samsa"
+
+// StoreEndpoints lists the store members' client addresses.
+func (c *Cluster) StoreEndpoints() []string {
+	var out []string
+	for _, s := range c.Stores {
+		out = append(out, s.Host.IP+":2379")
+	}
+	return out
 }
 
 // Bootstrap lists the brokers' client addresses.

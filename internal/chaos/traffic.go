@@ -18,6 +18,9 @@ type Traffic struct {
 	Topic      string
 	Partitions int32
 	Group      string
+	// Extra are partitions of other topics the writers write to as well
+	// (the moves topic), round-robin with the topic's.
+	Extra []Partition
 	// Rate is records per second per writer.
 	Rate int
 
@@ -36,6 +39,10 @@ func (t *Traffic) opts(extra ...kgo.Opt) []kgo.Opt {
 		kgo.RequestTimeoutOverhead(5 * time.Second),
 		kgo.RetryTimeout(30 * time.Second),
 		kgo.MetadataMaxAge(5 * time.Second),
+		// A refresh after an error may follow the last one by 500 ms, as
+		// the Java client's retry.backoff.ms lets it (kgo's default waits
+		// 5 s, which would dominate every failover the campaign measures).
+		kgo.MetadataMinAge(500 * time.Millisecond),
 	}, extra...)
 }
 
@@ -101,9 +108,12 @@ func (t *Traffic) write(ctx context.Context, cl *kgo.Client, writer int, idempot
 		case <-ctx.Done():
 			continue
 		}
-		p := int32(seq) % t.Partitions
-		w := Write{Writer: writer, Seq: seq, Idempotent: idempotent, Partition: Partition{t.Topic, p}}
-		r := &kgo.Record{Topic: t.Topic, Partition: p, Value: []byte(w.Value())}
+		p := Partition{t.Topic, int32(seq % (int(t.Partitions) + len(t.Extra)))}
+		if p.Partition >= t.Partitions {
+			p = t.Extra[p.Partition-t.Partitions]
+		}
+		w := Write{Writer: writer, Seq: seq, Idempotent: idempotent, Partition: p}
+		r := &kgo.Record{Topic: p.Topic, Partition: p.Partition, Value: []byte(w.Value())}
 		cl.Produce(context.Background(), r, func(r *kgo.Record, err error) {
 			<-inflight
 			w.Acked, w.Offset, w.At = err == nil, r.Offset, time.Now()
