@@ -9,7 +9,7 @@ package broker
 //     the broker's current configuration becomes static.WithDynamic(default,
 //     own) and every hosted partition's config is resolved again with it
 //     (log.retention.*, log.segment.bytes, message.max.bytes,
-//     min.insync.replicas, …: what /work/issue20-h1b-applied.md lists).
+//     min.insync.replicas, …: the keys internal/config marks dynamic).
 //   - Topic overrides (/config/topics/<t>, watchTopicConfigs in broker.go)
 //     resolve over that same current configuration.
 //   - Any broker writes any of these keys (AlterConfigs,

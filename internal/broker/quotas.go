@@ -21,13 +21,7 @@ import (
 // quota.window.size.seconds.
 func (b *Broker) newQuotas() {
 	cfg := quota.DefaultConfig
-	x := b.cfg.Explicit()
-	if n, err := strconv.Atoi(x["quota.window.num"]); err == nil {
-		cfg.Samples = n
-	}
-	if s, err := strconv.Atoi(x["quota.window.size.seconds"]); err == nil {
-		cfg.Window = time.Duration(s) * time.Second
-	}
+	cfg.Samples, cfg.Window = int(b.cfg.QuotaWindowNum), b.cfg.QuotaWindowSize
 	b.quotas = quota.New(cfg)
 }
 
