@@ -12,11 +12,13 @@ package api
 // (deviation: Kafka describes IP quotas).
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -140,18 +142,5 @@ func describeEntity(e quota.Entity, cfg map[string]string) (kmsg.DescribeClientQ
 }
 
 func compareEntities(a, b quota.Entity) int {
-	if a.User != b.User {
-		return compareStrings(a.User, b.User)
-	}
-	return compareStrings(a.ClientID, b.ClientID)
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Or(strings.Compare(a.User, b.User), strings.Compare(a.ClientID, b.ClientID))
 }

@@ -37,6 +37,12 @@ func TestRequestQuotaThrottle(t *testing.T) {
 	if got := x.handleAs("free", meta).(*kmsg.MetadataResponse).ThrottleMillis; got != 0 {
 		t.Fatalf("client within its quota throttled %d ms", got)
 	}
+	// Unauthenticated clients are user ANONYMOUS: <default> user quotas
+	// apply to them, over client-id ones.
+	x.h.Quotas.Set(quota.Entity{User: quota.Default}, map[string]float64{quota.RequestPercentage: 1e-12})
+	if got := x.handleAs("free", meta).(*kmsg.MetadataResponse).ThrottleMillis; got != 1000 {
+		t.Fatalf("<default> user quota: throttle %d ms, want 1000", got)
+	}
 	follower := kmsg.NewPtrFetchRequest()
 	follower.Version, follower.ReplicaID = 12, 2
 	if !quotaExempt(follower) || quotaExempt(meta) {

@@ -21,13 +21,7 @@ import (
 // quota.window.size.seconds.
 func (b *Broker) newQuotas() {
 	cfg := quota.DefaultConfig
-	x := b.cfg.Explicit()
-	if n, err := strconv.Atoi(x["quota.window.num"]); err == nil {
-		cfg.Samples = n
-	}
-	if s, err := strconv.Atoi(x["quota.window.size.seconds"]); err == nil {
-		cfg.Window = time.Duration(s) * time.Second
-	}
+	cfg.Samples, cfg.Window = int(b.cfg.QuotaWindowNum), b.cfg.QuotaWindowSize
 	b.quotas = quota.New(cfg)
 }
 
@@ -37,32 +31,43 @@ func (b *Broker) newQuotas() {
 // for changes on goroutines of its own.
 func (b *Broker) watchQuotas(ctx context.Context) {
 	for _, prefix := range []string{metadata.UserConfigsPrefix, metadata.ClientConfigsPrefix} {
-		rev, err := b.loadQuotas(ctx, prefix)
+		applied := map[string]bool{}
+		rev, err := b.loadQuotas(ctx, prefix, applied)
 		if err != nil {
 			b.log.Warn("loading client quotas", "prefix", prefix, "err", err)
 		}
-		b.goRun(func() { b.watchQuotaPrefix(ctx, prefix, rev) })
+		b.goRun(func() { b.watchQuotaPrefix(ctx, prefix, rev, applied) })
 	}
 }
 
-func (b *Broker) loadQuotas(ctx context.Context, prefix string) (int64, error) {
+// loadQuotas applies every entity stored under prefix and removes those
+// applied before that are gone (deleted while no watch ran); applied
+// holds the keys in force.
+func (b *Broker) loadQuotas(ctx context.Context, prefix string, applied map[string]bool) (int64, error) {
 	kvs, rev, err := b.store.List(ctx, prefix)
 	if err != nil {
 		return 0, err
 	}
+	gone := maps.Clone(applied)
 	for _, kv := range kvs {
 		b.applyQuota(kv.Key, kv.Value)
+		applied[kv.Key] = true
+		delete(gone, kv.Key)
+	}
+	for key := range gone {
+		b.applyQuota(key, nil)
+		delete(applied, key)
 	}
 	return rev, nil
 }
 
 // watchQuotaPrefix applies the changes after rev (0: load first), loading
 // again when the watch breaks.
-func (b *Broker) watchQuotaPrefix(ctx context.Context, prefix string, rev int64) {
+func (b *Broker) watchQuotaPrefix(ctx context.Context, prefix string, rev int64, applied map[string]bool) {
 	for ctx.Err() == nil {
 		if rev == 0 {
 			var err error
-			if rev, err = b.loadQuotas(ctx, prefix); err != nil {
+			if rev, err = b.loadQuotas(ctx, prefix, applied); err != nil {
 				select {
 				case <-ctx.Done():
 				case <-time.After(200 * time.Millisecond):
@@ -76,6 +81,11 @@ func (b *Broker) watchQuotaPrefix(ctx context.Context, prefix string, rev int64)
 			}
 			for _, ev := range resp.Events {
 				b.applyQuota(ev.KV.Key, ev.KV.Value)
+				if ev.Type == metastore.EventDelete {
+					delete(applied, ev.KV.Key)
+				} else {
+					applied[ev.KV.Key] = true
+				}
 			}
 		}
 		rev = 0

@@ -42,6 +42,8 @@ type Broker struct {
 	LogFlushOffsetCheckpoint   time.Duration // log.flush.offset.checkpoint.interval.ms
 	LogFlushStartOffsetCkpt    time.Duration // log.flush.start.offset.checkpoint.interval.ms
 	ProducerIDExpiration       time.Duration // producer.id.expiration.ms
+	QuotaWindowNum             int32         // quota.window.num
+	QuotaWindowSize            time.Duration // quota.window.size.seconds
 	ProducerIDExpirationCheck  time.Duration // producer.id.expiration.check.interval.ms
 	LogIndexIntervalBytes      int32         // log.index.interval.bytes
 	LogIndexSizeMaxBytes       int32         // log.index.size.max.bytes

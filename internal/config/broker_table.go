@@ -165,3 +165,12 @@ var logExtraKeys = accepted(
 	ms("log.local.retention.ms", "-2", atLeast(-2), "Tiered storage: local retention time; -2: use log.retention.ms.").cluster(),
 	tLong("log.local.retention.bytes", "-2", atLeast(-2), "Tiered storage: local retention size; -2: use log.retention.bytes.").cluster(),
 )
+
+// quotaKeys are the sampled rate windows of Kafka's ClientQuotaManager
+// (broker/quotas.go).
+var quotaKeys = []setting{
+	bind(func(b *Broker) any { return &b.QuotaWindowNum },
+		tInt("quota.window.num", "11", atLeast(1), "The number of samples to retain in memory for client quotas.")),
+	bind(func(b *Broker) any { return &b.QuotaWindowSize },
+		tInt("quota.window.size.seconds", "1", atLeast(1), "The time span of each sample for client quotas.").in(time.Second)),
+}

@@ -69,10 +69,3 @@ var runtimeKeys = acceptedNoEffect(
 	tInt("telemetry.max.bytes", "1048576", atLeast(1), "Largest client telemetry push."),
 	clusterKey(tBool("transaction.partition.verification.enable", "true", "Verify a partition was added to the transaction before transactional writes.")),
 )
-
-// quotaKeys are read by the client quota manager (broker/quotas.go, through
-// Explicit): the sampled rate windows of Kafka's ClientQuotaManager.
-var quotaKeys = accepted(
-	tInt("quota.window.num", "11", atLeast(1), "The number of samples to retain in memory for client quotas."),
-	tInt("quota.window.size.seconds", "1", atLeast(1), "The time span of each sample for client quotas."),
-)

@@ -40,7 +40,11 @@ func (l *connLoop) mute() {
 
 // waitUnmuted waits out a mute; false if the connection ends first.
 func (l *connLoop) waitUnmuted() bool {
-	d := time.Until(time.Unix(0, l.c.mutedUntil.Load()))
+	until := l.c.mutedUntil.Load()
+	if until == 0 { // never throttled: no clock read per request
+		return true
+	}
+	d := time.Until(time.Unix(0, until))
 	if d <= 0 {
 		return true
 	}

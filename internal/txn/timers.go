@@ -9,6 +9,7 @@ package txn
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -55,18 +56,8 @@ func (c *Coordinator) due(pred func(*Metadata) bool) []*Metadata {
 			out = append(out, m)
 		}
 	}
-	slices.SortFunc(out, func(a, b *Metadata) int { return compareStrings(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b *Metadata) int { return strings.Compare(a.ID, b.ID) })
 	return out
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // AbortTimedOut aborts every transaction open longer than its timeout,
