@@ -8,6 +8,7 @@
 //	go run ./cmd/samsa-chaos                  # short profile: 20 faults, a few minutes
 //	go run ./cmd/samsa-chaos -profile long    # 200 faults
 //	go run ./cmd/samsa-chaos -seed 42         # replay a run's fault sequence
+//	go run ./cmd/samsa-chaos -only pause-controller,kill-controller -faults 5
 package main
 
 import (
@@ -18,6 +19,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -31,6 +33,7 @@ func main() {
 	bin := flag.String("bin", "", "samsa binary (default: go build ./cmd/samsa)")
 	dir := flag.String("dir", "", "data and logs (default: a temporary dir, kept when the run finds a violation)")
 	disk := flag.Int("disk-mb", 256, "tmpfs log dirs of this size for the disk-full fault (0: none)")
+	only := flag.String("only", "", "comma-separated fault kinds to choose from (default: all): "+strings.Join(chaos.Kinds(), ", "))
 	netID := flag.Int("net", 77, "subnet 10.77.N.0/24 and namespace names sc<N>-*")
 	flag.Parse()
 
@@ -45,6 +48,9 @@ func main() {
 		o.Faults, o.HoldMax, o.Gap = 200, 15*time.Second, 3*time.Second
 	default:
 		fail(fmt.Errorf("unknown profile %q", *profile))
+	}
+	if *only != "" {
+		o.Only = strings.Split(*only, ",")
 	}
 	if *faults > 0 {
 		o.Faults = *faults

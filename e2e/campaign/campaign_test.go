@@ -65,7 +65,7 @@ func TestFaultCampaign(t *testing.T) {
 	var out strings.Builder
 	o := chaos.Options{
 		Bin: samsaBin, Dir: t.TempDir(), Seed: seed,
-		Faults: 20, HoldMin: 2 * time.Second, HoldMax: 6 * time.Second, Gap: time.Second,
+		Faults: 20, HoldMin: 2 * time.Second, HoldMax: 10 * time.Second, Gap: time.Second,
 		Brokers: 3, Partitions: 6, Rate: 50, Idempotent: 2, Plain: 1,
 		SessionTimeoutMs: 6000, DiskMB: 128, NetID: 90 + os.Getpid()%100, Out: &out,
 	}

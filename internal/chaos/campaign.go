@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -37,6 +38,8 @@ type Options struct {
 	DiskMB           int // tmpfs log dirs of this size (0: the Dir's disk)
 	NetID            int // 10.77.NetID.0/24 and namespace names
 	Out              io.Writer
+	// Only restricts the faults to these kinds (Kinds lists them).
+	Only []string
 }
 
 // Report is a campaign's outcome.
@@ -106,7 +109,12 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	}
 	sleep(ctx, 3*time.Second)
 	rng := rand.New(rand.NewSource(o.Seed))
-	nem := &Nemesis{c: c, rng: rng, adm: adm, topic: topic}
+	for _, k := range o.Only {
+		if !slices.Contains(Kinds(), k) {
+			return rep, fmt.Errorf("unknown fault kind %q (kinds: %s)", k, strings.Join(Kinds(), ", "))
+		}
+	}
+	nem := &Nemesis{c: c, rng: rng, adm: adm, topic: topic, only: o.Only}
 	for i := 0; i < o.Faults && ctx.Err() == nil; i++ {
 		hold := o.HoldMin + time.Duration(rng.Int63n(int64(o.HoldMax-o.HoldMin)+1))
 		f := nem.step(ctx, hold)

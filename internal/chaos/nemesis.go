@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -85,6 +86,15 @@ var kinds = []fault{
 	}},
 }
 
+// Kinds lists the fault kinds' names.
+func Kinds() []string {
+	var out []string
+	for _, f := range kinds {
+		out = append(out, f.name)
+	}
+	return out
+}
+
 var errSkip = fmt.Errorf("fault not possible in this layout")
 
 // Nemesis applies faults to a cluster.
@@ -94,6 +104,7 @@ type Nemesis struct {
 	adm   *kadm.Client
 	topic string
 	hold  time.Duration // set by a fault that must last longer
+	only  []string      // fault kinds to choose from (all if empty)
 }
 
 // FaultRecord is one fault of the run, for the report.
@@ -116,7 +127,7 @@ type FaultRecord struct {
 // fault needs it), heals everything, and waits for the cluster to recover.
 func (n *Nemesis) step(ctx context.Context, hold time.Duration) FaultRecord {
 	f := kinds[n.rng.Intn(len(kinds))]
-	for f.name == "disk-full" && len(n.c.Disks) == 0 {
+	for (f.name == "disk-full" && len(n.c.Disks) == 0) || (len(n.only) > 0 && !slices.Contains(n.only, f.name)) {
 		f = kinds[n.rng.Intn(len(kinds))]
 	}
 	n.hold = hold

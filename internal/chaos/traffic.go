@@ -76,7 +76,11 @@ func (t *Traffic) writerOpts(idempotent bool) []kgo.Opt {
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.RecordDeliveryTimeout(40*time.Second),
-		kgo.ProduceRequestTimeout(10*time.Second),
+		// A produce request to a frozen leader (SIGSTOP) is given up after
+		// 3 + 1 s, not 10 + 5: the campaign measures how long a partition
+		// is unavailable, not how long a client waits on a dead socket.
+		kgo.ProduceRequestTimeout(3*time.Second),
+		kgo.RequestTimeoutOverhead(time.Second),
 		kgo.ProducerLinger(5*time.Millisecond),
 	)
 	if !idempotent {
