@@ -228,6 +228,7 @@ func createTopic(ctx context.Context, adm *kadm.Client, topic string, partitions
 // overGoal lists the majority faults during which (fault start to
 // recovery) some partition went longer than the session timeout + 1 s
 // without an acknowledged write.
+// It also sets every fault's Unavailable.
 func overGoal(faults []FaultRecord, writes []Write, sessionMs int) []string {
 	limit := time.Duration(sessionMs)*time.Millisecond + time.Second
 	// The goal holds for the main topic (RF 3, min.insync.replicas 2);
@@ -239,10 +240,8 @@ func overGoal(faults []FaultRecord, writes []Write, sessionMs int) []string {
 		}
 	}
 	var out []string
-	for _, f := range faults {
-		if !f.Majority {
-			continue
-		}
+	for i := range faults {
+		f := &faults[i]
 		end := f.Start.Add(f.Held)
 		if f.Recovered > 0 {
 			end = end.Add(f.Recovered)
@@ -250,7 +249,9 @@ func overGoal(faults []FaultRecord, writes []Write, sessionMs int) []string {
 		if f.Healthy > 0 && f.Healthy > f.Recovered {
 			end = f.Start.Add(f.Held + f.Healthy)
 		}
-		if gap, p := LongestGap(main, f.Start, end); gap > limit {
+		gap, p := LongestGap(main, f.Start, end)
+		f.Unavailable = gap
+		if f.Majority && gap > limit {
 			out = append(out, fmt.Sprintf("%s %s: %s without an acknowledged write for %.1fs", f.Name, f.Target, p, gap.Seconds()))
 		}
 	}
@@ -309,20 +310,23 @@ func firstLines(s string, n int) string {
 // Print writes the report.
 func (r Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "\nchaos report (seed %d)\n", r.Seed)
-	byKind := map[string][]time.Duration{}
+	byKind, unavail := map[string][]time.Duration{}, map[string][]time.Duration{}
 	for _, f := range r.Faults {
 		byKind[f.Name] = append(byKind[f.Name], f.Recovered)
+		unavail[f.Name] = append(unavail[f.Name], f.Unavailable)
 	}
 	kinds := make([]string, 0, len(byKind))
 	for k := range byKind {
 		kinds = append(kinds, k)
 	}
 	sort.Strings(kinds)
+	fmt.Fprintf(w, "unavailable: the longest a partition of the RF 3 topic went without an acknowledged write, from the fault to its recovery\n")
 	fmt.Fprintf(w, "recovery: from the heal to an acknowledged write on every partition\n")
-	fmt.Fprintf(w, "%-27s %5s %14s %14s\n", "fault", "count", "recovery p50", "recovery max")
+	fmt.Fprintf(w, "%-27s %5s %16s %16s %14s %14s\n", "fault", "count", "unavailable p50", "unavailable max", "recovery p50", "recovery max")
 	for _, k := range kinds {
 		p50, mx, never := recoveryStats(byKind[k])
-		fmt.Fprintf(w, "%-27s %5d %13.1fs %13.1fs", k, len(byKind[k]), p50.Seconds(), mx.Seconds())
+		u50, umx, _ := recoveryStats(unavail[k])
+		fmt.Fprintf(w, "%-27s %5d %15.1fs %15.1fs %13.1fs %13.1fs", k, len(byKind[k]), u50.Seconds(), umx.Seconds(), p50.Seconds(), mx.Seconds())
 		if never > 0 {
 			fmt.Fprintf(w, "  (%d: a partition took no write before the next fault)", never)
 		}

@@ -120,7 +120,11 @@ type FaultRecord struct {
 	// taken an acknowledged write (filled in from the history); -1 if
 	// one took none before the next fault.
 	Recovered time.Duration
-	Err       string
+	// Unavailable is the longest a partition of the main topic went
+	// without an acknowledged write from the fault's start to its
+	// recovery (filled in from the history).
+	Unavailable time.Duration
+	Err         string
 }
 
 // step applies one random fault, holds it for hold (or longer if the
