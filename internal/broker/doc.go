@@ -60,8 +60,9 @@
 //     ends a session that a stall has outlived).
 //
 // Started by the packages broker wires, and stopped by Close after those
-// above have returned: the follower fetchers (fetcher.Manager, one
-// goroutine per leader broker followed), the AlterPartition sender
+// above have returned: the follower fetchers (fetcher.Manager,
+// num.replica.fetchers goroutines per leader broker followed, fewer when
+// a fetcher has no partition), the AlterPartition sender
 // (alterpartition.Manager, one), and the controller's channels to brokers
 // (channel.Manager, per broker a goroutine that dials and writes and, per
 // connection, one that reads the answers, while this broker is the

@@ -9,7 +9,8 @@ package broker
 //     the broker's current configuration becomes static.WithDynamic(default,
 //     own) and every hosted partition's config is resolved again with it
 //     (log.retention.*, log.segment.bytes, message.max.bytes,
-//     min.insync.replicas, …: the keys internal/config marks dynamic).
+//     min.insync.replicas, …: the keys internal/config marks dynamic), and
+//     the follower fetchers are resized to num.replica.fetchers.
 //   - Topic overrides (/config/topics/<t>, watchTopicConfigs in broker.go)
 //     resolve over that same current configuration.
 //   - Any broker writes any of these keys (AlterConfigs,
@@ -167,6 +168,9 @@ func (b *Broker) applyBrokerConfigs(def, own map[string]string, rev int64) {
 		d.def, d.own = def, own
 		prev := d.cur.Swap(cur)
 		b.reconfigureCleaner(prev, cur)
+		if b.fetchers != nil { // nil at start: startReplication reads cur
+			b.fetchers.Resize(int(cur.NumReplicaFetchers))
+		}
 		n := b.reapplyPartitionConfigs()
 		b.log.Info("dynamic broker configs applied", "default", def, "broker", own, "partitions", n)
 	}

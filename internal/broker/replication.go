@@ -2,7 +2,8 @@ package broker
 
 // Replication's moving parts on a broker (Kafka's ReplicaManager shell):
 //
-//   - the follower fetchers (internal/fetcher), one per leader broker, fed
+//   - the follower fetchers (internal/fetcher), num.replica.fetchers per
+//     leader broker (resized when the dynamic config changes), fed
 //     by LeaderAndIsr: partitions this broker follows are (re)targeted at
 //     their leader, partitions it leads or stops hosting are taken away
 //     first (control.go);
@@ -28,7 +29,7 @@ import (
 // startReplication creates the fetchers and the AlterPartition sender and
 // wires the partitions' ISR proposals to the sender.
 func (b *Broker) startReplication() {
-	cfg := b.cfg
+	cfg := b.current() // num.replica.fetchers may be dynamic
 	b.fetchers = fetcher.NewManager(fetcher.Config{
 		NodeID:           b.nodeID,
 		BrokerAddr:       b.brokerAddr,
@@ -37,6 +38,7 @@ func (b *Broker) startReplication() {
 		MinBytes:         cfg.ReplicaFetchMinBytes,
 		MaxWait:          cfg.ReplicaFetchWaitMax,
 		Backoff:          cfg.ReplicaFetchBackoff,
+		NumFetchers:      int(cfg.NumReplicaFetchers),
 		Logger:           b.log.With("component", "replica-fetcher"),
 	})
 	b.alter = alterpartition.New(alterpartition.Config{

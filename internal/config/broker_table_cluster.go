@@ -23,7 +23,7 @@ var clusterSettings = []setting{
 	bind(func(b *Broker) any { return &b.ReplicaSocketTimeout },
 		msInt("replica.socket.timeout.ms", "30000", nil, "The socket timeout for network requests to the leader.")),
 	bind(func(b *Broker) any { return &b.NumReplicaFetchers },
-		tInt("num.replica.fetchers", "1", nil, "Number of fetcher threads used to replicate records from each source broker.").kafka(clusterWide)),
+		tInt("num.replica.fetchers", "1", atLeast(1), "Number of fetcher threads used to replicate records from each source broker.").cluster()),
 	bind(func(b *Broker) any { return &b.ControllerSocketTimeout },
 		msInt("controller.socket.timeout.ms", "30000", nil, "The socket timeout for controller-to-broker channels.")),
 	bind(func(b *Broker) any { return &b.ControlledShutdownEnable },

@@ -93,7 +93,7 @@ func BenchmarkFetchRounds(b *testing.B) {
 	now := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {
-		f := newFetcher(Config{NodeID: 0}.withDefaults(), 1)
+		f := newFetcher(Config{NodeID: 0}.withDefaults(), fetcherKey{leader: 1})
 		for i, half := range halves {
 			f.addAll(half)
 			round(b, f, now, answers[i], len(half))

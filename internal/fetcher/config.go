@@ -51,6 +51,7 @@ type Config struct {
 	MinBytes         int32         // replica.fetch.min.bytes
 	MaxWait          time.Duration // replica.fetch.wait.max.ms
 	Backoff          time.Duration // replica.fetch.backoff.ms
+	NumFetchers      int           // num.replica.fetchers, per source broker (below 1: 1); see Manager.Resize
 	Logger           *slog.Logger  // nil: discard
 }
 

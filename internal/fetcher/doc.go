@@ -1,11 +1,23 @@
 // Package fetcher replicates follower partitions from their leaders: Kafka's
 // ReplicaFetcherManager and ReplicaFetcherThread.
 //
-// One fetcher goroutine runs per source (leader) broker and multiplexes every
-// partition this broker follows from it (num.replica.fetchers=1), over one
-// connection that the goroutine writes and reads itself (wire.Conn), to the
-// address Config.BrokerAddr gives before every request (a leader may come
-// back elsewhere). A fetcher whose last partition leaves stops.
+// num.replica.fetchers (Config.NumFetchers, default 1) fetcher goroutines
+// run per source (leader) broker, as Kafka's fetcher threads: a partition
+// goes to fetcher id abs(31*topic.hashCode() + partition) % N (Kafka's
+// getFetcherId, with Java's String.hashCode; assign.go). Each fetcher
+// multiplexes its partitions over a connection of its own (client id
+// broker-<id>-fetcher-<fetcherId>), which its goroutine writes and reads
+// itself (wire.Conn), in a fetch session of its own, to the address
+// Config.BrokerAddr gives before every request (a leader may come back
+// elsewhere). A fetcher whose last partition leaves stops.
+//
+// Manager.Resize changes N at run time (the dynamic config, as Kafka's
+// resizeThreadPool): the partitions whose fetcher id changes leave their
+// fetcher and join the new one in the fetch state they had (a Fetching
+// partition goes on from its log end offset, neither truncated nor
+// refetched; a backoff runs on), through the same hand-over under the
+// Manager's and then each fetcher's lock as AddPartitions; fetchers left
+// empty stop.
 //
 // Each partition is Truncating, then Fetching (Kafka's PartitionFetchState):
 //   - Truncating (after every (re)target): OffsetForLeaderEpoch for the
@@ -30,8 +42,8 @@
 //     target) stops the partition until AddPartitions re-targets it, as
 //     Kafka's markPartitionFailed: asking again could only be fenced again.
 //
-// Invariant: after RemovePartitions (or AddPartitions moving a partition to
-// another leader) returns, the old fetcher makes no further call on that
+// Invariant: after RemovePartitions (or AddPartitions or Resize moving a
+// partition to another fetcher) returns, the old fetcher makes no further call on that
 // partition: responses are applied under the fetcher's mutex, and only to the
 // partition state object the request was built for.
 //

@@ -1,4 +1,5 @@
-// fetcher: Kafka's ReplicaFetcherThread for one source broker. Its goroutine
+// fetcher: Kafka's ReplicaFetcherThread, one of the num.replica.fetchers of a
+// source broker, with a connection and a fetch session of its own. Its goroutine
 // loops: truncate the partitions that are Truncating (one OffsetForLeaderEpoch
 // request), else fetch (one Fetch in the fetch session, see session.go),
 // else sleep until a partition's backoff ends or a partition is added. A
@@ -44,6 +45,7 @@ type fetcher struct {
 	cfg    Config
 	log    *slog.Logger
 	leader int32
+	id     int32 // among the leader's fetchers (Kafka's fetcherId)
 	ctx    context.Context
 	cancel context.CancelFunc
 	wake   chan struct{} // a partition was added
@@ -67,10 +69,10 @@ type fetcher struct {
 	sess    session
 }
 
-func newFetcher(cfg Config, leader int32) *fetcher {
+func newFetcher(cfg Config, key fetcherKey) *fetcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &fetcher{
-		cfg: cfg, log: cfg.Logger.With("leader", leader), leader: leader,
+		cfg: cfg, log: cfg.Logger.With("leader", key.leader, "fetcherId", key.id), leader: key.leader, id: key.id,
 		ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{}),
 	}
 }
@@ -106,23 +108,65 @@ func (f *fetcher) addEach(n int, at func(i int) *Target) {
 		}
 	}
 	f.mu.Unlock()
-	select {
-	case f.wake <- struct{}{}:
-	default:
-	}
+	f.wakeUp()
 }
 
 // removeAll drops tps, under one lock; once it returns no response is
 // applied to them.
-func (f *fetcher) removeAll(tps []kafka.TopicPartition) {
+func (f *fetcher) removeAll(tps []kafka.TopicPartition) { f.takeAll(tps, nil) }
+
+// takeAll is removeAll, appending to *states (unless nil) a copy of the
+// fetch state of each partition it held, for adoptAll in another fetcher.
+func (f *fetcher) takeAll(tps []kafka.TopicPartition, states *[]partState) {
 	f.mu.Lock()
 	for _, tp := range tps {
 		if cur := f.parts.del(tp); cur != nil {
+			if states != nil {
+				*states = append(*states, *cur)
+			}
 			cur.gone = true
 			f.forgot = append(f.forgot, tp) // the session forgets it
 		}
 	}
 	f.mu.Unlock()
+}
+
+// adoptAll takes over partitions another fetcher of the same leader gave
+// up (takeAll) when num.replica.fetchers changed, each in the fetch state
+// it had there: a Fetching partition goes on fetching from its log end
+// offset without truncating again, a Truncating one asks the same epoch, a
+// backed-off one waits out its backoff, a Fenced one awaits its re-target.
+func (f *fetcher) adoptAll(states []partState) {
+	now := time.Now()
+	var slab stateSlab
+	f.mu.Lock()
+	for i := range states {
+		tp := states[i].target.TP
+		if cur := f.parts.get(tp); cur != nil { // not expected: the Manager moved it here
+			cur.gone = true
+		}
+		ps := slab.newState(states[i].target, len(states)-i)
+		*ps = states[i]
+		ps.queued, ps.delayed, ps.inTruncs, ps.gone = false, false, false, false
+		f.parts.set(tp, ps)
+		if ps.phase != fenced && !ps.ready(now) {
+			f.delay(tp, ps, now, ps.delayUntil.Sub(now))
+		}
+		if ps.phase == truncating {
+			f.setTruncating(tp, ps)
+		}
+		f.queue(ps)
+	}
+	f.mu.Unlock()
+	f.wakeUp()
+}
+
+// wakeUp ends the goroutine's sleep: partitions were added.
+func (f *fetcher) wakeUp() {
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
 }
 
 func (f *fetcher) empty() bool {
@@ -214,7 +258,7 @@ func (f *fetcher) sendOnce(req kmsg.Request, resp kmsg.Response) error {
 		f.dropConn()
 	}
 	if f.conn == nil {
-		c, err := wire.Dial(f.ctx, addr, fmt.Sprintf("broker-%d-fetcher-0", f.cfg.NodeID), dialTimeout)
+		c, err := wire.Dial(f.ctx, addr, fmt.Sprintf("broker-%d-fetcher-%d", f.cfg.NodeID, f.id), dialTimeout)
 		if err != nil {
 			return err
 		}

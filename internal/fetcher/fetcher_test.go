@@ -148,7 +148,7 @@ func TestRemovePartitionsStopsAppends(t *testing.T) {
 	}
 
 	m.mu.Lock()
-	f := m.fetchers[1]
+	f := m.fetchers[fetcherKey{leader: 1}]
 	m.mu.Unlock()
 	m.RemovePartitions([]kafka.TopicPartition{tp1})
 	if n := m.fetcherCount(); n != 0 {

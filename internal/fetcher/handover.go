@@ -11,59 +11,60 @@ import (
 )
 
 type leaving struct {
-	leader int32
-	tps    []kafka.TopicPartition
+	from fetcherKey
+	tps  []kafka.TopicPartition
 }
 
 type joining struct {
-	leader int32
-	idx    []int32 // in the call's targets
-	n      int     // targets named for leader (presize)
+	to  fetcherKey
+	idx []int32 // in the call's targets
+	n   int     // targets named for the fetcher (presize)
 }
 
-// handover lists, per source broker in order of first mention, the partitions
-// leaving its fetcher and the targets joining it (by their index in the
-// call's targets, which are not copied). A call names few leaders, so they
-// are found by a linear scan.
+// handover lists, per fetcher in order of first mention, the partitions
+// leaving it and the targets joining it (by their index in the call's
+// targets, which are not copied). A call names few fetchers (a few per
+// leader), so they are found by a linear scan.
 type handover struct {
 	removes []leaving
 	adds    []joining
 }
 
-func (b *handover) remove(leader int32, tp kafka.TopicPartition) {
+func (b *handover) remove(from fetcherKey, tp kafka.TopicPartition) {
 	for i := range b.removes {
-		if b.removes[i].leader == leader {
+		if b.removes[i].from == from {
 			b.removes[i].tps = append(b.removes[i].tps, tp)
 			return
 		}
 	}
-	b.removes = append(b.removes, leaving{leader: leader, tps: []kafka.TopicPartition{tp}})
+	b.removes = append(b.removes, leaving{from: from, tps: []kafka.TopicPartition{tp}})
 }
 
-// presize sizes the lists of the leaders of ts for all their targets
-// (appending thousands of targets one by one costs as much as the rest).
-func (b *handover) presize(ts []Target) {
-	for i := range ts {
-		b.joining(ts[i].Leader).n++
+// presize sizes the lists of the fetchers of the n targets for all their
+// targets, key(i) naming the i-th one's (appending thousands of targets
+// one by one costs as much as the rest).
+func (b *handover) presize(n int, key func(i int) fetcherKey) {
+	for i := range n {
+		b.joining(key(i)).n++
 	}
 	for i := range b.adds {
 		b.adds[i].idx = make([]int32, 0, b.adds[i].n)
 	}
 }
 
-// add lists the i-th target among those joining leader's fetcher.
-func (b *handover) add(leader int32, i int) {
-	j := b.joining(leader)
+// add lists the i-th target among those joining fetcher to.
+func (b *handover) add(to fetcherKey, i int) {
+	j := b.joining(to)
 	j.idx = append(j.idx, int32(i))
 }
 
-func (b *handover) joining(leader int32) *joining {
+func (b *handover) joining(to fetcherKey) *joining {
 	for i := range b.adds {
-		if b.adds[i].leader == leader {
+		if b.adds[i].to == to {
 			return &b.adds[i]
 		}
 	}
-	b.adds = append(b.adds, joining{leader: leader})
+	b.adds = append(b.adds, joining{to: to})
 	return &b.adds[len(b.adds)-1]
 }
 

@@ -9,18 +9,29 @@ import (
 	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
-// fetched lists, per source broker, the partitions its fetcher holds.
+// fetched lists, per source broker, the partitions its fetchers hold.
 func (m *Manager) fetched() map[int32][]int32 {
+	out := map[int32][]int32{}
+	for key, tps := range m.fetchedBy() {
+		for _, tp := range tps {
+			out[key.leader] = append(out[key.leader], tp.Partition)
+		}
+		slices.Sort(out[key.leader])
+	}
+	return out
+}
+
+// fetchedBy lists, per fetcher, the partitions it holds.
+func (m *Manager) fetchedBy() map[fetcherKey][]kafka.TopicPartition {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := map[int32][]int32{}
-	for id, f := range m.fetchers {
+	out := map[fetcherKey][]kafka.TopicPartition{}
+	for key, f := range m.fetchers {
 		f.mu.Lock()
 		for tp := range f.parts.all() {
-			out[id] = append(out[id], tp.Partition)
+			out[key] = append(out[key], tp)
 		}
 		f.mu.Unlock()
-		slices.Sort(out[id])
 	}
 	return out
 }

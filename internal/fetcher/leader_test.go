@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -27,11 +28,12 @@ type fakeLeader struct {
 	mu          sync.Mutex
 	epoch       int32
 	logs        map[kafka.TopicPartition]*fakeLog
-	changed     chan struct{} // closed and replaced by notify
-	askedEpochs []int32       // LeaderEpoch of every OffsetForLeaderEpoch partition
-	fenced      int           // FENCED_LEADER_EPOCH answers
-	maxParts    int           // most partitions in one Fetch
-	badReplica  int           // requests whose ReplicaID was not the follower's
+	changed     chan struct{}           // closed and replaced by notify
+	askedEpochs []int32                 // LeaderEpoch of every OffsetForLeaderEpoch partition
+	fenced      int                     // FENCED_LEADER_EPOCH answers
+	maxParts    int                     // most partitions in one Fetch
+	badReplica  int                     // requests whose ReplicaID was not the follower's
+	clients     map[string]*server.Conn // the connection of each client id, last seen
 
 	sessions bool                   // keep fetch sessions
 	sess     map[int32]*fakeSession // by id
@@ -76,7 +78,15 @@ func (h *fakeLeader) serve(t *testing.T) (addr string, stop func()) {
 	return s.Addr().String(), stop
 }
 
-func (h *fakeLeader) Handle(ctx context.Context, _ *server.Conn, hdr wire.RequestHeader, req kmsg.Request) (kmsg.Response, error) {
+func (h *fakeLeader) Handle(ctx context.Context, c *server.Conn, hdr wire.RequestHeader, req kmsg.Request) (kmsg.Response, error) {
+	if hdr.ClientID != nil {
+		h.mu.Lock()
+		if h.clients == nil {
+			h.clients = map[string]*server.Conn{}
+		}
+		h.clients[*hdr.ClientID] = c
+		h.mu.Unlock()
+	}
 	switch req := req.(type) {
 	case *kmsg.ApiVersionsRequest:
 		return wire.ApiVersionsResponse(hdr.Version, 0), nil
@@ -203,6 +213,13 @@ func (h *fakeLeader) stats() (asked []int32, fenced, maxParts, badReplica int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]int32(nil), h.askedEpochs...), h.fenced, h.maxParts, h.badReplica
+}
+
+// clientConns is the connection each client id was last seen on.
+func (h *fakeLeader) clientConns() map[string]*server.Conn {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return maps.Clone(h.clients)
 }
 
 func (h *fakeLeader) setEpoch(e int32) {

@@ -1,10 +1,13 @@
 // Manager: Kafka's ReplicaFetcherManager. It maps each followed partition to
-// the fetcher of its leader, starting a fetcher for a new source broker and
-// stopping one whose last partition left.
+// a fetcher of its leader, num.replica.fetchers of them per source broker
+// (assign.go picks which), starting a fetcher when a partition is handed
+// to it and stopping one whose last partition left; Resize changes the
+// number of fetchers per source broker at run time.
 package fetcher
 
 import (
 	"log/slog"
+	"math"
 	"sync"
 
 	"github.com/samsa-kafka/samsa/internal/kafka"
@@ -19,8 +22,9 @@ type Manager struct {
 
 	mu       sync.Mutex // held across fetcher add/remove: order m.mu, then fetcher.mu
 	closed   bool
-	fetchers map[int32]*fetcher // by source broker
-	leaders  table[source]      // of the partitions fetched
+	n        int32                   // fetchers per source broker (num.replica.fetchers)
+	fetchers map[fetcherKey]*fetcher // by source broker and fetcher id
+	leaders  table[source]           // of the partitions fetched
 	// start runs a new fetcher's goroutine (benchmarks drive fetchers
 	// without one).
 	start func(*fetcher)
@@ -32,13 +36,14 @@ func NewManager(cfg Config) *Manager {
 	m := &Manager{
 		cfg:      cfg,
 		log:      cfg.Logger,
-		fetchers: map[int32]*fetcher{},
+		n:        fetchersPerSource(cfg.NumFetchers),
+		fetchers: map[fetcherKey]*fetcher{},
 	}
 	m.start = func(f *fetcher) { m.wg.Go(f.run) }
 	return m
 }
 
-// AddPartitions (re)targets partitions: each moves to the fetcher of its
+// AddPartitions (re)targets partitions: each moves to its fetcher of its
 // leader (leaving any other one at once) and, unless it is already fetched
 // from that leader at that epoch, truncates (OffsetForLeaderEpoch) and then
 // fetches. A target without leader, or led by this broker, only leaves its
@@ -54,7 +59,8 @@ func (m *Manager) AddPartitions(ts []Target) {
 		return
 	}
 	var b handover
-	b.presize(ts)
+	ids := fetcherIDs{n: m.n}
+	b.presize(len(ts), func(i int) fetcherKey { return fetcherKey{ts[i].Leader, ids.of(ts[i].TP)} })
 	m.leaders.reserveRuns(len(ts), func(i int) kafka.TopicPartition {
 		if t := &ts[i]; t.Leader < 0 || t.Partition == nil || t.Leader == m.cfg.NodeID {
 			return kafka.TopicPartition{Topic: t.TP.Topic, Partition: -1} // not fetched: no room
@@ -67,8 +73,9 @@ func (m *Manager) AddPartitions(ts []Target) {
 		if last != nil && last[t.TP] != i {
 			continue
 		}
-		if old := m.leaders.get(t.TP); old.ok && old.id != t.Leader {
-			b.remove(old.id, t.TP)
+		key := fetcherKey{t.Leader, ids.of(t.TP)}
+		if old := m.leaders.get(t.TP); old.ok && old.fetcherKey != key {
+			b.remove(old.fetcherKey, t.TP)
 			m.leaders.del(t.TP)
 		}
 		if t.Leader < 0 { // no leader: nothing to fetch from until one is elected
@@ -78,15 +85,15 @@ func (m *Manager) AddPartitions(ts []Target) {
 			m.log.Warn("replica fetcher: partition not fetched", "partition", t.TP, "leader", t.Leader, "leaderEpoch", t.LeaderEpoch)
 			continue
 		}
-		b.add(t.Leader, i)
-		m.leaders.set(t.TP, source{t.Leader, true})
+		b.add(key, i)
+		m.leaders.set(t.TP, source{key, true})
 	}
 	m.apply(&b, ts)
 }
 
-// source is the broker a partition is fetched from (ok false: none).
+// source is the fetcher a partition is fetched by (ok false: none).
 type source struct {
-	id int32
+	fetcherKey
 	ok bool
 }
 
@@ -98,7 +105,7 @@ func (m *Manager) RemovePartitions(tps []kafka.TopicPartition) {
 	var b handover
 	for _, tp := range tps {
 		if old := m.leaders.del(tp); old.ok {
-			b.remove(old.id, tp)
+			b.remove(old.fetcherKey, tp)
 		}
 	}
 	m.apply(&b, nil)
@@ -108,35 +115,95 @@ func (m *Manager) RemovePartitions(tps []kafka.TopicPartition) {
 // and stops those left without a partition. Caller holds m.mu.
 func (m *Manager) apply(b *handover, ts []Target) {
 	for _, r := range b.removes {
-		m.fetchers[r.leader].removeAll(r.tps)
+		m.fetchers[r.from].removeAll(r.tps)
 	}
 	for _, a := range b.adds {
 		if len(a.idx) == 0 { // presized for targets not fetched
 			continue
 		}
-		f := m.fetchers[a.leader]
-		if f == nil {
-			f = newFetcher(m.cfg, a.leader)
-			m.fetchers[a.leader] = f
-			m.start(f)
-		}
-		f.addEach(len(a.idx), func(i int) *Target { return &ts[a.idx[i]] })
+		m.fetcher(a.to).addEach(len(a.idx), func(i int) *Target { return &ts[a.idx[i]] })
 	}
-	left := make(map[int32]bool, len(b.removes))
+	left := make(map[fetcherKey]bool, len(b.removes))
 	for _, r := range b.removes {
-		left[r.leader] = true
+		left[r.from] = true
 	}
 	m.stopIdle(left)
 }
 
+// fetcher returns the fetcher key names, starting it if missing. Caller
+// holds m.mu.
+func (m *Manager) fetcher(key fetcherKey) *fetcher {
+	f := m.fetchers[key]
+	if f == nil {
+		f = newFetcher(m.cfg, key)
+		m.fetchers[key] = f
+		m.start(f)
+	}
+	return f
+}
+
 // stopIdle stops those of the given fetchers that have no partition left.
-func (m *Manager) stopIdle(ids map[int32]bool) {
-	for id := range ids {
-		if f := m.fetchers[id]; f != nil && f.empty() {
+func (m *Manager) stopIdle(keys map[fetcherKey]bool) {
+	for key := range keys {
+		if f := m.fetchers[key]; f != nil && f.empty() {
 			f.stop()
-			delete(m.fetchers, id)
+			delete(m.fetchers, key)
 		}
 	}
+}
+
+// Resize makes n (num.replica.fetchers; below 1: 1) the number of fetchers
+// per source broker, as Kafka's resizeThreadPool: every partition whose
+// fetcher id changes leaves its fetcher in its fetch state and joins its
+// new one in that state (adoptAll: a Fetching partition goes on from its
+// log end offset, neither truncated nor refetched), and the fetchers left
+// without a partition stop. Each fetcher has its own connection and fetch
+// session, so the new ones open theirs.
+func (m *Manager) Resize(n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	size := fetchersPerSource(n)
+	if m.closed || size == m.n {
+		return
+	}
+	m.log.Info("replica fetcher: resizing the fetchers per source broker", "from", m.n, "to", size)
+	m.n = size
+	moves := redistribute(func(yield func(kafka.TopicPartition, fetcherKey) bool) {
+		for tp, src := range m.leaders.all() {
+			if !yield(tp, src.fetcherKey) {
+				return
+			}
+		}
+	}, size)
+	leaving := map[fetcherKey][]kafka.TopicPartition{}
+	for _, mv := range moves {
+		leaving[mv.from] = append(leaving[mv.from], mv.tp)
+		m.leaders.set(mv.tp, source{mv.to, true})
+	}
+	joining := map[fetcherKey][]partState{}
+	var states []partState
+	for from, tps := range leaving {
+		states = states[:0]
+		m.fetchers[from].takeAll(tps, &states)
+		ids := fetcherIDs{n: size}
+		for _, ps := range states {
+			to := fetcherKey{from.leader, ids.of(ps.target.TP)}
+			joining[to] = append(joining[to], ps)
+		}
+	}
+	for to, states := range joining {
+		m.fetcher(to).adoptAll(states)
+	}
+	left := make(map[fetcherKey]bool, len(leaving))
+	for from := range leaving {
+		left[from] = true
+	}
+	m.stopIdle(left)
+}
+
+// fetchersPerSource is num.replica.fetchers as a fetcher count: at least 1.
+func fetchersPerSource(n int) int32 {
+	return int32(max(1, min(n, math.MaxInt32)))
 }
 
 // Close stops every fetcher and waits for them. Later calls do nothing.

@@ -39,7 +39,7 @@ func roundTPs(fr *fetchRound) (up, forgot []int32) {
 // FENCED_LEADER_EPOCH answer takes the partition out of the session, and
 // nothing brings it back but a re-target, even with the same target.
 func TestAnswersQueueOnlyWhatMoved(t *testing.T) {
-	f := newFetcher(Config{NodeID: followerID}.withDefaults(), 1)
+	f := newFetcher(Config{NodeID: followerID}.withDefaults(), fetcherKey{leader: 1})
 	logs := map[int32]*fakeLog{}
 	for i := range int32(4) {
 		logs[i] = &fakeLog{}
@@ -101,7 +101,7 @@ func TestAnswersQueueOnlyWhatMoved(t *testing.T) {
 // forgotten; one refused is forgotten, then listed again once its delay
 // ends; one removed is forgotten once; and the lists drain.
 func TestWorkListsAcrossRetargets(t *testing.T) {
-	f := newFetcher(Config{NodeID: followerID}.withDefaults(), 1)
+	f := newFetcher(Config{NodeID: followerID}.withDefaults(), fetcherKey{leader: 1})
 	logs := []*fakeLog{{}, {}, {}}
 	f.addAll([]Target{target(tpN(0), 1, 1, logs[0]), target(tpN(1), 1, 1, logs[1]), target(tpN(2), 1, 1, logs[2])})
 	now := time.Now()
@@ -146,7 +146,7 @@ func TestWorkListsAcrossRetargets(t *testing.T) {
 // a run share an array with the next run's, which a later run of the same
 // topic must not write into.
 func TestRequestTopicsFromInterleavedRuns(t *testing.T) {
-	f := newFetcher(Config{NodeID: followerID}.withDefaults(), 1)
+	f := newFetcher(Config{NodeID: followerID}.withDefaults(), fetcherKey{leader: 1})
 	tp := func(topic string, p int32) kafka.TopicPartition {
 		return kafka.TopicPartition{Topic: topic, Partition: p}
 	}
