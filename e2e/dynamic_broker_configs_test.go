@@ -209,4 +209,3 @@ func partitionLeader(ctx context.Context, t *testing.T, adm *kadm.Client, topic 
 		time.Sleep(50 * time.Millisecond)
 	}
 }
-
