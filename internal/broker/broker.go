@@ -155,7 +155,7 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 
 // openStorage opens the log dirs and the partitions on them.
 func (b *Broker) openStorage() (err error) {
-	cfg := b.cfg
+	cfg := b.current() // the cleaner starts with its dynamic settings
 	b.logs, err = storage.OpenManager(storage.ManagerConfig{
 		Dirs:                              cfg.LogDirs,
 		RetentionCheckInterval:            cfg.LogRetentionCheckInterval,
@@ -168,6 +168,7 @@ func (b *Broker) openStorage() (err error) {
 		CleanerThreads:                    int(cfg.LogCleanerThreads),
 		CleanerDedupeBufferSize:           cfg.LogCleanerDedupeBufferSize,
 		CleanerIOBufferSize:               int(cfg.LogCleanerIOBufferSize),
+		CleanerIOBufferLoadFactor:         cfg.LogCleanerIOBufferLoadFactor,
 		CleanerIOMaxBytesPerSecond:        cfg.LogCleanerIOMaxBytesPerSecond,
 		CleanerBackoff:                    cfg.LogCleanerBackoff,
 		Logger:                            b.log.With("component", "storage"),

@@ -166,7 +166,8 @@ func (b *Broker) applyBrokerConfigs(def, own map[string]string, rev int64) {
 			b.log.Warn("dynamic broker config ignored", "err", err)
 		}
 		d.def, d.own = def, own
-		d.cur.Store(cur)
+		prev := d.cur.Swap(cur)
+		b.reconfigureCleaner(prev, cur)
 		if b.fetchers != nil { // nil at start: startReplication reads cur
 			b.fetchers.Resize(int(cur.NumReplicaFetchers))
 		}
@@ -248,15 +249,29 @@ func (c configsAPI) AlterTopicConfig(ctx context.Context, topic string, validate
 	}
 }
 
-// AlterBrokerConfig rewrites /config/brokers/<this id> or <default> and
-// waits until this broker has applied it.
+// AlterBrokerConfig rewrites /config/brokers/<this id> or <default>, once
+// the cleaner settings it makes pass (cleanerconfig.go), and waits until
+// this broker has applied it.
 func (c configsAPI) AlterBrokerConfig(ctx context.Context, perBroker, validateOnly bool, edit api.ConfigEdit) error {
 	key := metadata.BrokerDefaultConfigKey
 	if perBroker {
 		key = metadata.BrokerConfigKey(c.b.nodeID)
 	}
+	checked := func(stored map[string]string) (map[string]string, error) {
+		next, err := edit(stored)
+		if err != nil {
+			return nil, err
+		}
+		def, own := c.b.current().Dynamic()
+		if perBroker {
+			own = next
+		} else {
+			def = next
+		}
+		return next, c.b.validateCleanerConfig(def, own)
+	}
 	for {
-		rev, err := c.write(ctx, key, validateOnly, edit)
+		rev, err := c.write(ctx, key, validateOnly, checked)
 		if err != nil || validateOnly {
 			return err
 		}

@@ -56,6 +56,7 @@ type Broker struct {
 	LogCleanerIOBufferSize     int32         // log.cleaner.io.buffer.size
 	// log.cleaner.io.max.bytes.per.second (Double.MAX_VALUE: unlimited)
 	LogCleanerIOMaxBytesPerSecond float64
+	LogCleanerIOBufferLoadFactor  float64       // log.cleaner.io.buffer.load.factor
 	LogCleanerBackoff             time.Duration // log.cleaner.backoff.ms
 	CompressionType               string        // compression.type
 	NumRecoveryThreadsPerDir      int32         // num.recovery.threads.per.data.dir

@@ -7,7 +7,7 @@ var clusterSettings = []setting{
 	bind(func(b *Broker) any { return &b.MinInsyncReplicas },
 		tInt("min.insync.replicas", "1", atLeast(1), "Minimum replicas that must acknowledge a write when acks=all.").cluster()),
 	bind(func(b *Broker) any { return &b.UncleanLeaderElection },
-		tBool("unclean.leader.election.enable", "false", "Allow replicas not in the ISR to be elected leader as a last resort, at the risk of data loss.").kafka(clusterWide)),
+		tBool("unclean.leader.election.enable", "false", "Allow replicas not in the ISR to be elected leader as a last resort, at the risk of data loss.").cluster()),
 	bind(func(b *Broker) any { return &b.ReplicaLagTimeMax },
 		ms("replica.lag.time.max.ms", "30000", nil, "A follower that has not caught up for this long is removed from the ISR.")),
 	bind(func(b *Broker) any { return &b.ReplicaFetchMaxBytes },

@@ -37,7 +37,6 @@ var runtimeKeys = acceptedNoEffect(
 	tInt("delete.records.purgatory.purge.interval.requests", "1", nil, "Purge interval of the DeleteRecords purgatory."),
 	tInt("fetch.purgatory.purge.interval.requests", "1000", nil, "Purge interval of the fetch purgatory."),
 	tInt("producer.purgatory.purge.interval.requests", "1000", nil, "Purge interval of the produce purgatory."),
-	clusterKey(tDouble("log.cleaner.io.buffer.load.factor", "0.9", nil, "Load factor of the cleaner's dedupe buffer.")),
 	clusterKey(tInt("max.connection.creation.rate", "2147483647", atLeast(0), "Connections created per second on the broker.")),
 	clusterKey(tInt("max.connections", "2147483647", atLeast(0), "Connections allowed on the broker.")),
 	clusterKey(tInt("max.connections.per.ip", "2147483647", atLeast(0), "Connections allowed from one IP address.")),

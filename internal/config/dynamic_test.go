@@ -31,8 +31,8 @@ func TestValidateBrokerConfigs(t *testing.T) {
 	}{
 		{"read-only keys", map[string]string{"log.dirs": "/x", "broker.id": "3", "log.retention.ms": "1"}, true,
 			"config: Cannot update these configs dynamically: Set(broker.id, log.dirs)"},
-		{"kept read-only by Samsa", map[string]string{"unclean.leader.election.enable": "true"}, true,
-			"config: Cannot update these configs dynamically: Set(unclean.leader.election.enable)"},
+		{"kept read-only by Samsa", map[string]string{"num.recovery.threads.per.data.dir": "2"}, true,
+			"config: Cannot update these configs dynamically: Set(num.recovery.threads.per.data.dir)"},
 		{"ssl without listener prefix", map[string]string{"ssl.keystore.location": "/k"}, true,
 			"config: These security configs can be dynamically updated only per-listener using the listener prefix: Set(ssl.keystore.location)"},
 		{"per-broker key at <default>", map[string]string{"listener.name.internal.ssl.keystore.location": "/k"}, false,
@@ -129,8 +129,8 @@ func TestDescribeLayeredBroker(t *testing.T) {
 			t.Errorf("%s synonyms\n got %s\nwant %s", c.name, got, c.synonyms)
 		}
 	}
-	if e := find(t, entries, "unclean.leader.election.enable"); !e.ReadOnly || !strings.HasSuffix(e.Doc, "Samsa: read-only (Kafka: cluster-wide).") {
-		t.Errorf("unclean.leader.election.enable: readOnly %v doc %q", e.ReadOnly, e.Doc)
+	if e := find(t, entries, "num.recovery.threads.per.data.dir"); !e.ReadOnly || !strings.HasSuffix(e.Doc, "Samsa: read-only (Kafka: cluster-wide).") {
+		t.Errorf("num.recovery.threads.per.data.dir: readOnly %v doc %q", e.ReadOnly, e.Doc)
 	}
 }
 

@@ -41,6 +41,9 @@ func (s *scenario) moreCommands(d *datadriven.TestData, out *strings.Builder) bo
 	case "auto-rebalance":
 		s.autoRebalance(d, out)
 		return true
+	case "set-config":
+		s.setConfig(d)
+		return true
 	}
 	return s.reassignmentCommands(d, out)
 }

@@ -28,8 +28,9 @@ type Config struct {
 	NodeID int32
 	Store  metastore.Store
 	Sender Sender
-	// UncleanLeaderElection is the broker default of
-	// unclean.leader.election.enable (topics may override it).
+	// UncleanLeaderElection is the static broker value of
+	// unclean.leader.election.enable; the dynamic broker configs and
+	// topics may override it (unclean.go).
 	UncleanLeaderElection bool
 	Logger                *slog.Logger
 	// StateChange receives the state-change log (Kafka's state-change.log).
@@ -68,6 +69,10 @@ type Controller struct {
 	shutting        map[int32]bool
 	unclean         map[string]bool // per-topic unclean.leader.election.enable
 	lists           int32Lists      // new ISRs (lists.go)
+
+	// unclean.leader.election.enable of /config/brokers/<default> and of
+	// this broker's entry; nil where not set (unclean.go)
+	uncleanDefault, uncleanOwn *bool
 
 	mirroring     bool         // the loop feeds store changes
 	warmFailovers atomic.Int64 // failovers served from the warm context
@@ -343,13 +348,6 @@ func (c *Controller) onResponse(ctx context.Context, r response) error {
 		}
 	}
 	return nil
-}
-
-func (c *Controller) uncleanAllowed(topic string) bool {
-	if v, ok := c.unclean[topic]; ok {
-		return v
-	}
-	return c.cfg.UncleanLeaderElection
 }
 
 func (c *Controller) shuttingDown(id int32) bool { return c.shutting[id] }

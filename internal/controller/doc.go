@@ -22,7 +22,9 @@
 // (processAlterPartition, KIP-497), controlled_shutdown.go
 // (doControlledShutdown), elect_leaders.go and auto_rebalance*.go
 // (onReplicaElection, checkAndTriggerAutoLeaderRebalance), reassignment*.go
-// (onPartitionReassignment, KIP-455), statelog.go (state-change.log).
+// (onPartitionReassignment, KIP-455), unclean.go
+// (unclean.leader.election.enable from topic and broker configs, Kafka's
+// UncleanLeaderElectionEnable event), statelog.go (state-change.log).
 //
 // Events: what Kafka's ZooKeeper watches deliver as ControllerChange,
 // BrokerChange, TopicChange and TopicDeletion events reaches the loop as

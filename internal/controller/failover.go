@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/samsa-kafka/samsa/internal/metadata"
 	"github.com/samsa-kafka/samsa/internal/metastore"
@@ -189,6 +188,9 @@ func (c *Controller) loadContext(ctx context.Context, cx *Context) error {
 	for _, kv := range cfgs {
 		c.applyTopicConfig(kv)
 	}
+	if err := c.loadBrokerConfigs(ctx); err != nil {
+		return err
+	}
 	c.deleting = map[string]bool{}
 	marks, _, err := c.md.Store().List(ctx, metadata.DeleteTopicsPrefix)
 	if err != nil {
@@ -198,21 +200,6 @@ func (c *Controller) loadContext(ctx context.Context, cx *Context) error {
 		c.deleting[kv.Key[len(metadata.DeleteTopicsPrefix):]] = true
 	}
 	return nil
-}
-
-func (c *Controller) applyTopicConfig(kv metastore.KV) {
-	topic := kv.Key[len(metadata.TopicConfigsPrefix):]
-	cfg, err := metadata.DecodeTopicConfig(kv.Value)
-	if err != nil {
-		c.cfg.Logger.Warn("bad topic config", "topic", topic, "err", err)
-		return
-	}
-	if v, ok := cfg["unclean.leader.election.enable"]; ok {
-		b, _ := strconv.ParseBool(v)
-		c.unclean[topic] = b
-	} else {
-		delete(c.unclean, topic)
-	}
 }
 
 // brokersChanged diffs the registered brokers against the live set (Kafka's

@@ -43,11 +43,13 @@ func (c *Controller) onStoreChange(ctx context.Context, sc storeChange) error {
 			return err
 		}
 	}
+	wasUnclean := c.brokerUnclean()
 	events := sc.events
 	if sc.snapshot {
 		events = c.startOver(sc.kvs)
 	}
 	changed := c.fold(events)
+	changed.uncleanEnabled = !wasUnclean && c.brokerUnclean()
 	if c.ctx == nil {
 		c.warmRev = sc.revision
 		c.warm.liveBrokers = c.warm.registered
@@ -87,7 +89,7 @@ func (sc storeChange) touches(key string) bool {
 // its keys, and returns them as puts. A standby starts a new warm context;
 // an active controller keeps its own, whose topics and deletions it
 // drives, and relearns only what others write: registrations (a broker
-// gone while the watch was broken is gone) and topic configs.
+// gone while the watch was broken is gone), topic and broker configs.
 func (c *Controller) startOver(kvs []metastore.KV) []metastore.Event {
 	if c.ctx == nil {
 		c.warm = newContext()
@@ -96,6 +98,7 @@ func (c *Controller) startOver(kvs []metastore.KV) []metastore.Event {
 		c.ctx.registered = map[int32]metadata.Broker{}
 	}
 	c.unclean = map[string]bool{}
+	c.uncleanDefault, c.uncleanOwn = nil, nil
 	events := make([]metastore.Event, len(kvs))
 	for i, kv := range kvs {
 		events[i] = metastore.Event{Type: metastore.EventPut, KV: kv}
@@ -107,6 +110,7 @@ func (c *Controller) startOver(kvs []metastore.KV) []metastore.Event {
 type watched struct {
 	brokers, markers bool
 	topicPuts        []metastore.KV // assignment writes
+	uncleanEnabled   bool           // the broker-level unclean.leader.election.enable turned true
 }
 
 // fold applies events to the active context, else to the warm one.
@@ -132,6 +136,8 @@ func (c *Controller) fold(events []metastore.Event) watched {
 			} else {
 				delete(c.unclean, key[len(metadata.TopicConfigsPrefix):])
 			}
+		case strings.HasPrefix(key, metadata.BrokerConfigsPrefix):
+			c.applyBrokerConfig(ev)
 		case strings.HasPrefix(key, metadata.DeleteTopicsPrefix):
 			w.markers = true
 			if c.ctx == nil {
@@ -148,7 +154,8 @@ func (c *Controller) fold(events []metastore.Event) watched {
 }
 
 // onWatchedChanges runs the active controller's handlers of Kafka's
-// watches: broker changes, topic changes, deletion markers.
+// watches: broker changes, topic changes, unclean election enabled,
+// deletion markers.
 func (c *Controller) onWatchedChanges(ctx context.Context, w watched) error {
 	if w.brokers {
 		if err := c.brokersChanged(ctx, c.ctx.registeredList()); err != nil {
@@ -157,6 +164,11 @@ func (c *Controller) onWatchedChanges(ctx context.Context, w watched) error {
 	}
 	if len(w.topicPuts) > 0 {
 		if err := c.onTopicChange(ctx, w.topicPuts); err != nil {
+			return err
+		}
+	}
+	if w.uncleanEnabled {
+		if err := c.onUncleanEnabled(ctx); err != nil {
 			return err
 		}
 	}

@@ -103,7 +103,7 @@ func benchCleaner(b *testing.B, txn bool) {
 		// touched while timed); the setup's garbage collected.
 		cold := os.Getenv("SAMSA_CLEAN_BENCH_COLD") == "1"
 		if !cold {
-			m.testCleaner = m.newCleaner()
+			m.testCleaner = m.newCleaner(m.CleanerConfig(), nil)
 			clear(m.testCleaner.m.slots)
 		}
 		runtime.GC()

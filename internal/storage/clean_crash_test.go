@@ -39,7 +39,7 @@ func crashMidSwap(t *testing.T, gi, step int) {
 		history[r.Offset] = r
 	}
 
-	c := m.newCleaner()
+	c := m.newCleaner(m.CleanerConfig(), nil)
 	job, err := l.prepareClean(now.UnixMilli())
 	if err != nil || job == nil {
 		t.Fatalf("nothing to clean: %v", err)
@@ -121,7 +121,7 @@ func TestCleanerSwapCrashTxn(t *testing.T) {
 			rc, ru, lso := readCommitted(t, l), readUncommitted(t, l), l.LastStableOffset()
 			aborted := len(l.AbortedTxns(0, l.LogEndOffset()))
 
-			c := m.newCleaner()
+			c := m.newCleaner(m.CleanerConfig(), nil)
 			job, err := l.prepareClean(w.now.UnixMilli())
 			if err != nil || job == nil {
 				t.Fatalf("nothing to clean: %v", err)

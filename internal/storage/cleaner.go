@@ -17,35 +17,21 @@ import (
 // map (CleanerDedupeBufferSize split between them), pick the filthiest
 // compacted log (cleanrules.go) that no other thread is cleaning, clean it
 // (cleanlog.go) and sleep CleanerBackoff when none is due. They share one
-// throttle of CleanerIOMaxBytesPerSecond. After each pass the log dir's
+// throttle of CleanerIOMaxBytesPerSecond. ReconfigureCleaner
+// (cleanerconfig.go) stops them and Run starts them again. After each pass the log dir's
 // cleaner-offset-checkpoint is rewritten. CleanOnce is the same pass on
 // the caller's goroutine, at a given time, for tests.
 
 const cleanerCheckpointFile = "cleaner-offset-checkpoint"
 
-// cleanerDefaults fills the cleaner settings left zero with Kafka's
-// defaults.
-func (c *ManagerConfig) cleanerDefaults() {
-	if c.CleanerThreads <= 0 {
-		c.CleanerThreads = 1
-	}
-	if c.CleanerDedupeBufferSize <= 0 {
-		c.CleanerDedupeBufferSize = 128 << 20
-	}
-	if c.CleanerIOBufferSize <= 0 {
-		c.CleanerIOBufferSize = 512 << 10
-	}
-	if c.CleanerIOMaxBytesPerSecond <= 0 {
-		c.CleanerIOMaxBytesPerSecond = math.MaxFloat64
-	}
-	if c.CleanerBackoff <= 0 {
-		c.CleanerBackoff = 15 * time.Second
-	}
-}
-
-func (m *Manager) newCleaner() *cleaner {
-	n := int64(m.cfg.CleanerThreads)
-	return newCleaner(m.cfg.CleanerDedupeBufferSize/n, m.cfg.CleanerIOBufferSize/int(n), m.throttle.wait)
+// newCleaner is one cleaner thread's state under cfg; a closed stop
+// aborts its pass in progress and cuts its throttle sleeps short.
+func (m *Manager) newCleaner(cfg CleanerConfig, stop <-chan struct{}) *cleaner {
+	n := int64(cfg.Threads)
+	c := newCleaner(cfg.DedupeBufferSize/n, cfg.IOBufferSize/int(n), cfg.IOBufferLoadFactor,
+		func(bytes int) { m.throttle.wait(bytes, stop) })
+	c.stop = stop
+	return c
 }
 
 // CleanOnce runs one cleaning pass at now on the caller's goroutine: the
@@ -54,7 +40,7 @@ func (m *Manager) newCleaner() *cleaner {
 func (m *Manager) CleanOnce(now time.Time) (bool, error) {
 	m.mu.Lock()
 	if m.testCleaner == nil {
-		m.testCleaner = m.newCleaner()
+		m.testCleaner = m.newCleaner(m.cleanerCfg, nil)
 	}
 	c := m.testCleaner
 	m.mu.Unlock()
@@ -137,13 +123,44 @@ func (m *Manager) doneCleaning(l *Log) {
 	m.mu.Unlock()
 }
 
-// runCleaners runs the cleaner threads until ctx is done.
+// cleanerRun is one start of the cleaner threads, with one configuration.
+type cleanerRun struct {
+	stop chan struct{} // closed by halt
+	once sync.Once
+	done chan struct{} // closed once every thread returned
+}
+
+// halt stops the run's threads: ReconfigureCleaner's, or Run's end.
+func (r *cleanerRun) halt() { r.once.Do(func() { close(r.stop) }) }
+
+// runCleaners runs the cleaner threads until ctx is done, started again
+// with the new configuration after every ReconfigureCleaner.
 func (m *Manager) runCleaners(ctx context.Context) {
+	for ctx.Err() == nil {
+		run := &cleanerRun{stop: make(chan struct{}), done: make(chan struct{})}
+		m.mu.Lock()
+		cfg := m.cleanerCfg
+		m.cleanerRun = run
+		m.mu.Unlock()
+		m.runCleanerThreads(ctx, cfg, run)
+		m.mu.Lock()
+		if m.cleanerRun == run {
+			m.cleanerRun = nil
+		}
+		m.mu.Unlock()
+		close(run.done)
+	}
+}
+
+// runCleanerThreads runs cfg.Threads cleaner threads until ctx is done or
+// the run is halted, and waits for them.
+func (m *Manager) runCleanerThreads(ctx context.Context, cfg CleanerConfig, run *cleanerRun) {
+	stop := run.stop
 	var wg sync.WaitGroup
-	for range m.cfg.CleanerThreads {
-		c := m.newCleaner()
+	for range cfg.Threads {
+		c := m.newCleaner(cfg, stop)
 		wg.Go(func() {
-			for ctx.Err() == nil {
+			for ctx.Err() == nil && !c.stopped() {
 				cleaned, err := m.cleanPass(c, m.now())
 				if err != nil {
 					m.log.Warn("storage: log cleaner", "err", err)
@@ -153,10 +170,16 @@ func (m *Manager) runCleaners(ctx context.Context) {
 				}
 				select {
 				case <-ctx.Done():
-				case <-time.After(m.cfg.CleanerBackoff):
+				case <-stop:
+				case <-time.After(cfg.Backoff):
 				}
 			}
 		})
+	}
+	select {
+	case <-ctx.Done():
+		run.halt() // the threads' throttle sleeps and passes end too
+	case <-stop:
 	}
 	wg.Wait()
 }
@@ -212,9 +235,9 @@ func (m *Manager) checkpointCleaner(force bool) error {
 // bytes read since the start of a window exceed rate per second, the
 // caller sleeps until they do not.
 type throttle struct {
-	rate  float64 // bytes per second
 	now   func() time.Time
 	mu    sync.Mutex
+	rate  float64 // bytes per second
 	start time.Time
 	bytes float64
 }
@@ -225,11 +248,22 @@ func throttleDelay(bytes float64, elapsed time.Duration, rate float64) time.Dura
 	return max(want-elapsed, 0)
 }
 
-func (t *throttle) wait(n int) {
-	if t == nil || t.rate >= math.MaxFloat64 {
+// setRate changes the rate from the next wait on (Kafka's
+// updateDesiredRatePerSec).
+func (t *throttle) setRate(rate float64) {
+	t.mu.Lock()
+	t.rate = rate
+	t.mu.Unlock()
+}
+
+// wait counts n bytes and sleeps as long as the rate asks, or until stop
+// is closed.
+func (t *throttle) wait(n int, stop <-chan struct{}) {
+	t.mu.Lock()
+	if t.rate >= math.MaxFloat64 {
+		t.mu.Unlock()
 		return
 	}
-	t.mu.Lock()
 	now := t.now()
 	if t.start.IsZero() || now.Sub(t.start) > time.Second {
 		t.start, t.bytes = now, 0
@@ -237,7 +271,13 @@ func (t *throttle) wait(n int) {
 	t.bytes += float64(n)
 	d := throttleDelay(t.bytes, now.Sub(t.start), t.rate)
 	t.mu.Unlock()
-	if d > 0 {
-		time.Sleep(d)
+	if d <= 0 {
+		return
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-stop:
 	}
 }

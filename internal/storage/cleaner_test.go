@@ -64,7 +64,7 @@ func TestCleanerAbortsOnTruncation(t *testing.T) {
 	randomWrites(t, l, rand.New(rand.NewPCG(2, 2)), &now, mdl, 100, 10)
 	now = now.Add(2 * time.Second)
 	appendKeyed(t, l, now, mdl, 0, [2][]byte{[]byte("s"), []byte("s")})
-	c := m.newCleaner()
+	c := m.newCleaner(m.CleanerConfig(), nil)
 	job, err := l.prepareClean(now.UnixMilli())
 	if err != nil || job == nil {
 		t.Fatalf("nothing to clean: %v", err)
@@ -129,7 +129,7 @@ func TestCleanerPauseAbortsPass(t *testing.T) {
 	randomWrites(t, l, rand.New(rand.NewPCG(4, 4)), &now, mdl, 100, 10)
 	now = now.Add(2 * time.Second)
 	appendKeyed(t, l, now, mdl, 0, [2][]byte{[]byte("s"), []byte("s")})
-	c := m.newCleaner()
+	c := m.newCleaner(m.CleanerConfig(), nil)
 	job, err := l.prepareClean(now.UnixMilli())
 	if err != nil || job == nil {
 		t.Fatalf("nothing to clean: %v", err)

@@ -53,6 +53,7 @@ type cleaner struct {
 	m        *offsetMap
 	ioBuf    int
 	throttle func(bytes int) // may sleep; nil: unthrottled
+	stop     <-chan struct{} // closed: the thread is stopping, abort (nil: never)
 	recs     []record.Record
 	out      []byte
 	stats    cleanStats
@@ -69,8 +70,18 @@ type cleanStats struct {
 	minHorizon                                        int64 // earliest delete horizon kept, 0 none
 }
 
-func newCleaner(dedupeBytes int64, ioBuf int, throttle func(int)) *cleaner {
-	return &cleaner{m: newOffsetMap(dedupeBytes), ioBuf: max(ioBuf, 64<<10), throttle: throttle}
+func newCleaner(dedupeBytes int64, ioBuf int, loadFactor float64, throttle func(int)) *cleaner {
+	return &cleaner{m: newOffsetMap(dedupeBytes, loadFactor), ioBuf: max(ioBuf, 64<<10), throttle: throttle}
+}
+
+// stopped reports whether the cleaner's thread is stopping.
+func (c *cleaner) stopped() bool {
+	select {
+	case <-c.stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // pauseCleaning aborts a pass in progress on the log, waits for it, and
@@ -239,7 +250,7 @@ func (c *cleaner) mapBatch(txns *cleanTxns, h record.Header, b []byte, first int
 
 // forEachBatch reads the batches of s's first size bytes through a
 // descriptor of its own, calling fn until it returns false. It aborts when
-// cleaning of the log is paused.
+// cleaning of the log is paused or the cleaner's thread stops.
 func (c *cleaner) forEachBatch(job *cleanJob, s *segment, size int64, fn func(record.Header, []byte) (bool, error)) error {
 	f, err := os.Open(s.path + ".log")
 	if err != nil {
@@ -249,7 +260,7 @@ func (c *cleaner) forEachBatch(job *cleanJob, s *segment, size int64, fn func(re
 	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), c.ioBuf)
 	buf := make([]byte, 0, 64<<10)
 	for pos := int64(0); size-pos >= record.HeaderSize; {
-		if job.l.cleaningPaused() {
+		if job.l.cleaningPaused() || c.stopped() {
 			return errCleanAborted
 		}
 		buf = buf[:record.HeaderSize]

@@ -87,7 +87,7 @@ func memLog(batches ...[]byte) [][]byte {
 // the refs of the aborted transactions kept for the .txnindex.
 func memPass(t *testing.T, batches [][]byte, aborts []txnAbort, liveLast map[int64]int64, markerEpoch map[int64]int16, nowMs int64) ([][]byte, []int) {
 	t.Helper()
-	c := newCleaner(1<<16, 0, nil)
+	c := newCleaner(1<<16, 0, 0.9, nil)
 	cfg := DefaultLogConfig()
 	cfg.DeleteRetentionMs = 100
 	job := &cleanJob{cfg: cfg, liveLast: liveLast, markerEpoch: markerEpoch}

@@ -153,6 +153,9 @@
 // Goroutines: none, except Manager.Run (retention, flush, high watermark
 // checkpoint and producer expiration tickers, and log.cleaner.threads
 // cleaner goroutines if enabled, waited for before Run returns), which the
-// caller starts and stops through its context. Everything else runs on the caller's goroutine;
+// caller starts and stops through its context. ReconfigureCleaner
+// (cleanerconfig.go, Kafka's LogCleaner.reconfigure) stops the cleaner
+// goroutines — a pass in progress aborts before its swap — waits for
+// them, and Run starts them again with the new settings. Everything else runs on the caller's goroutine;
 // RunOnce(now) is the deterministic unit that tests drive.
 package storage

@@ -44,6 +44,7 @@ type ManagerConfig struct {
 	CleanerThreads             int           // log.cleaner.threads, default 1
 	CleanerDedupeBufferSize    int64         // log.cleaner.dedupe.buffer.size, default 128 MiB
 	CleanerIOBufferSize        int           // log.cleaner.io.buffer.size, default 512 KiB
+	CleanerIOBufferLoadFactor  float64       // log.cleaner.io.buffer.load.factor, default 0.9
 	CleanerIOMaxBytesPerSecond float64       // log.cleaner.io.max.bytes.per.second, default unlimited
 	CleanerBackoff             time.Duration // log.cleaner.backoff.ms, default 15 s
 	Logger                     *slog.Logger
@@ -106,6 +107,9 @@ type Manager struct {
 	cleanerCkpt sync.Mutex    // one cleaner-offset-checkpoint write at a time
 	testCleaner *cleaner      // CleanOnce's
 	throttle    *throttle     // the cleaner threads'
+	cleanerCfg  CleanerConfig // the cleaner's settings, changed by ReconfigureCleaner
+	cleanerRun  *cleanerRun   // the running cleaner threads, nil when none
+	reconfigMu  sync.Mutex    // one ReconfigureCleaner at a time
 }
 
 // OpenManager locks each directory, notes and removes the clean-shutdown
@@ -143,6 +147,7 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	cfg.cleanerDefaults()
 	m := &Manager{cfg: cfg, log: cfg.Logger, now: cfg.Now, cache: newFDCache(cfg.MaxOpenFiles), deleteQueued: make(chan struct{}, 1)}
 	m.throttle = &throttle{rate: cfg.CleanerIOMaxBytesPerSecond, now: time.Now}
+	m.cleanerCfg = cfg.cleanerConfig()
 	m.created.L = &m.mu
 	for _, p := range cfg.Dirs {
 		d, err := m.openDir(p)

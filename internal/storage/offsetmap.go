@@ -9,9 +9,10 @@ import (
 // record with that key, in a fixed buffer (log.cleaner.dedupe.buffer.size
 // per cleaner thread). A key is its 128-bit hash (two maphash seeds; Kafka
 // keeps 16 bytes of MD5), so an entry is 24 bytes; open addressing with
-// linear probing, filled to at most dedupeLoadFactor of its slots
-// (log.cleaner.io.buffer.load.factor, 0.9), so a cleaning pass maps as much
-// of the dirty section as fits and leaves the rest to the next pass.
+// linear probing, filled to at most a load factor of its slots
+// (log.cleaner.io.buffer.load.factor, 0.9 by default; always one slot
+// free), so a cleaning pass maps as much of the dirty section as fits and
+// leaves the rest to the next pass.
 type offsetMap struct {
 	slots      []uint64 // 3 words a slot: hash hi (never 0 when used), hash lo, offset
 	n          uint64   // slots
@@ -21,15 +22,13 @@ type offsetMap struct {
 	lastOffset int64 // the largest offset put, -1 none
 }
 
-const (
-	offsetMapEntryBytes = 24
-	dedupeLoadFactor    = 0.9
-)
+const offsetMapEntryBytes = 24
 
-// newOffsetMap sizes a map to at most bytes of memory.
-func newOffsetMap(bytes int64) *offsetMap {
+// newOffsetMap sizes a map to at most bytes of memory, to be filled to
+// loadFactor.
+func newOffsetMap(bytes int64, loadFactor float64) *offsetMap {
 	n := uint64(max(bytes/offsetMapEntryBytes, 2))
-	m := &offsetMap{slots: make([]uint64, 3*n), n: n, max: int(float64(n) * dedupeLoadFactor),
+	m := &offsetMap{slots: make([]uint64, 3*n), n: n, max: int(min(max(float64(n)*loadFactor, 0), float64(n-1))),
 		seed1: maphash.MakeSeed(), seed2: maphash.MakeSeed(), lastOffset: -1}
 	return m
 }

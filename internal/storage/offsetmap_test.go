@@ -8,7 +8,7 @@ import (
 // TestOffsetMap: the latest offset per key, -1 for keys never put, and
 // full once the load factor of the buffer's slots is reached.
 func TestOffsetMap(t *testing.T) {
-	m := newOffsetMap(1000) // 41 slots, 36 keys
+	m := newOffsetMap(1000, 0.9) // 41 slots, 36 keys
 	if m.max != 36 {
 		t.Fatalf("max %d keys in 1000 bytes, want 36", m.max)
 	}
