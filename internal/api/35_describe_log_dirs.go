@@ -10,6 +10,7 @@ package api
 // broker), so their error code is always 0.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/kafka"
@@ -39,6 +40,11 @@ func (h *Handler) describeLogDirs(req *kmsg.DescribeLogDirsRequest) kmsg.Respons
 	for _, d := range h.LogDirs.DescribeDirs() {
 		rd := kmsg.NewDescribeLogDirsResponseDir()
 		rd.Dir, rd.TotalBytes, rd.UsableBytes = d.Path, d.TotalBytes, d.UsableBytes
+		if d.Offline { // as Kafka: the error, no partitions
+			rd.ErrorCode = kerr.KafkaStorageError.Code
+			resp.Dirs = append(resp.Dirs, rd)
+			continue
+		}
 		byTopic := map[string]int{}
 		for _, l := range d.Logs {
 			if want != nil && !want[l.TP] {

@@ -49,6 +49,8 @@ func errorCode(err error) int16 {
 		return kerr.UnsupportedForMessageFormat.Code
 	case errors.Is(err, storage.ErrRecordSetTooLarge):
 		return kerr.RecordListTooLarge.Code
+	case errors.Is(err, storage.ErrKafkaStorage):
+		return kerr.KafkaStorageError.Code
 	case errors.Is(err, storage.ErrOffsetOutOfRange):
 		return kerr.OffsetOutOfRange.Code
 	case errors.Is(err, replica.ErrNotLeader), errors.Is(err, replica.ErrNotAssigned):

@@ -60,7 +60,8 @@ const unverified = math.MaxUint64
 // appendLeaderGuarded is appendLeader checking the KIP-890 guard of the
 // producers whose batch opens a transaction (txnlog.go), unless guard is
 // unverified.
-func (l *Log) appendLeaderGuarded(records []byte, hdrs []record.Header, now time.Time, epoch int32, marker *record.Marker, guard uint64) (AppendInfo, error) {
+func (l *Log) appendLeaderGuarded(records []byte, hdrs []record.Header, now time.Time, epoch int32, marker *record.Marker, guard uint64) (_ AppendInfo, err error) {
+	defer func() { err = l.dirs.failed(err) }()
 	if err := checkLayout(records, hdrs); err != nil {
 		return AppendInfo{}, err
 	}
@@ -80,7 +81,7 @@ func (l *Log) appendLeaderGuarded(records []byte, hdrs []record.Header, now time
 		}
 	}
 	var dup *AppendInfo
-	err := l.lockForAppend(func(end int64) (bool, error) {
+	err = l.lockForAppend(func(end int64) (bool, error) {
 		if marker != nil {
 			if err := l.checkMarkerLocked(*marker); err != nil {
 				return false, err
@@ -177,12 +178,13 @@ var errDuplicate = errors.New("storage: duplicate batch")
 // and the producer state records the batches unchecked (as Kafka's
 // replication origin), transaction markers included. ErrOffsetOutOfOrder if they start below the log end offset or are not
 // increasing.
-func (l *Log) AppendAsFollower(records []byte, hdrs []record.Header) (AppendInfo, error) {
+func (l *Log) AppendAsFollower(records []byte, hdrs []record.Header) (_ AppendInfo, err error) {
+	defer func() { err = l.dirs.failed(err) }()
 	if err := checkLayout(records, hdrs); err != nil {
 		return AppendInfo{}, err
 	}
 	next := int64(0)
-	err := l.lockForAppend(func(end int64) (bool, error) {
+	err = l.lockForAppend(func(end int64) (bool, error) {
 		next = end
 		for _, h := range hdrs {
 			if h.BaseOffset < next || h.LastOffsetDelta < 0 {
@@ -371,7 +373,8 @@ func (l *Log) flushLocked(nowMs int64) error {
 }
 
 // Flush fsyncs the log (used on demand and by the manager).
-func (l *Log) Flush(now time.Time) error {
+func (l *Log) Flush(now time.Time) (err error) {
+	defer func() { err = l.dirs.failed(err) }()
 	if !l.loaded.Load() {
 		return nil
 	}
@@ -383,7 +386,8 @@ func (l *Log) Flush(now time.Time) error {
 }
 
 // flushIfDue flushes per flush.ms.
-func (l *Log) flushIfDue(nowMs int64) error {
+func (l *Log) flushIfDue(nowMs int64) (err error) {
+	defer func() { err = l.dirs.failed(err) }()
 	if !l.loaded.Load() {
 		return nil
 	}

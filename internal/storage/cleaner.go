@@ -68,6 +68,7 @@ func (m *Manager) cleanPass(c *cleaner, now time.Time) (bool, error) {
 	}
 	defer m.doneCleaning(logs[i])
 	cleaned, err := c.clean(logs[i], nowMs)
+	err = logs[i].dirs.failed(err)
 	if errors.Is(err, errCleanAborted) || errors.Is(err, ErrLogClosed) {
 		return false, nil
 	}
@@ -220,10 +221,10 @@ func (m *Manager) checkpointCleaner(force bool) error {
 	}
 	var errs []error
 	for _, d := range m.dirs {
-		if !d.cleanerDirty.Swap(false) && !force {
+		if !d.cleanerDirty.Swap(false) && !force || d.offline.Load() {
 			continue
 		}
-		if err := writeFileSync(filepath.Join(d.path, cleanerCheckpointFile), encodeCheckpoint(byDir[d])); err != nil {
+		if err := d.failed(writeFileSync(filepath.Join(d.path, cleanerCheckpointFile), encodeCheckpoint(byDir[d]))); err != nil {
 			d.cleanerDirty.Store(true)
 			errs = append(errs, err)
 		}

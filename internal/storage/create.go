@@ -185,10 +185,12 @@ func (m *Manager) creatingAnyLocked(ts []TopicLogs) bool {
 	return false
 }
 
+// leastLoadedDir is the online dir holding the fewest partitions; with
+// every dir offline, the first (whose logs refuse everything).
 func (m *Manager) leastLoadedDir() *logDir {
 	d := m.dirs[0]
 	for _, c := range m.dirs[1:] {
-		if c.count < d.count {
+		if d.offline.Load() && !c.offline.Load() || c.count < d.count && c.offline.Load() == d.offline.Load() {
 			d = c
 		}
 	}

@@ -42,7 +42,7 @@ func (l *Log) persistEpochsLocked() error {
 // failure is only logged: loading trims stale entries anyway, and the next
 // write carries the whole cache.
 func (l *Log) persistTruncatedEpochsLocked() {
-	if err := l.persistEpochsLocked(); err != nil {
+	if err := l.dirs.failed(l.persistEpochsLocked()); err != nil {
 		l.dirs.log.Warn("storage: write leader-epoch-checkpoint", "partition", l.tp, "err", err)
 	}
 }
@@ -50,7 +50,8 @@ func (l *Log) persistTruncatedEpochsLocked() {
 // AssignEpochStartOffset records that leader epoch epoch starts at offset
 // (a new leader, at its log end offset). A no-op if epoch is not newer than
 // the latest epoch.
-func (l *Log) AssignEpochStartOffset(epoch int32, offset int64) error {
+func (l *Log) AssignEpochStartOffset(epoch int32, offset int64) (err error) {
+	defer func() { err = l.dirs.failed(err) }()
 	if epoch < 0 || offset < 0 {
 		return fmt.Errorf("storage: invalid leader epoch entry (%d, %d)", epoch, offset)
 	}
@@ -82,6 +83,7 @@ func (l *Log) assignEpochLocked(epoch int32, offset int64) error {
 // AssignEpochStartOffset and HighWatermark would do one after the other (a
 // LeaderAndIsr makes a broker leader of thousands of partitions).
 func (l *Log) StartLeaderEpoch(epoch int32) (leo, hw int64, err error) {
+	defer func() { err = l.dirs.failed(err) }()
 	if err := l.lockLoaded(); err != nil {
 		return -1, -1, err
 	}

@@ -79,7 +79,7 @@ func (m *Manager) readHWCheckpoint(d *logDir) {
 func (m *Manager) checkpointHW(force bool) error {
 	var due []*logDir
 	for _, d := range m.dirs {
-		if d.hwDirty.Swap(false) || force {
+		if (d.hwDirty.Swap(false) || force) && !d.offline.Load() {
 			due = append(due, d)
 		}
 	}
@@ -97,7 +97,7 @@ func (m *Manager) checkpointHW(force bool) error {
 	}
 	var errs []error
 	for _, d := range due {
-		if err := writeFileSync(filepath.Join(d.path, hwCheckpointFile), encodeCheckpoint(byDir[d])); err != nil {
+		if err := d.failed(writeFileSync(filepath.Join(d.path, hwCheckpointFile), encodeCheckpoint(byDir[d]))); err != nil {
 			d.markHWDirty()
 			errs = append(errs, err)
 		}

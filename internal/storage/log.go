@@ -178,6 +178,9 @@ func (l *Log) config() *LogConfig { return l.cfg.Load() }
 // Open loads the log now (it otherwise loads on first use) and reports a
 // load error.
 func (l *Log) Open() error {
+	if l.dirs.offline.Load() {
+		return l.offlineErr()
+	}
 	if l.ready() {
 		l.mu.RLock()
 		defer l.mu.RUnlock()
@@ -456,8 +459,12 @@ func (l *Log) LogStartOffset() int64 {
 // check.
 func (l *Log) ready() bool { return l.loaded.Load() || l.lazy.Load() }
 
-// lockLoaded loads the log and takes mu for writing.
+// lockLoaded loads the log and takes mu for writing; ErrKafkaStorage if
+// its dir is offline.
 func (l *Log) lockLoaded() error {
+	if l.dirs.offline.Load() {
+		return l.offlineErr()
+	}
 	if !l.ready() {
 		if err := l.Open(); err != nil {
 			return err
@@ -471,8 +478,12 @@ func (l *Log) lockLoaded() error {
 	return nil
 }
 
-// rlockLoaded loads the log and takes mu for reading.
+// rlockLoaded loads the log and takes mu for reading; ErrKafkaStorage if
+// its dir is offline.
 func (l *Log) rlockLoaded() error {
+	if l.dirs.offline.Load() {
+		return l.offlineErr()
+	}
 	if !l.ready() {
 		if err := l.Open(); err != nil {
 			return err
@@ -485,9 +496,6 @@ func (l *Log) rlockLoaded() error {
 	}
 	return nil
 }
-
-// close flushes and closes all files for good.
-func (l *Log) close() error { return l.closeLog(true) }
 
 // closeLog closes all files for good, flushing them first when flush is
 // set (not for a log about to be deleted: its data is going away).

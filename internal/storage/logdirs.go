@@ -9,11 +9,13 @@ import (
 
 // DirInfo describes one log directory for DescribeLogDirs: its path, the
 // file system's total and usable bytes (-1 if unknown), and the partitions
-// it holds with their sizes.
+// it holds with their sizes; Offline if an I/O error took it offline
+// (offline.go).
 type DirInfo struct {
 	Path                    string
 	TotalBytes, UsableBytes int64
 	Logs                    []LogInfo
+	Offline                 bool
 }
 
 // LogInfo is one partition of a log dir: the bytes of its segments' .log
@@ -30,7 +32,7 @@ func (m *Manager) DescribeDirs() []DirInfo {
 	out := make([]DirInfo, len(m.dirs))
 	index := make(map[*logDir]int, len(m.dirs))
 	for i, d := range m.dirs {
-		out[i] = DirInfo{Path: d.path, TotalBytes: -1, UsableBytes: -1}
+		out[i] = DirInfo{Path: d.path, TotalBytes: -1, UsableBytes: -1, Offline: d.offline.Load()}
 		var st syscall.Statfs_t
 		if syscall.Statfs(d.path, &st) == nil {
 			out[i].TotalBytes = int64(st.Blocks) * st.Bsize

@@ -87,7 +87,7 @@ func (m *Manager) readLogStartCheckpoint(d *logDir) {
 func (m *Manager) checkpointLogStart(force bool) error {
 	byDir := map[*logDir]map[kafka.TopicPartition]int64{}
 	for _, d := range m.dirs {
-		if d.logStartDirty.Swap(false) || force {
+		if (d.logStartDirty.Swap(false) || force) && !d.offline.Load() {
 			byDir[d] = map[kafka.TopicPartition]int64{}
 		}
 	}
@@ -103,7 +103,7 @@ func (m *Manager) checkpointLogStart(force bool) error {
 	}
 	var errs []error
 	for d, starts := range byDir {
-		if err := writeFileSync(filepath.Join(d.path, logStartCheckpointFile), encodeCheckpoint(starts)); err != nil {
+		if err := d.failed(writeFileSync(filepath.Join(d.path, logStartCheckpointFile), encodeCheckpoint(starts))); err != nil {
 			d.markLogStartDirty()
 			errs = append(errs, err)
 		}

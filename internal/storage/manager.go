@@ -49,6 +49,11 @@ type ManagerConfig struct {
 	CleanerBackoff             time.Duration // log.cleaner.backoff.ms, default 15 s
 	Logger                     *slog.Logger
 	Now                        func() time.Time
+	// OnDirFailure is called once for each log dir an I/O error takes
+	// offline (offline.go), on the goroutine that hit the error, after the
+	// dir's logs refuse reads and writes. It must not call back into a log
+	// of that goroutine's (the log's lock may be held).
+	OnDirFailure func(DirFailure)
 }
 
 // logDir is one of the configured log directories.
@@ -68,6 +73,8 @@ type logDir struct {
 	cache          *fdCache                       // the manager's, for the logs in this dir
 	log            *slog.Logger
 	now            func() time.Time // the manager's clock
+	offline        atomic.Bool      // an I/O error took the dir offline (offline.go)
+	onFail         func(*logDir, error)
 	// producer.id.expiration.ms: producers idle longer are not loaded
 	producerExpirationMs int64
 }
@@ -178,7 +185,7 @@ func (m *Manager) openDir(path string) (_ *logDir, err error) {
 		}
 	}()
 	d := &logDir{path: path, lock: lf, recoveryPoints: map[kafka.TopicPartition]int64{}, cache: m.cache, log: m.log,
-		now: m.now, producerExpirationMs: m.cfg.ProducerIDExpiration.Milliseconds()}
+		now: m.now, onFail: m.dirFailed, producerExpirationMs: m.cfg.ProducerIDExpiration.Milliseconds()}
 	marker := filepath.Join(path, cleanShutdownFile)
 	if _, err := os.Stat(marker); err == nil {
 		d.clean = true
@@ -341,6 +348,9 @@ func (m *Manager) detach(tp kafka.TopicPartition) *Log {
 // and opens no segment.
 func (m *Manager) RunOnce(now time.Time) {
 	for _, l := range m.snapshot() {
+		if l.dirs.offline.Load() {
+			continue
+		}
 		if !l.loaded.Load() && !l.retentionDue(now.UnixMilli()) {
 			continue // not worth loading: nothing to delete
 		}
@@ -450,6 +460,9 @@ func (m *Manager) snapshot() []*Log {
 
 func (m *Manager) flushDue(now time.Time) {
 	for _, l := range m.snapshot() {
+		if l.dirs.offline.Load() {
+			continue
+		}
 		if err := l.flushIfDue(now.UnixMilli()); err != nil && !errors.Is(err, ErrLogClosed) {
 			m.log.Warn("storage: flush", "partition", l.tp, "err", err)
 		}
@@ -498,10 +511,10 @@ func (m *Manager) checkpoint(force bool) error {
 	}
 	var errs []error
 	for _, d := range m.dirs {
-		if !d.dirty.Swap(false) && !force {
+		if !d.dirty.Swap(false) && !force || d.offline.Load() {
 			continue
 		}
-		if err := writeFileSync(filepath.Join(d.path, recoveryCheckpointFile), encodeCheckpoint(byDir[d])); err != nil {
+		if err := d.failed(writeFileSync(filepath.Join(d.path, recoveryCheckpointFile), encodeCheckpoint(byDir[d]))); err != nil {
 			d.markDirty()
 			errs = append(errs, err)
 		}
@@ -514,6 +527,8 @@ func (m *Manager) checkpoint(force bool) error {
 // leave nothing behind: the broker creates them again after a restart. A dir keeps
 // no marker while it holds a log that still awaits recovery from an earlier
 // unclean shutdown (never opened since), so that recovery is not skipped.
+// An offline dir (offline.go) is left as it is: no flush, no checkpoint, no
+// marker.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	if m.closed {
@@ -527,7 +542,7 @@ func (m *Manager) Close() error {
 	logs := m.snapshot()
 	for _, l := range logs {
 		resume := l.pauseCleaning()
-		if err := l.close(); err != nil {
+		if err := l.closeLog(!l.dirs.offline.Load()); err != nil {
 			errs = append(errs, err)
 		}
 		resume()
@@ -549,8 +564,8 @@ func (m *Manager) Close() error {
 	}
 	if len(errs) == 0 {
 		for _, d := range m.dirs {
-			if unrecovered[d] {
-				continue
+			if unrecovered[d] || d.offline.Load() {
+				continue // recovered at the next start
 			}
 			if err := writeFileSync(filepath.Join(d.path, cleanShutdownFile), nil); err != nil {
 				errs = append(errs, err)

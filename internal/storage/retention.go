@@ -18,7 +18,8 @@ import (
 // the leader-epoch cache forgets what lies below it (truncateFromStart) and
 // the high watermark is raised to it if below. Segments wholly below the
 // log start offset (logstart.go) go under any cleanup policy.
-func (l *Log) enforceRetention(now time.Time) error {
+func (l *Log) enforceRetention(now time.Time) (err error) {
+	defer func() { err = l.dirs.failed(err) }()
 	if err := l.lockLoaded(); err != nil {
 		return err
 	}

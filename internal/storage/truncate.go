@@ -24,7 +24,8 @@ import (
 // if offset >= LogEndOffset. At or below the log start offset the log is
 // emptied and restarts at offset (a negative offset counts as 0). A lazy
 // log is empty at 0 already and stays lazy.
-func (l *Log) TruncateTo(offset int64) error {
+func (l *Log) TruncateTo(offset int64) (err error) {
+	defer func() { err = l.dirs.failed(err) }()
 	defer l.pauseCleaning()()
 	if err := l.lockLoaded(); err != nil {
 		return err
@@ -64,7 +65,8 @@ func (l *Log) TruncateTo(offset int64) error {
 // segment at offset, the leader-epoch cache cleared, the high watermark and
 // recovery point at offset. A lazy log restarted at 0 stays lazy; at any
 // other offset it is materialized first.
-func (l *Log) TruncateFullyAndStartAt(offset int64) error {
+func (l *Log) TruncateFullyAndStartAt(offset int64) (err error) {
+	defer func() { err = l.dirs.failed(err) }()
 	if offset < 0 {
 		return fmt.Errorf("storage: truncate %s to negative offset %d", l.tp, offset)
 	}
