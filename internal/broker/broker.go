@@ -172,6 +172,7 @@ func (b *Broker) openStorage() (err error) {
 		CleanerIOMaxBytesPerSecond:        cfg.LogCleanerIOMaxBytesPerSecond,
 		CleanerBackoff:                    cfg.LogCleanerBackoff,
 		Logger:                            b.log.With("component", "storage"),
+		OnDirFailure:                      b.onLogDirFailure,
 	})
 	if err != nil {
 		return err
