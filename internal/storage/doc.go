@@ -147,6 +147,13 @@
 //     log whose offsets do not move. Only the delete policy lets
 //     retention delete segments. AppendAsLeader refuses records without a
 //     key on a compacted log (record.ErrInvalidRecord).
+//   - Log dir failure (offline.go, Kafka's LogDirFailureChannel): an I/O
+//     error of a write path (append, roll, flush, truncation, epoch and
+//     offset checkpoints, cleaning, retention) takes the log's dir offline
+//     once; its logs then refuse reads and writes with ErrKafkaStorage, the
+//     manager writes nothing more there and places no new log there, and
+//     ManagerConfig.OnDirFailure is called on the failing goroutine. Only a
+//     restart brings the dir back.
 //   - Lock order: Log.cleanMu, then Log.mu, then segment.mu, then
 //     fdCache.mu.
 //
