@@ -29,6 +29,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/metastore"
 	"github.com/samsa-kafka/samsa/internal/metastore/embedetcd"
 	"github.com/samsa-kafka/samsa/internal/metastore/etcdstore"
+	"github.com/samsa-kafka/samsa/internal/metastore/zkstore"
 	"github.com/samsa-kafka/samsa/internal/producerid"
 	"github.com/samsa-kafka/samsa/internal/quota"
 	"github.com/samsa-kafka/samsa/internal/replica"
@@ -256,6 +257,22 @@ func (b *Broker) openStore(shared metastore.Store) error {
 		return nil
 	}
 	b.ownStore = true
+	if b.cfg.ZooKeeperConnect != "" {
+		servers, chroot, err := zkstore.ParseConnect(b.cfg.ZooKeeperConnect)
+		if err != nil {
+			return err
+		}
+		st, err := zkstore.Connect(zkstore.Config{
+			Servers: servers, Chroot: chroot,
+			SessionTimeout: b.cfg.ZooKeeperSessionTimeout, ConnectionTimeout: b.cfg.ZooKeeperConnectionTimeout,
+			MaxInFlight: int(b.cfg.ZooKeeperMaxInFlight), Logger: b.log.With("component", "store"),
+		})
+		if err != nil {
+			return err
+		}
+		b.store = st
+		return nil
+	}
 	if b.cfg.MetadataStoreConnect != "" {
 		endpoints, chroot, err := etcdstore.ParseConnect(b.cfg.MetadataStoreConnect)
 		if err != nil {
