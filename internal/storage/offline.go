@@ -31,8 +31,12 @@ type DirFailure struct {
 }
 
 // isIOError says whether err comes from the file system rather than from
-// the rules of the log.
+// the rules of the log. A name already taken (a partition directory that
+// appeared after startup, lazy.go) is refused as such: the disk is fine.
 func isIOError(err error) bool {
+	if errors.Is(err, os.ErrExist) {
+		return false
+	}
 	var pe *os.PathError
 	var le *os.LinkError
 	var se *os.SyscallError
