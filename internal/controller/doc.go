@@ -27,7 +27,8 @@
 // UncleanLeaderElectionEnable event), statelog.go (state-change.log).
 //
 // Events: what Kafka's ZooKeeper watches deliver as ControllerChange,
-// BrokerChange, TopicChange and TopicDeletion events reaches the loop as
+// BrokerChange, BrokerModification, TopicChange and TopicDeletion events
+// reaches the loop as
 // store changes: the Loop reads the whole store once, then watches it, and
 // queues each watch response (consecutive ones merged); onStoreChange folds
 // them into the context and runs the same handlers. API requests
