@@ -28,10 +28,10 @@
 //
 // Events: what Kafka's ZooKeeper watches deliver as ControllerChange,
 // BrokerChange, BrokerModification, TopicChange and TopicDeletion events
-// reaches the loop as
-// store changes: the Loop reads the whole store once, then watches it, and
-// queues each watch response (consecutive ones merged); onStoreChange folds
-// them into the context and runs the same handlers. API requests
+// reaches the loop as store changes: the Loop reads the whole store once,
+// then watches it, and queues each watch response (consecutive ones
+// merged); onStoreChange folds them into the context and runs the same
+// handlers. API requests
 // (AlterPartition, ControlledShutdown, ElectLeaders, reassignments) and
 // broker responses are events of their own. Handle logs and counts an
 // event it has no case for.
