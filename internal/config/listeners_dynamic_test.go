@@ -82,7 +82,7 @@ func TestValidateListenerUpdate(t *testing.T) {
 			"advertised.listeners": "INTERNAL://other:9091,EXTERNAL://kafka.example.com:19092,CONTROLLER://127.0.0.1:9093"},
 			"config: Inter-broker listener INTERNAL cannot be removed or changed dynamically, restart broker for update"},
 		{"move the control-plane listener", map[string]string{
-			"listeners": "INTERNAL://127.0.0.1:9091,EXTERNAL://127.0.0.1:9092,CONTROLLER://127.0.0.1:9083",
+			"listeners":            "INTERNAL://127.0.0.1:9091,EXTERNAL://127.0.0.1:9092,CONTROLLER://127.0.0.1:9083",
 			"advertised.listeners": "INTERNAL://127.0.0.1:9091,EXTERNAL://kafka.example.com:19092,CONTROLLER://127.0.0.1:9083"},
 			"config: Control plane listener CONTROLLER cannot be removed or changed dynamically, restart broker for update"},
 	} {
