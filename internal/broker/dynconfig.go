@@ -10,7 +10,9 @@ package broker
 //     own) and every hosted partition's config is resolved again with it
 //     (log.retention.*, log.segment.bytes, message.max.bytes,
 //     min.insync.replicas, …: the keys internal/config marks dynamic), and
-//     the follower fetchers are resized to num.replica.fetchers.
+//     the follower fetchers are resized to num.replica.fetchers; the
+//     listeners follow listeners and advertised.listeners (listeners.go;
+//     the ones read at start are bound at start).
 //   - Topic overrides (/config/topics/<t>, watchTopicConfigs in broker.go)
 //     resolve over that same current configuration.
 //   - Any broker writes any of these keys (AlterConfigs,
@@ -155,30 +157,46 @@ func (d *dynConfig) layers() (def, own map[string]string) {
 
 // applyBrokerConfigs makes def and own the broker's dynamic layers, as of
 // store revision rev; when they changed, every hosted partition's config is
-// resolved again.
+// resolved again and the listeners follow (listeners.go, outside d.mu: a
+// listener closing waits for its connections' handlers). Waiters see rev
+// applied once all that is done.
 func (b *Broker) applyBrokerConfigs(def, own map[string]string, rev int64) {
+	if cur := b.applyLayers(def, own); cur != nil {
+		b.reconfigureListeners(cur)
+	}
 	d := b.dyn
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !maps.Equal(def, d.def) || !maps.Equal(own, d.own) {
-		cur, errs := b.cfg.WithDynamic(def, own)
-		for _, err := range errs {
-			b.log.Warn("dynamic broker config ignored", "err", err)
-		}
-		d.def, d.own = def, own
-		prev := d.cur.Swap(cur)
-		b.reconfigureCleaner(prev, cur)
-		if b.fetchers != nil { // nil at start: startReplication reads cur
-			b.fetchers.Resize(int(cur.NumReplicaFetchers))
-		}
-		n := b.reapplyPartitionConfigs()
-		b.log.Info("dynamic broker configs applied", "default", def, "broker", own, "partitions", n)
-	}
 	if rev > d.applied {
 		d.applied = rev
 		close(d.changed)
 		d.changed = make(chan struct{})
 	}
+}
+
+// applyLayers makes def and own the layers of the current configuration
+// and applies it to the cleaner, fetchers and partitions; it returns the
+// new configuration, nil when the layers did not change.
+func (b *Broker) applyLayers(def, own map[string]string) *config.Broker {
+	d := b.dyn
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if maps.Equal(def, d.def) && maps.Equal(own, d.own) {
+		return nil
+	}
+	cur, errs := b.cfg.WithDynamic(def, own)
+	for _, err := range errs {
+		b.log.Warn("dynamic broker config ignored", "err", err)
+	}
+	d.def, d.own = def, own
+	prev := d.cur.Swap(cur)
+	b.reconfigureCleaner(prev, cur)
+	if b.fetchers != nil { // nil at start: startReplication reads cur
+		b.fetchers.Resize(int(cur.NumReplicaFetchers))
+	}
+	n := b.reapplyPartitionConfigs()
+	b.log.Info("dynamic broker configs applied", "default", def, "broker", own, "partitions", n)
+	return cur
 }
 
 // reapplyPartitionConfigs resolves every hosted partition's config again
@@ -250,8 +268,9 @@ func (c configsAPI) AlterTopicConfig(ctx context.Context, topic string, validate
 }
 
 // AlterBrokerConfig rewrites /config/brokers/<this id> or <default>, once
-// the cleaner settings it makes pass (cleanerconfig.go), and waits until
-// this broker has applied it.
+// the cleaner settings it makes pass (cleanerconfig.go) and so does a
+// listener change (listeners.go), and waits until this broker has applied
+// it.
 func (c configsAPI) AlterBrokerConfig(ctx context.Context, perBroker, validateOnly bool, edit api.ConfigEdit) error {
 	key := metadata.BrokerDefaultConfigKey
 	if perBroker {
@@ -267,6 +286,9 @@ func (c configsAPI) AlterBrokerConfig(ctx context.Context, perBroker, validateOn
 			own = next
 		} else {
 			def = next
+		}
+		if err := c.b.cfg.ValidateListenerUpdate(c.b.current(), def, own); err != nil {
+			return nil, err
 		}
 		return next, c.b.validateCleanerConfig(def, own)
 	}
