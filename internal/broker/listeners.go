@@ -118,8 +118,8 @@ func (b *Broker) closeListeners() []error {
 // reconfigureListeners moves the bound listeners to cur's (Kafka's
 // DynamicListenerConfig.reconfigure): the ones that went or moved are
 // closed first, then the new ones bound and served; a listener that
-// cannot be bound is logged and left out. When the endpoints changed, the
-// registration is rewritten.
+// cannot be bound is logged and left out (tried again at the next
+// change). When the endpoints changed, the registration is rewritten.
 func (b *Broker) reconfigureListeners(cur *config.Broker) {
 	ln := &b.ln
 	ln.mu.Lock()
@@ -128,12 +128,13 @@ func (b *Broker) reconfigureListeners(cur *config.Broker) {
 		return
 	}
 	before := b.endpointsLocked()
-	closed, bound := config.DiffListeners(ln.cfg.Listeners, cur.Listeners)
+	have := make([]config.Listener, len(ln.bound))
+	for i, bl := range ln.bound {
+		have[i] = bl.cfg
+	}
+	closed, bound := config.DiffListeners(have, cur.Listeners)
 	for _, l := range closed {
 		i := slices.IndexFunc(ln.bound, func(bl boundListener) bool { return bl.cfg == l })
-		if i < 0 { // it could not be bound
-			continue
-		}
 		if err := ln.bound[i].srv.Close(); err != nil {
 			b.log.Warn("closing listener", "listener", l, "err", err)
 		}
