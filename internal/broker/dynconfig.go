@@ -10,9 +10,10 @@ package broker
 //     own) and every hosted partition's config is resolved again with it
 //     (log.retention.*, log.segment.bytes, message.max.bytes,
 //     min.insync.replicas, …: the keys internal/config marks dynamic), and
-//     the follower fetchers are resized to num.replica.fetchers; the
-//     listeners follow listeners and advertised.listeners (listeners.go;
-//     the ones read at start are bound at start).
+//     the follower fetchers are resized to num.replica.fetchers (a write
+//     that changes it is checked first: threadpool.go); the listeners
+//     follow listeners and advertised.listeners (listeners.go; the ones
+//     read at start are bound at start).
 //   - Topic overrides (/config/topics/<t>, watchTopicConfigs in broker.go)
 //     resolve over that same current configuration.
 //   - Any broker writes any of these keys (AlterConfigs,
@@ -268,9 +269,8 @@ func (c configsAPI) AlterTopicConfig(ctx context.Context, topic string, validate
 }
 
 // AlterBrokerConfig rewrites /config/brokers/<this id> or <default>, once
-// the cleaner settings it makes pass (cleanerconfig.go) and so does a
-// listener change (listeners.go), and waits until this broker has applied
-// it.
+// the configuration it makes here passes validateReconfiguration, and waits
+// until this broker has applied it.
 func (c configsAPI) AlterBrokerConfig(ctx context.Context, perBroker, validateOnly bool, edit api.ConfigEdit) error {
 	key := metadata.BrokerDefaultConfigKey
 	if perBroker {
@@ -287,10 +287,7 @@ func (c configsAPI) AlterBrokerConfig(ctx context.Context, perBroker, validateOn
 		} else {
 			def = next
 		}
-		if err := c.b.cfg.ValidateListenerUpdate(c.b.current(), def, own); err != nil {
-			return nil, err
-		}
-		return next, c.b.validateCleanerConfig(def, own)
+		return next, c.b.validateReconfiguration(def, own)
 	}
 	for {
 		rev, err := c.write(ctx, key, validateOnly, checked)
@@ -301,6 +298,24 @@ func (c configsAPI) AlterBrokerConfig(ctx context.Context, perBroker, validateOn
 			return c.b.dyn.waitApplied(ctx, rev)
 		}
 	}
+}
+
+// validateReconfiguration checks the configuration this broker would have
+// with def and own as its dynamic layers against its current one, as
+// Kafka's DynamicBrokerConfig.validate does: a listener change as a whole
+// first (the new KafkaConfig's rules, then DynamicListenerConfig's:
+// listeners.go), then its BrokerReconfigurables: the thread pools
+// (threadpool.go), then the cleaner (cleanerconfig.go). For a <default>
+// write too, the current values are this broker's own.
+func (b *Broker) validateReconfiguration(def, own map[string]string) error {
+	if err := b.cfg.ValidateListenerUpdate(b.current(), def, own); err != nil {
+		return err
+	}
+	next, _ := b.cfg.WithDynamic(def, own)
+	if err := validateThreadPools(b.current(), next); err != nil {
+		return err
+	}
+	return b.validateCleanerConfig(next)
 }
 
 // write is one read-edit-write of a config document; revision 0 with no

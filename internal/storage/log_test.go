@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -519,6 +520,46 @@ func TestCheckpointFormat(t *testing.T) {
 	for _, bad := range []string{"", "1\n0\n", "0\n2\na 0 1\n", "0\n1\na x 1\n", "0\n-1\n"} {
 		if _, err := parseCheckpoint([]byte(bad)); err == nil {
 			t.Errorf("accepted %q", bad)
+		}
+	}
+}
+
+// TestDeletedDirRemovedAfterDelay: Run removes a deleted partition's
+// directory file.delete.delay.ms after the delete, as Kafka's
+// kafka-delete-logs task does, not at the next retention pass (an hour
+// away here). The fault campaign found these directories outliving the
+// delay by the retention interval (5 minutes by default).
+func TestDeletedDirRemovedAfterDelay(t *testing.T) {
+	dir := t.TempDir()
+	m, err := OpenManager(ManagerConfig{Dirs: []string{dir}, FileDeleteDelay: 20 * time.Millisecond,
+		RetentionCheckInterval: time.Hour, HighWatermarkCheckpointInterval: time.Hour,
+		ProducerIDExpirationCheckInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); m.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	for i := int32(0); i < 2; i++ {
+		tp := kafka.TopicPartition{Topic: "t", Partition: i}
+		l, err := m.Create(tp, topic, DefaultLogConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, l, 0, "a", 1)
+		if err := m.Delete(tp); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			matches, _ := filepath.Glob(filepath.Join(dir, "t-*-delete"))
+			if len(matches) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("deleted directories %v still there 10 s after a 20 ms delay", matches)
+			}
 		}
 	}
 }

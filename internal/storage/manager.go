@@ -97,7 +97,11 @@ type Manager struct {
 	creating kafka.Table[Log]
 	created  sync.Cond
 	deletes  []pendingDelete
-	closed   bool
+	// deleteQueued wakes Run when a directory is queued for removal, so
+	// that it is removed file.delete.delay.ms later, as Kafka's
+	// kafka-delete-logs task does, not at the next retention pass.
+	deleteQueued chan struct{}
+	closed       bool
 
 	cleaning    map[*Log]bool // logs a cleaner thread is cleaning
 	cleanerCkpt sync.Mutex    // one cleaner-offset-checkpoint write at a time
@@ -141,7 +145,7 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 		cfg.Now = time.Now
 	}
 	cfg.cleanerDefaults()
-	m := &Manager{cfg: cfg, log: cfg.Logger, now: cfg.Now, cache: newFDCache(cfg.MaxOpenFiles)}
+	m := &Manager{cfg: cfg, log: cfg.Logger, now: cfg.Now, cache: newFDCache(cfg.MaxOpenFiles), deleteQueued: make(chan struct{}, 1)}
 	m.throttle = &throttle{rate: cfg.CleanerIOMaxBytesPerSecond, now: time.Now}
 	m.cleanerCfg = cfg.cleanerConfig()
 	m.created.L = &m.mu
@@ -298,6 +302,10 @@ func (m *Manager) DeleteMany(tps []kafka.TopicPartition) error {
 		m.mu.Lock()
 		m.deletes = append(m.deletes, pendingDelete{dst, m.now().Add(m.cfg.FileDeleteDelay)})
 		m.mu.Unlock()
+		select {
+		case m.deleteQueued <- struct{}{}:
+		default:
+		}
 	}
 	for d := range touched {
 		if err := syncDir(d.path); err != nil {
@@ -367,6 +375,16 @@ func (m *Manager) Run(ctx context.Context) {
 	defer pidt.Stop()
 	hwt := time.NewTicker(m.cfg.HighWatermarkCheckpointInterval)
 	defer hwt.Stop()
+	// del fires when the earliest queued directory removal is due.
+	del := time.NewTimer(time.Hour)
+	defer del.Stop()
+	armDelete := func() {
+		del.Stop()
+		if at, ok := m.nextDeleteDue(); ok {
+			del.Reset(max(at.Sub(m.now()), 0))
+		}
+	}
+	armDelete()
 	var flushC <-chan time.Time
 	if m.cfg.FlushCheckInterval > 0 {
 		ft := time.NewTicker(m.cfg.FlushCheckInterval)
@@ -386,8 +404,25 @@ func (m *Manager) Run(ctx context.Context) {
 			m.checkpointLogStarts()
 		case <-pidt.C:
 			m.ExpireProducers(m.now())
+		case <-m.deleteQueued:
+			armDelete()
+		case <-del.C:
+			m.removeDue(m.now())
+			armDelete()
 		}
 	}
+}
+
+// nextDeleteDue is when the earliest queued directory removal is due.
+func (m *Manager) nextDeleteDue() (at time.Time, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, d := range m.deletes {
+		if !ok || d.at.Before(at) {
+			at, ok = d.at, true
+		}
+	}
+	return at, ok
 }
 
 // ExpireProducers removes, from every loaded log, the idempotent producers
