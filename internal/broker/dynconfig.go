@@ -43,6 +43,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metadata"
 	"github.com/samsa-kafka/samsa/internal/metastore"
+	"github.com/samsa-kafka/samsa/internal/quota"
 )
 
 // dynConfig is the broker's configuration with its dynamic layers.
@@ -225,8 +226,9 @@ func (b *Broker) reapplyPartitionConfigs() int {
 }
 
 // waitApplied returns once this broker has applied store revision rev, or
-// ctx ends (REQUEST_TIMED_OUT).
+// ctx ends (REQUEST_TIMED_OUT); not the request's time (quota.Parked).
 func (d *dynConfig) waitApplied(ctx context.Context, rev int64) error {
+	defer quota.Parked(ctx)()
 	for {
 		d.mu.Lock()
 		done, ch := d.applied >= rev, d.changed
