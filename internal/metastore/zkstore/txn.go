@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -96,38 +97,38 @@ func (s *Store) Txn(ctx context.Context, cmps []metastore.Cmp, ops []metastore.O
 func (s *Store) txnOnce(conn *zk.Conn, cmps []metastore.Cmp, ops []metastore.Op) (res metastore.TxnResult, retry bool, err error) {
 	// Read the ops' znodes first and create the parents of new keys, so
 	// that the cmps' absence checks see those parents.
-	type target struct {
-		path string
-		data []byte
-		st   *zk.Stat
-	}
-	targets := make([]target, len(ops))
+	opPaths := make([]string, len(ops))
 	for i, op := range ops {
-		p, err := s.path(op.Key)
-		if err != nil {
+		if opPaths[i], err = s.path(op.Key); err != nil {
 			return res, false, err
 		}
-		data, st, err := s.stat(p)
-		if err != nil {
-			return res, false, err
-		}
-		if st == nil && op.Type == metastore.OpPut {
+	}
+	targets, err := s.readAll(opPaths)
+	if err != nil {
+		return res, false, err
+	}
+	dirs := map[string]bool{}
+	for i, op := range ops {
+		if p := opPaths[i]; targets[i].st == nil && op.Type == metastore.OpPut && !dirs[parent(p)] {
 			if err := s.ensureDirs(p); err != nil {
 				return res, false, err
 			}
+			dirs[parent(p)] = true
 		}
-		targets[i] = target{p, data, st}
+	}
+	cmpPaths := make([]string, len(cmps))
+	for i, c := range cmps {
+		if cmpPaths[i], err = s.path(c.Key); err != nil {
+			return res, false, err
+		}
+	}
+	cmpReads, err := s.readAll(cmpPaths)
+	if err != nil {
+		return res, false, err
 	}
 	var multi []any
-	for _, c := range cmps {
-		p, err := s.path(c.Key)
-		if err != nil {
-			return res, false, err
-		}
-		data, st, err := s.stat(p)
-		if err != nil {
-			return res, false, err
-		}
+	for i, c := range cmps {
+		p, data, st := cmpPaths[i], cmpReads[i].data, cmpReads[i].st
 		switch {
 		case c.Version == 0 && st == nil:
 			// Absent: create and delete the highest missing znode, which
@@ -148,7 +149,7 @@ func (s *Store) txnOnce(conn *zk.Conn, cmps []metastore.Cmp, ops []metastore.Op)
 	}
 	guards := len(multi)
 	for i, op := range ops {
-		p, data, st := targets[i].path, targets[i].data, targets[i].st
+		p, data, st := opPaths[i], targets[i].data, targets[i].st
 		switch op.Type {
 		case metastore.OpPut:
 			value := op.Value
@@ -208,6 +209,30 @@ func (s *Store) txnOnce(conn *zk.Conn, cmps []metastore.Cmp, ops []metastore.Op)
 		}
 	}
 	return res, false, err
+}
+
+// read is a znode as stat read it.
+type read struct {
+	data []byte
+	st   *zk.Stat
+}
+
+// readAll stats paths, up to MaxInFlight requests at once.
+func (s *Store) readAll(paths []string) ([]read, error) {
+	out := make([]read, len(paths))
+	errs := make([]error, len(paths))
+	sem := make(chan struct{}, s.cfg.MaxInFlight)
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i].data, out[i].st, errs[i] = s.stat(p)
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
 }
 
 // stat reads a znode: st is nil if it does not exist, data nil if it holds

@@ -243,3 +243,62 @@ func TestParseConnect(t *testing.T) {
 		}
 	}
 }
+
+// TestEnsembleMemberLoss kills the ensemble member a session is connected
+// to: it moves to another member within its timeout, the session and its
+// key live on, and a watch armed before delivers the changes made after.
+func TestEnsembleMemberLoss(t *testing.T) {
+	srvs := zktest.StartEnsemble(t, 3)
+	s := connect(t, srvs, "/loss")
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	sess, err := s.NewSession(ctx, 8*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Txn(ctx, nil, []metastore.Op{metastore.PutBound("/brokers/ids/1", []byte("b"), sess.ID())}); err != nil {
+		t.Fatal(err)
+	}
+	w := s.WatchPrefix(ctx, "/brokers/", 0)
+	// The session's member (one of three: the quorum stays; the store's
+	// own connection may be on it too).
+	victim := sess.(*session).conn.Server()
+	for _, srv := range srvs {
+		if srv.Addr == victim {
+			srv.Kill()
+		}
+	}
+	// The first writes may fail while the client moves (or while the
+	// ensemble elects a new leader): retry them.
+	var rev int64
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		res, err := s.Txn(ctx, nil, []metastore.Op{metastore.Put("/brokers/topics/t", []byte("t"))})
+		if err == nil {
+			rev = res.Revision
+			break
+		}
+		if time.Now().After(deadline) {
+			for _, srv := range srvs {
+				out, ferr := zktest.FourLetter(srv.Addr, "srvr")
+				t.Logf("%s: %s %v\n%s", srv.Addr, out, ferr, srv.Log())
+			}
+			t.Fatalf("no write after a member's loss (store on %s): %v", s.conn.Server(), err)
+		}
+	}
+	select {
+	case r := <-w:
+		if r.Err != nil || len(r.Events) != 1 || r.Events[0].KV.Key != "/brokers/topics/t" || r.Events[0].KV.Version != rev {
+			t.Fatalf("watch after a member's loss: %+v, want the put at %d", r, rev)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("watch delivered nothing after a member's loss")
+	}
+	select {
+	case <-sess.Done():
+		t.Fatal("session ended with one member of three")
+	default:
+	}
+	if kv, ok, err := s.Get(ctx, "/brokers/ids/1"); err != nil || !ok || kv.Session != sess.ID() {
+		t.Fatalf("bound key after a member's loss: %+v %v %v", kv, ok, err)
+	}
+}

@@ -24,6 +24,10 @@ import (
 // other jars it needs.
 const Jar = "/usr/share/java/zookeeper.jar"
 
+// logJar sends the server's log lines to its server.log (Debian's
+// libslf4j-java, which zookeeper depends on).
+const logJar = "/usr/share/java/slf4j-simple.jar"
+
 // Server is one ZooKeeper server process.
 type Server struct {
 	Addr string // client address, host:port
@@ -104,8 +108,12 @@ func (s *Server) start(t testing.TB) {
 		t.Fatal(err)
 	}
 	defer out.Close()
+	cp := Jar
+	if _, err := os.Stat(logJar); err == nil {
+		cp += ":" + logJar
+	}
 	s.cmd = exec.Command("java", "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-Dzookeeper.jmx.log4j.disable=true", "-cp", Jar,
+		"-Dzookeeper.jmx.log4j.disable=true", "-Dorg.slf4j.simpleLogger.showDateTime=true", "-cp", cp,
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", s.cfg)
 	s.cmd.Stdout, s.cmd.Stderr = out, out
 	if err := s.cmd.Start(); err != nil {
@@ -113,9 +121,19 @@ func (s *Server) start(t testing.TB) {
 	}
 	s.exit = make(chan struct{})
 	go func(cmd *exec.Cmd, exit chan struct{}) {
-		cmd.Wait()
+		err := cmd.Wait()
+		os.WriteFile(filepath.Join(s.dir, "exit"), []byte(fmt.Sprint(err)), 0o644)
 		close(exit)
 	}(s.cmd, s.exit)
+}
+
+// Log is the end of the server's log, for a failure message.
+func (s *Server) Log() string {
+	b, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
+	if e, err := os.ReadFile(filepath.Join(s.dir, "exit")); err == nil {
+		b = append(b, "\nexited: "+string(e)...)
+	}
+	return string(b[max(0, len(b)-4000):])
 }
 
 // Kill ends the server's process abruptly (SIGKILL) and waits for it.
