@@ -66,7 +66,7 @@ func TestFullLogDirHaltsBroker(t *testing.T) {
 	full := mountTmpfs(t, "8m")
 	st := startStore(t, "samsa-store")
 	const victim = int32(2)
-	c := &cluster{t: t, connect: st.endpoint + "/samsa-test", procs: map[int32]*proc{}, ports: map[int32]int{}, dirs: map[int32]string{}}
+	c := &cluster{t: t, storeKey: "metadata.store.connect", connect: st.endpoint + "/samsa-test", procs: map[int32]*proc{}, ports: map[int32]int{}, dirs: map[int32]string{}}
 	for id := int32(0); id < 3; id++ {
 		c.ports[id], c.dirs[id] = freePort(t), t.TempDir()
 		if id == victim {
