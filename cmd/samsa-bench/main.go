@@ -43,7 +43,8 @@ type result struct {
 	partitions          int
 	produceMBs          float64
 	satP50, satP99      time.Duration // at saturation: client queueing included
-	p50, p99            time.Duration // at the paced rate
+	p50, p99, p999      time.Duration // at the paced rate
+	brokerP99           string        // the brokers' histogram bucket of the paced run's p99 (-replication)
 	consumeMBs          float64
 	pacedMBs            float64
 	records, recordSize int
@@ -59,6 +60,7 @@ type runParams struct {
 	acks                kgo.Acks
 	pacedHalf           bool // pace the latency run at half the measured throughput
 	consume             bool
+	metrics             []string // brokers' metrics URLs: read around the paced run
 }
 
 func main() {
@@ -175,8 +177,28 @@ func runWith(rp runParams) (result, error) {
 		}
 		res.consumeMBs = float64(rp.records*rp.size) / (1 << 20) / elapsed.Seconds()
 	}
-	res.p50, res.p99, err = pacedLatency(ctx, cl, topic, res.pacedMBs, values)
-	return res, err
+	var h0 histogram
+	if len(rp.metrics) > 0 {
+		if h0, err = scrapeProduceDurations(rp.metrics); err != nil {
+			return res, err
+		}
+	}
+	if res.p50, res.p99, res.p999, err = pacedLatency(ctx, cl, topic, res.pacedMBs, values); err != nil {
+		return res, err
+	}
+	res.brokerP99 = "-"
+	if len(rp.metrics) > 0 {
+		h1, err := scrapeProduceDurations(rp.metrics)
+		if err != nil {
+			return res, err
+		}
+		d, err := h1.add(h0, -1)
+		if err != nil {
+			return res, err
+		}
+		res.brokerP99 = formatBucket(d.quantileBucket(0.99))
+	}
+	return res, nil
 }
 
 // benchValues are 1024 values of size bytes each, incompressible: with no
@@ -248,8 +270,8 @@ func consumeAll(ctx context.Context, addrs []string, topic string, partitions, r
 }
 
 // pacedLatency produces at rate MB/s for two seconds with no linger and
-// returns the p50 and p99 of Produce-call-to-acknowledgement latency.
-func pacedLatency(ctx context.Context, cl *kgo.Client, topic string, rate float64, values [][]byte) (time.Duration, time.Duration, error) {
+// returns the p50, p99 and p99.9 of Produce-call-to-acknowledgement latency.
+func pacedLatency(ctx context.Context, cl *kgo.Client, topic string, rate float64, values [][]byte) (p50, p99, p999 time.Duration, err error) {
 	const tick = time.Millisecond
 	size := len(values[0])
 	perTick := max(1, int(rate*(1<<20)/float64(size)*tick.Seconds()))
@@ -277,7 +299,7 @@ func pacedLatency(ctx context.Context, cl *kgo.Client, topic string, rate float6
 	}
 	wg.Wait()
 	slices.Sort(lat)
-	return lat[len(lat)/2], lat[len(lat)*99/100], firstErr
+	return lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)*999/1000], firstErr
 }
 
 // startCPUProfile profiles this process into path until the returned
