@@ -118,6 +118,7 @@ func startBenchCluster() (*benchCluster, error) {
 		}
 		cmd := exec.Command(os.Args[0], args...)
 		cmd.Stderr = os.Stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM} // this process dies: so do the brokers
 		if err := cmd.Start(); err != nil {
 			c.stop()
 			return nil, err

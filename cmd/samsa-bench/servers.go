@@ -91,6 +91,7 @@ func startSamsa(cpuprofile string) (*serverProc, error) {
 	}
 	port, err := freePort()
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	args := []string{"-broker", "-id", "0", "-dir", filepath.Join(dir, "log"), "-port", strconv.Itoa(port)}
@@ -98,6 +99,7 @@ func startSamsa(cpuprofile string) (*serverProc, error) {
 		args = append(args, "-cpuprofile", cpuprofile)
 	}
 	cmd := exec.Command(os.Args[0], args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM} // this process dies: so does the broker
 	s := &serverProc{cmd: cmd, addr: fmt.Sprintf("127.0.0.1:%d", port), dir: dir, stderr: &tailBuffer{}}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
