@@ -41,14 +41,11 @@ var fairTargets = struct{ produceRatio, consumeRatio, samsaCPUPerGB float64 }{1.
 
 // fairBench runs rounds × (samsa, kfake) for each partition count.
 func fairBench(w io.Writer, counts []int, mb, size, rounds int, kfakeBin string) error {
-	tmp, err := os.MkdirTemp("", "samsa-bench-bin")
+	kfakeBin, cleanup, err := kfakeBinary(kfakeBin)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	if kfakeBin, err = kfakeBinary(kfakeBin, tmp); err != nil {
-		return err
-	}
+	defer cleanup()
 	fmt.Fprintf(w, "start: %s\n", uptimeLine())
 	values := benchValues(size)
 	records := mb << 20 / size

@@ -142,24 +142,30 @@ func startKfake(bin string) (*serverProc, error) {
 }
 
 // kfakeBinary is -kfake-bin, else samsa-kfake beside this executable, else
-// one built now into dir with the go command (as under `go run`).
-func kfakeBinary(flagged, dir string) (string, error) {
+// one built now into a temp dir with the go command (as under `go run`),
+// which cleanup removes.
+func kfakeBinary(flagged string) (bin string, cleanup func(), err error) {
 	if flagged != "" {
-		return flagged, nil
+		return flagged, func() {}, nil
 	}
 	if exe, err := os.Executable(); err == nil {
 		if p := filepath.Join(filepath.Dir(exe), "samsa-kfake"); fileExists(p) {
-			return p, nil
+			return p, func() {}, nil
 		}
+	}
+	dir, err := os.MkdirTemp("", "samsa-bench-bin")
+	if err != nil {
+		return "", nil, err
 	}
 	out := filepath.Join(dir, "samsa-kfake")
 	fmt.Fprintln(os.Stderr, "building samsa-kfake (go build ./cmd/samsa-kfake) ...")
 	cmd := exec.Command("go", "build", "-o", out, "github.com/samsa-kafka/samsa/cmd/samsa-kfake")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("building samsa-kfake (or pass -kfake-bin): %w", err)
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("building samsa-kfake (or pass -kfake-bin): %w", err)
 	}
-	return out, nil
+	return out, func() { os.RemoveAll(dir) }, nil
 }
 
 func fileExists(p string) bool {
