@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -207,5 +208,68 @@ func TestDuplicateBrokerIDSaysWhyAndServesNoClient(t *testing.T) {
 	}
 	if !strings.Contains(log, "another live broker is registered with broker.id=1") {
 		t.Fatalf("did not say why it gave up:\n%s", log)
+	}
+}
+
+// A broker restarted while its previous registration still holds its id,
+// and whose store then stops answering for longer than the broker waits
+// for a duplicate id (twice the session + 2 s), keeps waiting for the
+// store and registers once it answers: an unreachable store says nothing
+// of another broker. Found by the fault campaign (a store majority cut off
+// while a broker restarted); before, the broker exited.
+func TestBrokerWaitsOutStoreOutageWhileRegistering(t *testing.T) {
+	st := startStore(t, "samsa-store")
+	dir, port := t.TempDir(), freePort(t)
+	props := []string{"broker.id=1", "metadata.store.connect=" + st.endpoint,
+		fmt.Sprintf("metadata.store.session.timeout.ms=%d", sessionTimeoutMs)}
+	b := startServer(t, dir, port, props...)
+	waitLog(t, b, "msg=registered", 30*time.Second)
+	b.kill()
+	b = startServer(t, dir, port, props...)
+	waitLog(t, b, "not serving clients: cannot register yet", 30*time.Second)
+	if err := st.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	outage := 2*time.Duration(sessionTimeoutMs)*time.Millisecond + 5*time.Second
+	select {
+	case <-b.done:
+		st.cmd.Process.Signal(syscall.SIGCONT)
+		t.Fatalf("the broker exited during the store outage:\n%s", b.stderr.String())
+	case <-time.After(outage):
+	}
+	if err := st.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, b, "msg=registered", 60*time.Second)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		if _, err := kadm.NewClient(cl).BrokerMetadata(ctx); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the broker does not answer Metadata after registering:\n%s", b.stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitLog waits until p's log has s, failing if p exits first.
+func waitLog(t *testing.T, p *proc, s string, bound time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(bound); !strings.Contains(p.stderr.String(), s); time.Sleep(50 * time.Millisecond) {
+		select {
+		case <-p.done:
+			t.Fatalf("samsa exited before logging %q:\n%s", s, p.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("samsa did not log %q within %s:\n%s", s, bound, p.stderr.String())
+		}
 	}
 }

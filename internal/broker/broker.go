@@ -308,13 +308,19 @@ const (
 	notRegisteredLogEach = 3 * time.Second
 )
 
-// register registers the broker, retrying for up to twice the session
-// timeout while another registration holds its id or the store is
-// unreachable; after that it fails (ErrBrokerIDInUse: another live broker
-// has the id).
+// register registers the broker, retrying while another registration
+// holds its id, for up to twice the session timeout after the store last
+// failed to answer; after that it fails (ErrBrokerIDInUse: another live
+// broker has the id). While the store does not answer, it waits as long
+// as it takes, as Kafka's ZooKeeper client retries until connected: an
+// unreachable store says nothing of another broker, and a broker started
+// during a store outage must come up when the store does (the fault
+// campaign found brokers exiting after a store majority was cut off for
+// longer than that).
 func (b *Broker) register(ctx context.Context) (metastore.Session, error) {
 	reg := metadata.NewBroker(b.nodeID, b.endpoints(), b.cfg.BrokerRack, time.Now())
-	deadline := time.Now().Add(2*b.cfg.MetadataStoreSessionTimeout + 2*time.Second)
+	grace := 2*b.cfg.MetadataStoreSessionTimeout + 2*time.Second
+	deadline := time.Now().Add(grace)
 	var sess metastore.Session
 	var lastLog time.Time
 	for {
@@ -326,6 +332,11 @@ func (b *Broker) register(ctx context.Context) (metastore.Session, error) {
 			b.sessMu.Unlock()
 			b.log.Info("registered", "epoch", epoch)
 			return sess, nil
+		}
+		if !errors.Is(err, metadata.ErrBrokerIDInUse) {
+			if d := time.Now().Add(grace); d.After(deadline) {
+				deadline = d
+			}
 		}
 		if ctx.Err() != nil || time.Now().After(deadline) {
 			if sess != nil {

@@ -146,7 +146,11 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	fillRecovery(rep.Faults, h.Writes, o.Partitions)
 	rep.ClientErrors = tr.Errors()
 	maps.Copy(rep.ClientErrors, ad.Errors())
-	rep.OverGoal = overGoal(rep.Faults, h.Writes, o.SessionTimeoutMs)
+	var logs []string
+	for _, b := range c.Brokers {
+		logs = append(logs, b.log)
+	}
+	rep.OverGoal = overGoal(rep.Faults, h.Writes, o.SessionTimeoutMs, logs)
 	hw := map[Partition]int64{}
 	for p, reads := range final {
 		if len(reads) > 0 {
@@ -229,7 +233,9 @@ func createTopic(ctx context.Context, adm *kadm.Client, topic string, partitions
 // recovery) some partition went longer than the session timeout + 1 s
 // without an acknowledged write.
 // It also sets every fault's Unavailable.
-func overGoal(faults []FaultRecord, writes []Write, sessionMs int) []string {
+// logs are the brokers' log files, for the time of the first leader
+// election after each fault over the goal.
+func overGoal(faults []FaultRecord, writes []Write, sessionMs int, logs []string) []string {
 	limit := time.Duration(sessionMs)*time.Millisecond + time.Second
 	// The goal holds for the main topic (RF 3, min.insync.replicas 2);
 	// the moves topic has 2 replicas, no majority survives losing one.
@@ -252,10 +258,35 @@ func overGoal(faults []FaultRecord, writes []Write, sessionMs int) []string {
 		gap, p := LongestGap(main, f.Start, end)
 		f.Unavailable = gap
 		if f.Majority && gap > limit {
-			out = append(out, fmt.Sprintf("%s %s: %s without an acknowledged write for %.1fs", f.Name, f.Target, p, gap.Seconds()))
+			line := fmt.Sprintf("%s %s: %s without an acknowledged write for %.1fs", f.Name, f.Target, p, gap.Seconds())
+			if at, ok := firstElection(logs, f.Start); ok {
+				line += fmt.Sprintf(" (the controller's first election after the fault: %.1fs)", at.Sub(f.Start).Seconds())
+			}
+			out = append(out, line)
 		}
 	}
 	return out
+}
+
+var electedLeaders = regexp.MustCompile(`(?m)^time=(\S+) .*msg="elected leaders"`)
+
+// firstElection is the time of the first "elected leaders" line at or
+// after t in any of the logs.
+func firstElection(logs []string, t time.Time) (time.Time, bool) {
+	var first time.Time
+	for _, path := range logs {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		for _, m := range electedLeaders.FindAllSubmatch(data, -1) {
+			at, err := time.Parse(time.RFC3339Nano, string(m[1]))
+			if err == nil && !at.Before(t) && (first.IsZero() || at.Before(first)) {
+				first = at
+			}
+		}
+	}
+	return first, !first.IsZero()
 }
 
 var becameController = regexp.MustCompile(`msg="became controller" epoch=(\d+)`)

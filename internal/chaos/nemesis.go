@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // A fault is applied, held, then healed. kinds lists them; the nemesis
@@ -177,18 +179,44 @@ func (n *Nemesis) awaitRecovery(ctx context.Context, bound time.Duration) time.D
 }
 
 func (n *Nemesis) healthy(ctx context.Context) bool {
-	mctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	md, err := n.adm.Metadata(mctx, n.topic)
-	if err != nil || len(md.Brokers) != len(n.c.Brokers) {
+	// Every broker is asked itself, on a connection of its own: a client
+	// that picks one broker for metadata waits out its backoff on a
+	// broker that just restarted, which measured seconds of the probe's
+	// own making.
+	for i := range n.c.Brokers {
+		if !n.healthyAt(ctx, int32(i+1)) {
+			return false
+		}
+	}
+	return true
+}
+
+// healthyAt: broker id's metadata shows every broker and every partition
+// of the topic with a leader and its full ISR.
+func (n *Nemesis) healthyAt(ctx context.Context, id int32) bool {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.c.Broker(id).Host.IP+":9092"), kgo.DialTimeout(time.Second),
+		kgo.RequestRetries(0))
+	if err != nil {
 		return false
 	}
-	t, ok := md.Topics[n.topic]
-	if !ok || t.Err != nil || len(t.Partitions) == 0 {
+	defer cl.Close()
+	mctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(n.topic)
+	req.Topics = append(req.Topics, rt)
+	// The seed broker answers: a request of a client that knows no other.
+	resp, err := req.RequestWith(mctx, cl)
+	if err != nil || len(resp.Brokers) != len(n.c.Brokers) || len(resp.Topics) != 1 {
+		return false
+	}
+	t := resp.Topics[0]
+	if t.ErrorCode != 0 || len(t.Partitions) == 0 {
 		return false
 	}
 	for _, p := range t.Partitions {
-		if p.Err != nil || p.Leader < 0 || len(p.ISR) != len(p.Replicas) {
+		if p.ErrorCode != 0 || p.Leader < 0 || len(p.ISR) != len(p.Replicas) {
 			return false
 		}
 	}

@@ -1,9 +1,11 @@
 package chaos
 
 import (
+	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/samsa-kafka/samsa/internal/metadata"
 )
@@ -101,5 +103,22 @@ func TestStoreLeftovers(t *testing.T) {
 		"store: /brokers/topics/chaos-churn-2 left after the topic's deletion"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func TestFirstElection(t *testing.T) {
+	dir := t.TempDir()
+	a, b := dir+"/b1.log", dir+"/b2.log"
+	os.WriteFile(a, []byte("time=2026-12-04T10:00:01.000Z level=INFO msg=\"elected leaders\" broker=1\n"+
+		"time=2026-12-04T10:00:09.000Z level=INFO msg=\"elected leaders\" broker=1\n"), 0o644)
+	os.WriteFile(b, []byte("time=2026-12-04T10:00:05.500Z level=INFO msg=\"became controller\" broker=2\n"+
+		"time=2026-12-04T10:00:06.250Z level=INFO msg=\"elected leaders\" broker=2\n"), 0o644)
+	fault := time.Date(2026, 12, 4, 10, 0, 2, 0, time.UTC)
+	at, ok := firstElection([]string{a, b}, fault)
+	if !ok || at.Sub(fault) != 4250*time.Millisecond {
+		t.Fatalf("first election %v %v, want 4.25 s after the fault", at, ok)
+	}
+	if _, ok := firstElection([]string{a, b}, fault.Add(time.Minute)); ok {
+		t.Fatal("an election found after the last one")
 	}
 }
