@@ -78,7 +78,7 @@ func main() {
 	parts := flag.String("partitions", "16", "partition counts to run (-replication: the first; -idempotence, -transactions: the last)")
 	kfakeBin := flag.String("kfake-bin", "", "the samsa-kfake binary (default: beside this one, else built with go build)")
 	flag.Float64Var(&pacedMBs, "paced-mbs", 50, "produce rate (MB/s) of the latency run")
-	flag.StringVar(&profileDir, "profile", "", "write CPU profiles (client.cpu, broker-N.cpu) to this directory")
+	flag.StringVar(&profileDir, "profile", "", "write CPU profiles (client.cpu; broker-N.cpu with -replication, samsa-PARTITIONS-ROUND.cpu by default) to this directory")
 	flag.StringVar(&onlyConfig, "only", "", "with -replication: run only this configuration (rf3-all or rf1-one)")
 	flag.Parse()
 	flag.Visit(func(f *flag.Flag) { pacedSet = pacedSet || f.Name == "paced-mbs" })
@@ -129,9 +129,9 @@ func main() {
 	}
 }
 
-// newProducer is the client both servers are driven with: no idempotence
-// (kfake and Samsa then take the same path), 1 MiB batches, no linger, no
-// compression, round-robin over partitions.
+// newProducer is the producer every server is driven with: plain (not
+// idempotent) produce, 1 MiB batches, no linger, no compression,
+// round-robin over partitions.
 func newProducer(addrs []string, topic string, acks kgo.Acks) (*kgo.Client, error) {
 	return kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.DisableIdempotentWrite(),
 		kgo.RequiredAcks(acks), kgo.DefaultProduceTopic(topic),
