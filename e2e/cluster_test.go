@@ -67,16 +67,17 @@ func startStore(t *testing.T, kind string) *storeProc {
 
 // cluster is three `samsa server` processes on one store.
 type cluster struct {
-	t       *testing.T
-	extra   []string // more server properties
-	connect string
-	procs   map[int32]*proc
-	ports   map[int32]int
-	dirs    map[int32]string
+	t        *testing.T
+	extra    []string // more server properties
+	storeKey string   // metadata.store.connect or zookeeper.connect
+	connect  string
+	procs    map[int32]*proc
+	ports    map[int32]int
+	dirs     map[int32]string
 }
 
 func startCluster(t *testing.T, storeEndpoint string, extra ...string) *cluster {
-	c := &cluster{t: t, extra: extra, connect: storeEndpoint + "/samsa-test", procs: map[int32]*proc{}, ports: map[int32]int{}, dirs: map[int32]string{}}
+	c := &cluster{t: t, extra: extra, storeKey: "metadata.store.connect", connect: storeEndpoint + "/samsa-test", procs: map[int32]*proc{}, ports: map[int32]int{}, dirs: map[int32]string{}}
 	for id := int32(0); id < 3; id++ {
 		c.ports[id] = freePort(t)
 		c.dirs[id] = t.TempDir()
@@ -88,7 +89,7 @@ func startCluster(t *testing.T, storeEndpoint string, extra ...string) *cluster 
 func (c *cluster) start(id int32) {
 	c.procs[id] = startServer(c.t, c.dirs[id], c.ports[id], append([]string{
 		fmt.Sprintf("broker.id=%d", id),
-		"metadata.store.connect=" + c.connect,
+		c.storeKey + "=" + c.connect,
 		fmt.Sprintf("metadata.store.session.timeout.ms=%d", sessionTimeoutMs)}, c.extra...)...)
 }
 

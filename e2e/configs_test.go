@@ -84,7 +84,10 @@ func TestDynamicConfigs(t *testing.T) {
 func testBrokerDynamicConfigs(ctx context.Context, t *testing.T, c *cluster, adm *kadm.Client, cl *kgo.Client, bs string) {
 	seg := "1024"
 	createTopic(ctx, t, adm, "dyn2", map[string]*string{"segment.bytes": &seg})
-	keeper := c.follower(ctx, t, adm, "dyn2", -1)
+	// The keeper is the leader: a follower's log start offset follows its
+	// leader's (as Kafka's), so a follower keeping 1 h would still lose
+	// its first segment once the leader's 1 s retention moved it.
+	keeper := c.leaderOf(ctx, t, adm, "dyn2")
 	hour := "3600000"
 	res, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "log.retention.ms", Value: &hour}}, keeper)
 	if err != nil || res[0].Err != nil {
@@ -158,6 +161,16 @@ func produceN(ctx context.Context, t *testing.T, cl *kgo.Client, topic string, n
 
 // follower is a replica of partition 0 of topic that neither leads it nor
 // is except.
+// leaderOf is the leader of topic's partition 0.
+func (c *cluster) leaderOf(ctx context.Context, t *testing.T, adm *kadm.Client, topic string) int32 {
+	t.Helper()
+	td, err := adm.ListTopics(ctx, topic)
+	if err != nil || td[topic].Err != nil {
+		t.Fatalf("metadata of %s: %v %v", topic, err, td[topic].Err)
+	}
+	return td[topic].Partitions[0].Leader
+}
+
 func (c *cluster) follower(ctx context.Context, t *testing.T, adm *kadm.Client, topic string, except int32) int32 {
 	t.Helper()
 	td, err := adm.ListTopics(ctx, topic)

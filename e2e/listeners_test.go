@@ -110,12 +110,16 @@ func TestInternalExternalListeners(t *testing.T) {
 // inter.broker.listener.name) and EXTERNAL (127.0.0.2) listeners, and a
 // CONTROLLER one (127.0.0.1, control.plane.listener.name) if asked.
 type listenerCluster struct {
+	t                              *testing.T
 	procs                          map[int32]*proc
 	internal, external, controller map[int32]int
+	dirs                           map[int32]string
+	props                          map[int32][]string
 }
 
 func startListenerCluster(t *testing.T, st *storeProc, controlPlane bool) listenerCluster {
-	l := listenerCluster{procs: map[int32]*proc{}, internal: map[int32]int{}, external: map[int32]int{}, controller: map[int32]int{}}
+	l := listenerCluster{t: t, procs: map[int32]*proc{}, internal: map[int32]int{}, external: map[int32]int{}, controller: map[int32]int{},
+		dirs: map[int32]string{}, props: map[int32][]string{}}
 	for id := int32(0); id < 3; id++ {
 		l.internal[id], l.external[id] = freePort(t), freePort(t)
 		listeners := fmt.Sprintf("listeners=INTERNAL://127.0.0.1:%d,EXTERNAL://127.0.0.2:%d", l.internal[id], l.external[id])
@@ -129,9 +133,17 @@ func startListenerCluster(t *testing.T, st *storeProc, controlPlane bool) listen
 			listeners += fmt.Sprintf(",CONTROLLER://127.0.0.1:%d", l.controller[id])
 			props = append(props, "control.plane.listener.name=CONTROLLER")
 		}
-		l.procs[id] = startServer(t, t.TempDir(), l.internal[id], append(props, listeners)...)
+		l.dirs[id], l.props[id] = t.TempDir(), append(props, listeners)
+		l.procs[id] = startServer(t, l.dirs[id], l.internal[id], l.props[id]...)
 	}
 	return l
+}
+
+// restart stops broker id (SIGTERM) and starts it again on the same
+// server.properties and log dir.
+func (l listenerCluster) restart(id int32) {
+	l.procs[id].stop()
+	l.procs[id] = startServer(l.t, l.dirs[id], l.internal[id], l.props[id]...)
 }
 
 // TestControlPlaneListener: with control.plane.listener.name=CONTROLLER,

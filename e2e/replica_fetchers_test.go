@@ -2,45 +2,49 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// TestDynamicReplicaFetchers sets num.replica.fetchers=3 at <default>
+// TestDynamicReplicaFetchers sets num.replica.fetchers=2 at <default>
 // (IncrementalAlterConfigs) on a running 3-broker cluster while a producer
-// writes acks=all to an RF=3 topic: every follower opens two more fetch
-// connections to each leader (each leader leads three partitions, one per
+// writes acks=all to an RF=3 topic: every follower opens one more fetch
+// connection to each leader (each leader leads two partitions, one per
 // fetcher id), DescribeConfigs shows the value as
-// DYNAMIC_DEFAULT_BROKER_CONFIG; set back to 1, the extra connections
-// close. Every acknowledged record is consumed at its offset.
+// DYNAMIC_DEFAULT_BROKER_CONFIG. 5 is then refused with INVALID_CONFIG and
+// Kafka's message (more than double the current 2: DynamicThreadPool's
+// rule) and changes nothing: no broker logs a resize for it; set back to 1, the extra connections close.
+// Every acknowledged record is consumed at its offset.
 func TestDynamicReplicaFetchers(t *testing.T) {
 	st := startStore(t, "samsa-store")
 	c := startCluster(t, st.endpoint)
 	all := c.addrs(-1)
 	c.waitView(all[0], "3 brokers and a controller", func(n int, ctl int32) bool { return n == 3 && ctl >= 0 })
-	// "foo" hashes to 101574 and 31*101574 % 3 == 0: partition p has
-	// fetcher id p%3, so broker L, leading 3L..3L+2, is fetched from by
-	// three fetchers of each follower.
+	// "foo" hashes to 101574 and 31*101574 % 2 == 0: partition p has
+	// fetcher id p%2, so broker L, leading 2L and 2L+1, is fetched from by
+	// two fetchers of each follower.
 	const topic = "foo"
 	var assignment [][]int32
-	for p := range int32(9) {
-		l := p / 3
+	for p := range int32(6) {
+		l := p / 2
 		assignment = append(assignment, []int32{l, (l + 1) % 3, (l + 2) % 3})
 	}
 	createAssigned(t, all, topic, assignment)
 	c.waitPartitions(all, topic, "full ISR, preferred leaders", func(v map[int32]partitionView) bool {
 		for p, pv := range v {
-			if pv.leader != p/3 {
+			if pv.leader != p/2 {
 				return false
 			}
 		}
-		return len(v) == 9 && fullISR(3)(v)
+		return len(v) == 6 && fullISR(3)(v)
 	})
 
 	cl, err := kgo.NewClient(kgo.SeedBrokers(all...))
@@ -69,23 +73,35 @@ func TestDynamicReplicaFetchers(t *testing.T) {
 	acked(200)
 
 	before := c.fetchConns(t)
-	setFetchers(ctx, t, adm, "3")
-	grown := c.waitFetchConns(t, "two more connections from every follower to every leader", func(pair [2]int32, n int) bool {
-		return n >= before[pair]+2
+	setFetchers(ctx, t, adm, "2")
+	grown := c.waitFetchConns(t, "one more connection from every follower to every leader", func(pair [2]int32, n int) bool {
+		return n >= before[pair]+1
 	})
-	rcs, err := adm.DescribeBrokerConfigs(ctx, 0)
-	if err != nil || len(rcs) != 1 || rcs[0].Err != nil {
-		t.Fatalf("describe broker 0: %v %+v", err, rcs)
+	described := func() {
+		t.Helper()
+		rcs, err := adm.DescribeBrokerConfigs(ctx, 0)
+		if err != nil || len(rcs) != 1 || rcs[0].Err != nil {
+			t.Fatalf("describe broker 0: %v %+v", err, rcs)
+		}
+		if i := slices.IndexFunc(rcs[0].Configs, func(c kadm.Config) bool { return c.Key == "num.replica.fetchers" }); i < 0 ||
+			rcs[0].Configs[i].Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig || rcs[0].Configs[i].MaybeValue() != "2" {
+			t.Fatalf("num.replica.fetchers described as %+v, want 2 from DYNAMIC_DEFAULT_BROKER_CONFIG", rcs[0].Configs[max(i, 0)])
+		}
 	}
-	if i := slices.IndexFunc(rcs[0].Configs, func(c kadm.Config) bool { return c.Key == "num.replica.fetchers" }); i < 0 ||
-		rcs[0].Configs[i].Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig || rcs[0].Configs[i].MaybeValue() != "3" {
-		t.Fatalf("num.replica.fetchers described as %+v, want 3 from DYNAMIC_DEFAULT_BROKER_CONFIG", rcs[0].Configs[max(i, 0)])
+	described()
+	acked(500) // replicated by two fetchers per leader
+
+	five := "5"
+	res, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "num.replica.fetchers", Value: &five}})
+	if want := "Dynamic thread count update validation failed for num.replica.fetchers=5, value should not be greater than double the current value 2"; err != nil ||
+		len(res) != 1 || !errors.Is(res[0].Err, kerr.InvalidConfig) || res[0].ErrMessage != want {
+		t.Fatalf("num.replica.fetchers=5 at <default>: %v %+v; want INVALID_CONFIG %q", err, res, want)
 	}
-	acked(500) // replicated by three fetchers per leader
+	described() // unchanged; no broker resized (the resize count below)
 
 	setFetchers(ctx, t, adm, "1")
-	c.waitFetchConns(t, "two connections fewer from every follower to every leader", func(pair [2]int32, n int) bool {
-		return n <= grown[pair]-2
+	c.waitFetchConns(t, "one connection fewer from every follower to every leader", func(pair [2]int32, n int) bool {
+		return n <= grown[pair]-1
 	})
 	acked(500)
 	close(stop)

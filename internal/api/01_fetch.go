@@ -42,6 +42,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/kafka"
+	"github.com/samsa-kafka/samsa/internal/quota"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/server"
 )
@@ -119,15 +120,16 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 			timer = time.NewTimer(deadline.Sub(h.Now()))
 			defer timer.Stop()
 		}
-		waitFrom := h.Now()
+		resume := quota.Parked(ctx) // not request time (quota.go)
 		select {
 		case <-wake:
 		case <-timer.C:
 		case <-ctx.Done(): // the connection is closing: nothing to answer
+			resume()
 			acc.release()
 			return nil, nil
 		}
-		h.quotaWaited(ctx, waitFrom)
+		resume()
 	}
 }
 

@@ -13,13 +13,15 @@ package api
 // leader epoch. Topics may not be named by id (v10+ are not served).
 
 import (
+	"context"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/group"
 )
 
-func (h *Handler) offsetCommit(req *kmsg.OffsetCommitRequest) kmsg.Response {
+func (h *Handler) offsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
 	gen, member := req.Generation, req.MemberID
 	if req.Version == 0 {
@@ -46,7 +48,7 @@ func (h *Handler) offsetCommit(req *kmsg.OffsetCommitRequest) kmsg.Response {
 	if len(b.commits) == 0 {
 		return resp
 	}
-	errs := h.Groups.CommitOffsets(req.Group, member, req.InstanceID, gen, b.commits)
+	errs := h.Groups.CommitOffsets(ctx, req.Group, member, req.InstanceID, gen, b.commits)
 	for i, s := range b.slots {
 		resp.Topics[s.t].Partitions[s.p].ErrorCode = errorCode(errs[i])
 	}

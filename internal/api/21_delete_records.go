@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/kafka"
+	"github.com/samsa-kafka/samsa/internal/quota"
 	"github.com/samsa-kafka/samsa/internal/replica"
 )
 
@@ -89,6 +90,7 @@ func (h *Handler) awaitDeletes(ctx context.Context, pending []pendingDelete, tim
 	if len(left) == 0 {
 		return true
 	}
+	defer quota.Parked(ctx)() // not request time (quota.go)
 	w := replica.NewWaiter()
 	for _, d := range left {
 		d.p.AddWaiter(w)

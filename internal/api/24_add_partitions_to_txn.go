@@ -30,14 +30,14 @@ type txnPartitions struct {
 	codes []int16
 }
 
-func (h *Handler) addPartitionsToTxn(_ context.Context, req *kmsg.AddPartitionsToTxnRequest) kmsg.Response {
+func (h *Handler) addPartitionsToTxn(ctx context.Context, req *kmsg.AddPartitionsToTxnRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
 	if req.Version < 4 {
 		topics := make([]kmsg.AddPartitionsToTxnRequestTransactionTopic, len(req.Topics))
 		for i, t := range req.Topics {
 			topics[i] = kmsg.AddPartitionsToTxnRequestTransactionTopic{Topic: t.Topic, Partitions: t.Partitions}
 		}
-		tp := h.addTxnPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, false, topics, req.Version < 2)
+		tp := h.addTxnPartitions(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, false, topics, req.Version < 2)
 		for _, g := range groupTPs(tp) {
 			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
 			rt.Topic = g.topic
@@ -51,7 +51,7 @@ func (h *Handler) addPartitionsToTxn(_ context.Context, req *kmsg.AddPartitionsT
 		return resp
 	}
 	for _, t := range req.Transactions {
-		tp := h.addTxnPartitions(t.TransactionalID, t.ProducerID, t.ProducerEpoch, t.VerifyOnly, t.Topics, false)
+		tp := h.addTxnPartitions(ctx, t.TransactionalID, t.ProducerID, t.ProducerEpoch, t.VerifyOnly, t.Topics, false)
 		rt := kmsg.NewAddPartitionsToTxnResponseTransaction()
 		rt.TransactionalID = t.TransactionalID
 		for _, g := range groupTPs(tp) {
@@ -70,7 +70,7 @@ func (h *Handler) addPartitionsToTxn(_ context.Context, req *kmsg.AddPartitionsT
 }
 
 // addTxnPartitions answers one transaction's partitions.
-func (h *Handler) addTxnPartitions(id string, pid int64, epoch int16, verify bool, topics []kmsg.AddPartitionsToTxnRequestTransactionTopic, oldFenced bool) txnPartitions {
+func (h *Handler) addTxnPartitions(ctx context.Context, id string, pid int64, epoch int16, verify bool, topics []kmsg.AddPartitionsToTxnRequestTransactionTopic, oldFenced bool) txnPartitions {
 	var out txnPartitions
 	unknown := false
 	for _, t := range topics {
@@ -112,7 +112,7 @@ func (h *Handler) addTxnPartitions(id string, pid int64, epoch int16, verify boo
 		}
 		return out
 	}
-	return all(fencedCode(errorCode(h.Txns.AddPartitions(id, pid, epoch, out.tps)), oldFenced))
+	return all(fencedCode(errorCode(h.Txns.AddPartitions(ctx, id, pid, epoch, out.tps)), oldFenced))
 }
 
 // tpGroup is one topic's entries of a txnPartitions, in request order.

@@ -7,6 +7,8 @@ package api
 // AddPartitionsToTxn. PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v2.
 
 import (
+	"context"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -14,7 +16,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
-func (h *Handler) addOffsetsToTxn(req *kmsg.AddOffsetsToTxnRequest) kmsg.Response {
+func (h *Handler) addOffsetsToTxn(ctx context.Context, req *kmsg.AddOffsetsToTxnRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
 	switch {
 	case req.TransactionalID == "":
@@ -23,7 +25,7 @@ func (h *Handler) addOffsetsToTxn(req *kmsg.AddOffsetsToTxnRequest) kmsg.Respons
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 	default:
 		tp := kafka.TopicPartition{Topic: OffsetsTopic, Partition: h.offsetsPartition(req.Group)}
-		err := h.Txns.AddPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, []kafka.TopicPartition{tp})
+		err := h.Txns.AddPartitions(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, []kafka.TopicPartition{tp})
 		resp.ErrorCode = fencedCode(errorCode(err), req.Version < 2)
 	}
 	return resp

@@ -75,7 +75,7 @@ func (h *Handler) txnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommit
 		}
 		return resp
 	}
-	errs := h.Groups.CommitTxnOffsets(req.Group, group.TxnProducer{ID: req.ProducerID, Epoch: req.ProducerEpoch},
+	errs := h.Groups.CommitTxnOffsets(ctx, req.Group, group.TxnProducer{ID: req.ProducerID, Epoch: req.ProducerEpoch},
 		member, instance, gen, b.commits)
 	for i, s := range b.slots {
 		resp.Topics[s.t].Partitions[s.p].ErrorCode = errorCode(errs[i])

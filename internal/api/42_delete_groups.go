@@ -7,9 +7,13 @@ package api
 // members remain, GROUP_ID_NOT_FOUND for unknown groups, NOT_COORDINATOR
 // on another broker.
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"context"
 
-func (h *Handler) deleteGroups(req *kmsg.DeleteGroupsRequest) kmsg.Response {
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func (h *Handler) deleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
 	for _, id := range req.Groups {
 		rg := kmsg.NewDeleteGroupsResponseGroup()
@@ -17,7 +21,7 @@ func (h *Handler) deleteGroups(req *kmsg.DeleteGroupsRequest) kmsg.Response {
 		if h.Groups == nil {
 			rg.ErrorCode = errorCode(errNoCoordinator)
 		} else {
-			rg.ErrorCode = errorCode(h.Groups.DeleteGroup(id))
+			rg.ErrorCode = errorCode(h.Groups.DeleteGroup(ctx, id))
 		}
 		resp.Groups = append(resp.Groups, rg)
 	}

@@ -8,12 +8,14 @@ package api
 // member subscribes to; the others are deleted with tombstones.
 
 import (
+	"context"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/group"
 )
 
-func (h *Handler) offsetDelete(req *kmsg.OffsetDeleteRequest) kmsg.Response {
+func (h *Handler) offsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
 	if h.Groups == nil {
 		resp.ErrorCode = errorCode(errNoCoordinator)
@@ -25,7 +27,7 @@ func (h *Handler) offsetDelete(req *kmsg.OffsetDeleteRequest) kmsg.Response {
 			tps = append(tps, group.TP{Topic: t.Topic, Partition: p.Partition})
 		}
 	}
-	err, errs := h.Groups.DeleteOffsets(req.Group, tps)
+	err, errs := h.Groups.DeleteOffsets(ctx, req.Group, tps)
 	resp.ErrorCode = errorCode(err)
 	if err != nil && errs == nil {
 		return resp

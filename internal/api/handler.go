@@ -258,7 +258,7 @@ func (h *Handler) dispatch(ctx context.Context, c *server.Conn, hdr wire.Request
 	case *kmsg.LeaveGroupRequest:
 		return h.leaveGroup(r), nil
 	case *kmsg.OffsetCommitRequest:
-		return h.offsetCommit(r), nil
+		return h.offsetCommit(ctx, r), nil
 	case *kmsg.OffsetFetchRequest:
 		return h.offsetFetch(r), nil
 	case *kmsg.WriteTxnMarkersRequest:
@@ -270,15 +270,15 @@ func (h *Handler) dispatch(ctx context.Context, c *server.Conn, hdr wire.Request
 	case *kmsg.ListGroupsRequest:
 		return h.listGroups(r), nil
 	case *kmsg.DeleteGroupsRequest:
-		return h.deleteGroups(r), nil
+		return h.deleteGroups(ctx, r), nil
 	case *kmsg.OffsetDeleteRequest:
-		return h.offsetDelete(r), nil
+		return h.offsetDelete(ctx, r), nil
 	case *kmsg.DescribeProducersRequest:
 		return h.describeProducers(r), nil
 	case *kmsg.AddPartitionsToTxnRequest:
 		return h.addPartitionsToTxn(ctx, r), nil
 	case *kmsg.AddOffsetsToTxnRequest:
-		return h.addOffsetsToTxn(r), nil
+		return h.addOffsetsToTxn(ctx, r), nil
 	case *kmsg.EndTxnRequest:
 		return h.endTxn(ctx, r), nil
 	case *kmsg.DescribeTransactionsRequest:

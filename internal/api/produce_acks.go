@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/kafka"
+	"github.com/samsa-kafka/samsa/internal/quota"
 	"github.com/samsa-kafka/samsa/internal/replica"
 )
 
@@ -41,7 +42,7 @@ func (h *Handler) awaitAcks(ctx context.Context, pending []pendingAck, timeoutMi
 	if len(left) == 0 {
 		return true
 	}
-	defer h.quotaWaited(ctx, h.Now()) // not request time (quota.go)
+	defer quota.Parked(ctx)() // not request time (quota.go)
 	w := replica.NewWaiter()
 	waitingOn := make([]*replica.Partition, len(left))
 	for i, a := range left {

@@ -13,9 +13,19 @@ package api
 //     request quota throttles, the bytes are taken back and the answer is
 //     empty (Kafka's getThrottledResponse), to be fetched again.
 //   - request_percentage: every request records the time it took to
-//     handle, less the time a Fetch long poll or an acks=-1 Produce waited
-//     (Kafka counts the request thread's time, not purgatory's). Other
-//     waits (JoinGroup, SyncGroup, CreateTopics...) count: a deviation.
+//     handle, less the time it waited on something else (Kafka counts the
+//     request thread's time, not purgatory's): the code that blocks marks
+//     the wait with quota.Parked — a Fetch long poll; an acks=-1 Produce,
+//     its transaction verification round trip; DeleteRecords waiting for
+//     the low watermark; JoinGroup and SyncGroup waiting for the
+//     rebalance; the group and transaction coordinators waiting for their
+//     writes to be acknowledged (OffsetCommit, TxnOffsetCommit,
+//     DeleteGroups, OffsetDelete, InitProducerId, AddPartitionsToTxn,
+//     AddOffsetsToTxn, EndTxn, which also waits for its markers);
+//     CreateTopics, DeleteTopics, CreatePartitions and ElectLeaders
+//     waiting for the controller's outcome; a broker config write waiting
+//     for this broker to apply it. Waits that overlap (the topics of a
+//     CreateTopics, waited for together) are taken off once.
 //
 // Exempt, as Kafka's sendResponseExemptThrottle: follower fetches and the
 // inter-broker APIs (LeaderAndIsr, StopReplica, UpdateMetadata,
@@ -30,6 +40,7 @@ package api
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -45,9 +56,41 @@ type quotaKey struct{}
 type quotaReq struct {
 	client      string
 	start       time.Time
-	waited      time.Duration // in a long poll or an acks wait
 	throttle    time.Duration // set by the Fetch: the longest of its quotas
 	requestDone bool          // the Fetch recorded request_percentage
+
+	mu       sync.Mutex // parks come from the request's goroutines
+	parked   int        // waits under way (quota.Parked)
+	parkedAt time.Time  // since parked went from 0 to 1
+	waited   time.Duration
+}
+
+// park notes a wait's start (quota.Parked); the time during which one or
+// more waits are under way is taken off the request's.
+func (q *quotaReq) park(now func() time.Time) func() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.parked++; q.parked == 1 {
+		q.parkedAt = now()
+	}
+	return func() {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		if q.parked--; q.parked == 0 {
+			q.waited += now().Sub(q.parkedAt)
+		}
+	}
+}
+
+// busy is the request's handling time up to now, less its waits.
+func (q *quotaReq) busy(now time.Time) time.Duration {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	waited := q.waited
+	if q.parked > 0 {
+		waited += now.Sub(q.parkedAt)
+	}
+	return max(now.Sub(q.start)-waited, 0)
 }
 
 // startQuota begins a request's accounting: nil when no quota is set or
@@ -60,6 +103,7 @@ func (h *Handler) startQuota(ctx context.Context, hdr wire.RequestHeader, req km
 	if hdr.ClientID != nil {
 		q.client = *hdr.ClientID
 	}
+	ctx = quota.WithPark(ctx, func() func() { return q.park(h.Now) })
 	return context.WithValue(ctx, quotaKey{}, q), q
 }
 
@@ -100,15 +144,7 @@ func (h *Handler) endQuota(q *quotaReq, c *server.Conn, req kmsg.Request, resp k
 // recordRequestTime records request_percentage: % of one thread's time.
 func (h *Handler) recordRequestTime(q *quotaReq, now time.Time) time.Duration {
 	q.requestDone = true
-	busy := max(now.Sub(q.start)-q.waited, 0)
-	return h.Quotas.Record(quota.Request, quota.Principal, q.client, float64(busy)/float64(time.Second)*100, now)
-}
-
-// quotaWaited takes the wait since from the request's handling time.
-func (h *Handler) quotaWaited(ctx context.Context, since time.Time) {
-	if q, ok := ctx.Value(quotaKey{}).(*quotaReq); ok {
-		q.waited += h.Now().Sub(since)
-	}
+	return h.Quotas.Record(quota.Request, quota.Principal, q.client, float64(q.busy(now))/float64(time.Second)*100, now)
 }
 
 // fetchQuotaBytes caps a consumer Fetch's max_bytes at its quota window.

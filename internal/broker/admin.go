@@ -14,6 +14,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/metacache"
 	"github.com/samsa-kafka/samsa/internal/metadata"
 	"github.com/samsa-kafka/samsa/internal/metastore"
+	"github.com/samsa-kafka/samsa/internal/quota"
 )
 
 // clusterAdmin serves topic administration (api.Admin) through the store,
@@ -141,8 +142,10 @@ func (a *clusterAdmin) DeleteTopic(ctx context.Context, name string) error {
 // waitFor re-checks cond at every metadata change until it holds; when ctx
 // ends first it is REQUEST_TIMED_OUT (what says what was still pending). A
 // resignation meanwhile ends the wait with NOT_CONTROLLER, as Kafka answers
-// a controller's pending requests.
+// a controller's pending requests. The wait is not the request's time
+// (quota.Parked; Kafka's DelayedCreatePartitions, DelayedDeleteTopics).
 func (a *clusterAdmin) waitFor(ctx context.Context, what string, cond func() bool) error {
+	defer quota.Parked(ctx)()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {

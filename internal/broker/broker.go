@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -29,10 +27,10 @@ import (
 	"github.com/samsa-kafka/samsa/internal/metastore"
 	"github.com/samsa-kafka/samsa/internal/metastore/embedetcd"
 	"github.com/samsa-kafka/samsa/internal/metastore/etcdstore"
+	"github.com/samsa-kafka/samsa/internal/metastore/zkstore"
 	"github.com/samsa-kafka/samsa/internal/producerid"
 	"github.com/samsa-kafka/samsa/internal/quota"
 	"github.com/samsa-kafka/samsa/internal/replica"
-	"github.com/samsa-kafka/samsa/internal/server"
 	"github.com/samsa-kafka/samsa/internal/storage"
 	"github.com/samsa-kafka/samsa/internal/txn"
 )
@@ -56,7 +54,7 @@ type Broker struct {
 	ctrl     *controller.Controller
 	loop     *controller.Loop
 	channels *channel.Manager
-	srvs     []*server.Server // one per listener, in the order of listeners
+	ln       listeners // bound listeners (listeners.go)
 	fetchers *fetcher.Manager
 	alter    *alterpartition.Manager
 	pids     *producerid.Manager
@@ -66,6 +64,7 @@ type Broker struct {
 
 	txnClients *txnClients // the transaction coordinator's clients to brokers
 
+	regMu  sync.Mutex // serializes registration writes (listeners.go)
 	sessMu sync.Mutex
 	sess   metastore.Session
 
@@ -130,13 +129,7 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	b.goRun(func() { b.pids.Run(ctx) })
 	b.goRun(func() { b.groups.Run(ctx) })
 	b.goRun(func() { b.txns.Run(ctx); b.txnClients.close() })
-	for i, srv := range b.srvs {
-		b.goRun(func() {
-			if err := srv.Serve(); err != nil {
-				b.log.Error("listener stopped", "listener", cfg.Listeners[i].Name, "err", err)
-			}
-		})
-	}
+	b.serveAll()
 	b.watchQuotas(ctx) // issue 20: client quotas, applied before registering
 	sess, err := b.register(ctx)
 	if err != nil {
@@ -202,8 +195,8 @@ func (b *Broker) newController() {
 	b.loop = controller.NewLoop(b.ctrl)
 }
 
-// listen binds every listener, each its own server with the request
-// handlers behind it; Serve starts accepting.
+// listen binds every listener (dynamic ones included), each its own
+// server with the request handlers behind it; serveAll starts accepting.
 func (b *Broker) listen(reg prometheus.Registerer) error {
 	cfg := b.cfg
 	h := api.New(api.Config{
@@ -225,22 +218,7 @@ func (b *Broker) listen(reg prometheus.Registerer) error {
 		Quotas:       b.quotas,
 		Logger:       b.log.With("component", "api"),
 	})
-	for _, l := range cfg.Listeners {
-		srv, err := server.New(server.Config{
-			Addr:            net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port))),
-			ListenerName:    l.Name,
-			MaxRequestBytes: cfg.SocketRequestMaxBytes,
-			IdleTimeout:     cfg.ConnectionsMaxIdle,
-			Logger:          b.log.With("component", "server", "listener", l.Name),
-			Handler:         h,
-			Registerer:      reg,
-		})
-		if err != nil {
-			return fmt.Errorf("broker: listener %s: %w", l, err)
-		}
-		b.srvs = append(b.srvs, srv)
-	}
-	return nil
+	return b.bind(b.current(), h, reg)
 }
 
 func (b *Broker) goRun(f func()) {
@@ -255,6 +233,22 @@ func (b *Broker) openStore(shared metastore.Store) error {
 		return nil
 	}
 	b.ownStore = true
+	if b.cfg.ZooKeeperConnect != "" {
+		servers, chroot, err := zkstore.ParseConnect(b.cfg.ZooKeeperConnect)
+		if err != nil {
+			return err
+		}
+		st, err := zkstore.Connect(zkstore.Config{
+			Servers: servers, Chroot: chroot,
+			SessionTimeout: b.cfg.ZooKeeperSessionTimeout, ConnectionTimeout: b.cfg.ZooKeeperConnectionTimeout,
+			MaxInFlight: int(b.cfg.ZooKeeperMaxInFlight), Logger: b.log.With("component", "store"),
+		})
+		if err != nil {
+			return err
+		}
+		b.store = st
+		return nil
+	}
 	if b.cfg.MetadataStoreConnect != "" {
 		endpoints, chroot, err := etcdstore.ParseConnect(b.cfg.MetadataStoreConnect)
 		if err != nil {
@@ -318,18 +312,14 @@ const (
 // campaign found brokers exiting after a store majority was cut off for
 // longer than that).
 func (b *Broker) register(ctx context.Context) (metastore.Session, error) {
-	reg := metadata.NewBroker(b.nodeID, b.endpoints(), b.cfg.BrokerRack, time.Now())
 	grace := 2*b.cfg.MetadataStoreSessionTimeout + 2*time.Second
 	deadline := time.Now().Add(grace)
 	var sess metastore.Session
 	var lastLog time.Time
 	for {
-		epoch, err := b.tryRegister(ctx, &sess, reg)
+		epoch, err := b.registerOnce(ctx, &sess)
 		if err == nil {
 			b.cache.SetBrokerEpoch(epoch)
-			b.sessMu.Lock()
-			b.sess = sess
-			b.sessMu.Unlock()
 			b.log.Info("registered", "epoch", epoch)
 			return sess, nil
 		}
@@ -357,6 +347,22 @@ func (b *Broker) register(ctx context.Context) (metastore.Session, error) {
 		case <-time.After(registerRetry):
 		}
 	}
+}
+
+// registerOnce makes one attempt with the endpoints of the moment, and on
+// success makes sess the broker's session; regMu held throughout, so a
+// listener change is either in the registration or rewrites it after.
+func (b *Broker) registerOnce(ctx context.Context, sess *metastore.Session) (int64, error) {
+	b.regMu.Lock()
+	defer b.regMu.Unlock()
+	reg := metadata.NewBroker(b.nodeID, b.endpoints(), b.cfg.BrokerRack, time.Now())
+	epoch, err := b.tryRegister(ctx, sess, reg)
+	if err == nil {
+		b.sessMu.Lock()
+		b.sess = *sess
+		b.sessMu.Unlock()
+	}
+	return epoch, err
 }
 
 // tryRegister makes one attempt, in *sess (a new session if nil; one that
@@ -490,9 +496,6 @@ func storeTopicConfig(ctx context.Context, store metastore.Store, topic string) 
 	return metadata.DecodeTopicConfig(kv.Value)
 }
 
-// Addr is the address the first listener is bound to.
-func (b *Broker) Addr() net.Addr { return b.srvs[0].Addr() }
-
 // NodeID is the broker's id.
 func (b *Broker) NodeID() int32 { return b.nodeID }
 
@@ -529,9 +532,7 @@ func (b *Broker) teardown() error {
 		cancel()
 	}
 	b.sessMu.Unlock()
-	for _, srv := range b.srvs {
-		errs = append(errs, srv.Close())
-	}
+	errs = append(errs, b.closeListeners()...)
 	b.wg.Wait()
 	if b.fetchers != nil {
 		b.fetchers.Close()
@@ -559,30 +560,6 @@ func ignoreExpired(err error) error {
 		return nil
 	}
 	return err
-}
-
-// endpoints are this broker's advertised listeners, the bound address of
-// its listener of the same name filling in what one leaves out (no host:
-// the bound IP, "localhost" if that is a wildcard; port 0: the bound port).
-func (b *Broker) endpoints() []metadata.Endpoint {
-	out := make([]metadata.Endpoint, 0, len(b.cfg.AdvertisedListeners))
-	for _, a := range b.cfg.AdvertisedListeners {
-		e := metadata.Endpoint{Listener: a.Name, Host: a.Host, Port: a.Port, Protocol: a.Protocol}
-		i := slices.IndexFunc(b.cfg.Listeners, func(l config.Listener) bool { return l.Name == a.Name })
-		if tcp, ok := b.srvs[i].Addr().(*net.TCPAddr); ok {
-			if e.Host == "" {
-				e.Host = tcp.IP.String()
-				if tcp.IP.IsUnspecified() {
-					e.Host = "localhost"
-				}
-			}
-			if e.Port == 0 {
-				e.Port = int32(tcp.Port)
-			}
-		}
-		out = append(out, e)
-	}
-	return out
 }
 
 // partitionConfig resolves a topic's configuration for its partitions, over

@@ -31,15 +31,13 @@ func cleanerConfig(cfg *config.Broker) storage.CleanerConfig {
 	}
 }
 
-// validateCleanerConfig checks the cleaner settings this broker would have
-// with def and own as its dynamic layers, when its cleaner is enabled
-// (Kafka registers the LogCleaner as reconfigurable only then). The error
-// is INVALID_CONFIG with Kafka's message.
-func (b *Broker) validateCleanerConfig(def, own map[string]string) error {
+// validateCleanerConfig checks next's cleaner settings, when this broker's
+// cleaner is enabled (Kafka registers the LogCleaner as reconfigurable
+// only then). The error is INVALID_CONFIG with Kafka's message.
+func (b *Broker) validateCleanerConfig(next *config.Broker) error {
 	if b.logs == nil || !b.cfg.LogCleanerEnable {
 		return nil
 	}
-	next, _ := b.cfg.WithDynamic(def, own)
 	if err := b.logs.ValidateCleanerConfig(cleanerConfig(next)); err != nil {
 		return fmt.Errorf("%w: %s", kerr.InvalidConfig, strings.TrimPrefix(err.Error(), storage.ErrInvalidCleanerConfig.Error()+": "))
 	}

@@ -18,9 +18,7 @@ func crash(tb testing.TB, br *Broker) time.Time {
 	br.closed = true // Close now does nothing: no controlled shutdown
 	br.mu.Unlock()
 	br.cancel()
-	for _, srv := range br.srvs {
-		srv.Close()
-	}
+	br.closeListeners()
 	br.fetchers.Close()
 	br.alter.Close()
 	br.sessMu.Lock()

@@ -11,7 +11,9 @@
 // in on (api/03_metadata.go); fetchers and the transaction coordinator's
 // clients use inter.broker.listener.name, the controller channel,
 // AlterPartition and controlled shutdown control.plane.listener.name
-// (else the inter-broker listener), as Kafka.
+// (else the inter-broker listener), as Kafka. The listener keys are
+// per-broker dynamic (listeners.go): listeners are bound and closed, and
+// the registration rewritten, at run time.
 //
 // Readiness: the listeners open before the broker registers (their bound
 // ports go into the registration), but clients are served only once it has

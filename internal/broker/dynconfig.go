@@ -10,7 +10,10 @@ package broker
 //     own) and every hosted partition's config is resolved again with it
 //     (log.retention.*, log.segment.bytes, message.max.bytes,
 //     min.insync.replicas, …: the keys internal/config marks dynamic), and
-//     the follower fetchers are resized to num.replica.fetchers.
+//     the follower fetchers are resized to num.replica.fetchers (a write
+//     that changes it is checked first: threadpool.go); the listeners
+//     follow listeners and advertised.listeners (listeners.go; the ones
+//     read at start are bound at start).
 //   - Topic overrides (/config/topics/<t>, watchTopicConfigs in broker.go)
 //     resolve over that same current configuration.
 //   - Any broker writes any of these keys (AlterConfigs,
@@ -40,6 +43,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metadata"
 	"github.com/samsa-kafka/samsa/internal/metastore"
+	"github.com/samsa-kafka/samsa/internal/quota"
 )
 
 // dynConfig is the broker's configuration with its dynamic layers.
@@ -155,30 +159,46 @@ func (d *dynConfig) layers() (def, own map[string]string) {
 
 // applyBrokerConfigs makes def and own the broker's dynamic layers, as of
 // store revision rev; when they changed, every hosted partition's config is
-// resolved again.
+// resolved again and the listeners follow (listeners.go, outside d.mu: a
+// listener closing waits for its connections' handlers). Waiters see rev
+// applied once all that is done.
 func (b *Broker) applyBrokerConfigs(def, own map[string]string, rev int64) {
+	if cur := b.applyLayers(def, own); cur != nil {
+		b.reconfigureListeners(cur)
+	}
 	d := b.dyn
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !maps.Equal(def, d.def) || !maps.Equal(own, d.own) {
-		cur, errs := b.cfg.WithDynamic(def, own)
-		for _, err := range errs {
-			b.log.Warn("dynamic broker config ignored", "err", err)
-		}
-		d.def, d.own = def, own
-		prev := d.cur.Swap(cur)
-		b.reconfigureCleaner(prev, cur)
-		if b.fetchers != nil { // nil at start: startReplication reads cur
-			b.fetchers.Resize(int(cur.NumReplicaFetchers))
-		}
-		n := b.reapplyPartitionConfigs()
-		b.log.Info("dynamic broker configs applied", "default", def, "broker", own, "partitions", n)
-	}
 	if rev > d.applied {
 		d.applied = rev
 		close(d.changed)
 		d.changed = make(chan struct{})
 	}
+}
+
+// applyLayers makes def and own the layers of the current configuration
+// and applies it to the cleaner, fetchers and partitions; it returns the
+// new configuration, nil when the layers did not change.
+func (b *Broker) applyLayers(def, own map[string]string) *config.Broker {
+	d := b.dyn
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if maps.Equal(def, d.def) && maps.Equal(own, d.own) {
+		return nil
+	}
+	cur, errs := b.cfg.WithDynamic(def, own)
+	for _, err := range errs {
+		b.log.Warn("dynamic broker config ignored", "err", err)
+	}
+	d.def, d.own = def, own
+	prev := d.cur.Swap(cur)
+	b.reconfigureCleaner(prev, cur)
+	if b.fetchers != nil { // nil at start: startReplication reads cur
+		b.fetchers.Resize(int(cur.NumReplicaFetchers))
+	}
+	n := b.reapplyPartitionConfigs()
+	b.log.Info("dynamic broker configs applied", "default", def, "broker", own, "partitions", n)
+	return cur
 }
 
 // reapplyPartitionConfigs resolves every hosted partition's config again
@@ -206,8 +226,9 @@ func (b *Broker) reapplyPartitionConfigs() int {
 }
 
 // waitApplied returns once this broker has applied store revision rev, or
-// ctx ends (REQUEST_TIMED_OUT).
+// ctx ends (REQUEST_TIMED_OUT); not the request's time (quota.Parked).
 func (d *dynConfig) waitApplied(ctx context.Context, rev int64) error {
+	defer quota.Parked(ctx)()
 	for {
 		d.mu.Lock()
 		done, ch := d.applied >= rev, d.changed
@@ -250,8 +271,8 @@ func (c configsAPI) AlterTopicConfig(ctx context.Context, topic string, validate
 }
 
 // AlterBrokerConfig rewrites /config/brokers/<this id> or <default>, once
-// the cleaner settings it makes pass (cleanerconfig.go), and waits until
-// this broker has applied it.
+// the configuration it makes here passes validateReconfiguration, and waits
+// until this broker has applied it.
 func (c configsAPI) AlterBrokerConfig(ctx context.Context, perBroker, validateOnly bool, edit api.ConfigEdit) error {
 	key := metadata.BrokerDefaultConfigKey
 	if perBroker {
@@ -268,7 +289,7 @@ func (c configsAPI) AlterBrokerConfig(ctx context.Context, perBroker, validateOn
 		} else {
 			def = next
 		}
-		return next, c.b.validateCleanerConfig(def, own)
+		return next, c.b.validateReconfiguration(def, own)
 	}
 	for {
 		rev, err := c.write(ctx, key, validateOnly, checked)
@@ -279,6 +300,24 @@ func (c configsAPI) AlterBrokerConfig(ctx context.Context, perBroker, validateOn
 			return c.b.dyn.waitApplied(ctx, rev)
 		}
 	}
+}
+
+// validateReconfiguration checks the configuration this broker would have
+// with def and own as its dynamic layers against its current one, as
+// Kafka's DynamicBrokerConfig.validate does: a listener change as a whole
+// first (the new KafkaConfig's rules, then DynamicListenerConfig's:
+// listeners.go), then its BrokerReconfigurables: the thread pools
+// (threadpool.go), then the cleaner (cleanerconfig.go). For a <default>
+// write too, the current values are this broker's own.
+func (b *Broker) validateReconfiguration(def, own map[string]string) error {
+	if err := b.cfg.ValidateListenerUpdate(b.current(), def, own); err != nil {
+		return err
+	}
+	next, _ := b.cfg.WithDynamic(def, own)
+	if err := validateThreadPools(b.current(), next); err != nil {
+		return err
+	}
+	return b.validateCleanerConfig(next)
 }
 
 // write is one read-edit-write of a config document; revision 0 with no

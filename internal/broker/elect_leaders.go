@@ -16,6 +16,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/controller"
 	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metacache"
+	"github.com/samsa-kafka/samsa/internal/quota"
 )
 
 type leaderElections struct {
@@ -47,8 +48,10 @@ func (e *leaderElections) ElectLeaders(ctx context.Context, typ int8, parts []ka
 }
 
 // waitLeaders removes partitions from waiting as the metadata cache shows
-// their expected leader, until none is left or ctx ends.
+// their expected leader, until none is left or ctx ends: not the
+// request's time (quota.Parked; Kafka's DelayedElectLeader).
 func (e *leaderElections) waitLeaders(ctx context.Context, waiting map[controller.TP]int32) {
+	defer quota.Parked(ctx)()
 	for len(waiting) > 0 {
 		changed := e.cache.Changed()
 		for tp, leader := range waiting {

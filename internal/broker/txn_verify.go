@@ -21,6 +21,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/api"
 	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metacache"
+	"github.com/samsa-kafka/samsa/internal/quota"
 	"github.com/samsa-kafka/samsa/internal/txn"
 )
 
@@ -69,7 +70,9 @@ func (v *txnVerifier) remote(ctx context.Context, broker int32, id string, pid i
 	req.Transactions = append(req.Transactions, t)
 	rctx, cancel := context.WithTimeout(ctx, txnRequestTimeout)
 	defer cancel()
+	resume := quota.Parked(ctx) // the coordinator's answer is not the Produce's time
 	kresp, err := cl.SeedBrokers()[0].Request(rctx, pinnedAddPartitions{req})
+	resume()
 	if err != nil {
 		return kerr.CoordinatorNotAvailable.Code
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-kafka/samsa/internal/metastore/etcdstore"
 )
 
 // Options size a campaign.
@@ -173,7 +175,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		rep.Exits = append(rep.Exits, p.Exits()...)
 	}
 	hctx, cancel := context.WithTimeout(ctx, time.Minute)
-	events, err := StoreHistory(hctx, c.StoreEndpoints(), chroot)
+	events, err := readStoreHistory(hctx, c.StoreEndpoints())
 	cancel()
 	if err != nil {
 		return rep, fmt.Errorf("reading the store's history: %w", err)
@@ -266,6 +268,15 @@ func overGoal(faults []FaultRecord, writes []Write, sessionMs int, logs []string
 		}
 	}
 	return out
+}
+
+func readStoreHistory(ctx context.Context, endpoints []string) ([]StoreEvent, error) {
+	s, err := etcdstore.Connect(endpoints, chroot, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return StoreHistory(ctx, s)
 }
 
 var electedLeaders = regexp.MustCompile(`(?m)^time=(\S+) .*msg="elected leaders"`)

@@ -3,17 +3,12 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
-
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/samsa-kafka/samsa/internal/metadata"
 	"github.com/samsa-kafka/samsa/internal/metastore"
-	"github.com/samsa-kafka/samsa/internal/metastore/etcdstore"
 )
 
 // StoreEvent is one change in the store's history (keys without the
@@ -25,17 +20,17 @@ type StoreEvent struct {
 	Deleted bool
 }
 
-// StoreHistory reads every change the store ever applied under the
-// cluster's chroot, in revision order. The campaign's store keeps 24 hours
-// of history, so nothing is compacted away during a run.
-func StoreHistory(ctx context.Context, endpoints []string, chroot string) ([]StoreEvent, error) {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: nil})
-	if err != nil {
-		return nil, err
-	}
-	s := metastore.WithPrefix(etcdstore.New(cli, slog.New(slog.DiscardHandler)), chroot)
-	defer s.Close()
-	_, now, err := s.List(ctx, metadata.ControllerKey)
+// historyEnd is the key StoreHistory writes to mark the end of a run.
+const historyEnd = "/chaos/history-end"
+
+// StoreHistory reads every change the store ever applied under s's
+// chroot, in revision order. The campaign's store keeps 24 hours of
+// history, so nothing is compacted away during a run.
+func StoreHistory(ctx context.Context, s metastore.Store) ([]StoreEvent, error) {
+	// A marker written now ends the history: the watch replays from
+	// revision 1 in batches, each stamped with the store's current
+	// revision, so that stamp says nothing of how far the replay is.
+	res, err := s.Txn(ctx, nil, []metastore.Op{metastore.Put(historyEnd, nil)})
 	if err != nil {
 		return nil, err
 	}
@@ -47,13 +42,16 @@ func StoreHistory(ctx context.Context, endpoints []string, chroot string) ([]Sto
 			return out, resp.Err
 		}
 		for _, e := range resp.Events {
+			if e.KV.Key == historyEnd {
+				if e.KV.Version >= res.Revision {
+					return out, nil
+				}
+				continue
+			}
 			out = append(out, StoreEvent{Rev: e.KV.Version, Key: e.KV.Key, Value: e.KV.Value, Deleted: e.Type == metastore.EventDelete})
 		}
-		if resp.Revision >= now {
-			return out, nil
-		}
 	}
-	return out, ctx.Err()
+	return out, fmt.Errorf("store history ended before revision %d: %w", res.Revision, ctx.Err())
 }
 
 // CheckStoreHistory finds split brain and fencing failures in the store's

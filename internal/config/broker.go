@@ -108,6 +108,11 @@ type Broker struct {
 	MetadataStoreDataDir        string        // metadata.store.data.dir; "": caller decides
 	MetadataStoreMaxTxnOps      int32         // metadata.store.max.txn.ops
 
+	ZooKeeperConnect           string        // zookeeper.connect; "": not on ZooKeeper
+	ZooKeeperSessionTimeout    time.Duration // zookeeper.session.timeout.ms
+	ZooKeeperConnectionTimeout time.Duration // zookeeper.connection.timeout.ms; 0: the session timeout
+	ZooKeeperMaxInFlight       int32         // zookeeper.max.in.flight.requests
+
 	rawListeners, rawAdvertised, rawProtocolMap string
 
 	// explicit holds every known key that was set, with its normalized value.
@@ -227,6 +232,14 @@ func (b *Broker) finish() error {
 	}
 	if len(b.LogDirs) == 0 {
 		return invalid("log.dirs", b.explicitOr("log.dirs"), "at least one log directory must be defined via log.dirs or log.dir")
+	}
+	if b.ZooKeeperConnect != "" && b.MetadataStoreConnect != "" {
+		return invalid("zookeeper.connect", b.ZooKeeperConnect,
+			"set either zookeeper.connect (ZooKeeper) or metadata.store.connect (etcd), not both")
+	}
+	if _, _, ok := b.set("metadata.store.session.timeout.ms"); b.ZooKeeperConnect != "" && !ok {
+		// On ZooKeeper the broker's session is Kafka's.
+		b.MetadataStoreSessionTimeout = b.ZooKeeperSessionTimeout
 	}
 	if b.ReplicaFetchWaitMax > b.ReplicaSocketTimeout {
 		return invalid("replica.fetch.wait.max.ms", b.explicitOr("replica.fetch.wait.max.ms"),

@@ -34,7 +34,6 @@ var kraftKeys = acceptedNoEffect(
 	msInt("initial.broker.registration.timeout.ms", "60000", nil, "Time to register with the KRaft quorum before exiting."),
 	ms("log.dir.failure.timeout.ms", "30000", atLeast(1), "Time to report a failed log dir to the KRaft controller before shutting down."),
 	tBool("zookeeper.metadata.migration.enable", "false", "Enable ZooKeeper to KRaft migration."),
-	tInt("zookeeper.max.in.flight.requests", "10", atLeast(1), "Unacknowledged ZooKeeper requests before blocking."),
 	tBool("zookeeper.set.acl", "false", "Use secure ZooKeeper ACLs."),
 	tStr("zookeeper.clientCnxnSocket", none, nil, "ZooKeeper client socket implementation (TLS: ClientCnxnSocketNetty)."),
 	tBool("zookeeper.ssl.client.enable", "false", "Use TLS to connect to ZooKeeper."),

@@ -20,7 +20,10 @@
 // /config/brokers/<id> over /config/brokers/<default> over server.properties
 // over the defaults. WithDynamic builds a new Broker with given layers (the
 // static one is never changed); ValidateBrokerConfigs checks what
-// AlterConfigs may write to either layer. DescribeBroker, DescribeTopic and
+// AlterConfigs may write to either layer, and ValidateListenerUpdate a
+// change of the per-broker listener keys as a whole (listeners_dynamic.go,
+// Kafka's DynamicListenerConfig; DiffListeners says what to close and
+// bind). DescribeBroker, DescribeTopic and
 // DescribeBrokerDefault report each value's source and synonyms in Kafka's
 // order: within a synonym group, the per-broker layer, the <default> layer,
 // the static file, then the defaults, from the described key's own first
@@ -35,7 +38,9 @@
 //     large for a Duration become Unlimited; negative values keep Kafka's
 //     meaning (-1: no limit) and stay negative.
 //   - A layered Broker holds only entries that passed ValidateBrokerConfigs;
-//     invalid stored entries are skipped and reported, never fatal.
+//     invalid stored entries are skipped and reported, never fatal; so are
+//     dynamic listener keys that break a listener rule with the static
+//     configuration.
 //   - Invalid values and unknown topic configs wrap ErrInvalidConfig, which
 //     the API layer maps to Kafka's INVALID_CONFIG.
 //

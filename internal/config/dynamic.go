@@ -154,17 +154,12 @@ func scalaSet(names []string) string {
 // configuration: perBroker over clusterDefault over static over default.
 // The layers replace any b already had. Keys that fail validation are
 // skipped and reported, never fatal (Kafka's DynamicBrokerConfig logs and
-// drops them the same way).
+// drops them the same way); so are the listener keys when they break a
+// cross-key rule (listeners_dynamic.go).
 func (b *Broker) WithDynamic(clusterDefault, perBroker map[string]string) (*Broker, []error) {
-	nb := &Broker{explicit: b.explicit}
-	var errs []error
-	nb.dynDefault, errs = validLayer(clusterDefault, false)
-	var brokerErrs []error
-	nb.dynBroker, brokerErrs = validLayer(perBroker, true)
-	errs = append(errs, brokerErrs...)
-	if err := nb.resolve(); err != nil {
-		// Not expected: no dynamic key takes part in a cross-key rule.
-		return b, append(errs, err)
+	nb, errs, err := b.layered(clusterDefault, perBroker)
+	if err != nil {
+		return b.withoutListeners(clusterDefault, perBroker, err)
 	}
 	return nb, errs
 }

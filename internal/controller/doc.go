@@ -27,13 +27,13 @@
 // UncleanLeaderElectionEnable event), statelog.go (state-change.log).
 //
 // Events: what Kafka's ZooKeeper watches deliver as ControllerChange,
-// BrokerChange, TopicChange and TopicDeletion events reaches the loop as
-// store changes: the Loop reads the whole store once, then watches it, and
-// queues each watch response (consecutive ones merged); onStoreChange folds
-// them into the context and runs the same handlers. API requests
-// (AlterPartition, ControlledShutdown, ElectLeaders, reassignments) and
-// broker responses are events of their own. Handle logs and counts an
-// event it has no case for.
+// BrokerChange, BrokerModification, TopicChange and TopicDeletion events
+// reaches the loop as store changes: the Loop reads the whole store once,
+// then watches it, and queues each watch response (consecutive ones
+// merged); onStoreChange folds them into the context and runs the same
+// handlers. API requests (AlterPartition, ControlledShutdown,
+// ElectLeaders, reassignments) and broker responses are events of their
+// own. Handle logs and counts an event it has no case for.
 //
 // Invariants: exactly one goroutine — the loop — calls Controller methods;
 // everything else (store watches, broker responses, API handlers) enqueues

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"slices"
 
 	"github.com/samsa-kafka/samsa/internal/metadata"
 	"github.com/samsa-kafka/samsa/internal/metastore"
@@ -204,17 +205,25 @@ func (c *Controller) loadContext(ctx context.Context, cx *Context) error {
 
 // brokersChanged diffs the registered brokers against the live set (Kafka's
 // BrokerChange). A broker whose registration changed epoch bounced: it
-// counts as failed and started.
+// counts as failed and started. A broker that rewrote its registration in
+// the same epoch with other endpoints (its listeners changed at run time)
+// is Kafka's BrokerModification: every broker learns its new endpoints.
 func (c *Controller) brokersChanged(ctx context.Context, brokers []metadata.Broker) error {
 	current := map[int32]metadata.Broker{}
 	for _, b := range brokers {
 		current[b.ID] = b
 	}
-	var dead, started []int32
+	var dead, started, modified []int32
 	for id, old := range c.ctx.liveBrokers {
-		if nb, ok := current[id]; !ok || nb.Epoch != old.Epoch {
+		switch nb, ok := current[id]; {
+		case !ok || nb.Epoch != old.Epoch:
 			dead = append(dead, id)
+		case !slices.Equal(nb.EndpointList(), old.EndpointList()):
+			modified = append(modified, id)
 		}
+	}
+	if len(modified) > 0 {
+		c.onBrokersModified(current, modified)
 	}
 	for id, nb := range current {
 		if old, ok := c.ctx.liveBrokers[id]; !ok || old.Epoch != nb.Epoch {
@@ -243,6 +252,20 @@ func (c *Controller) brokersChanged(ctx context.Context, brokers []metadata.Brok
 		return c.onBrokerStartup(ctx, started)
 	}
 	return nil
+}
+
+// onBrokersModified records the brokers' new registrations and sends every
+// live broker an UpdateMetadata with only the live brokers in it (Kafka's
+// processBrokerModification and onBrokerUpdate).
+func (c *Controller) onBrokersModified(current map[int32]metadata.Broker, ids []int32) {
+	sortInt32s(ids)
+	for _, id := range ids {
+		c.ctx.addLive(current[id])
+	}
+	c.cfg.Logger.Info("broker registrations changed", "ids", ids)
+	b := newBatch()
+	b.addUpdateMetadata(c.ctx.liveBrokerIDs(), nil)
+	c.send(b)
 }
 
 // onBrokerStartup: new brokers learn everything; their replicas go online;

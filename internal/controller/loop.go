@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-kafka/samsa/internal/metastore"
+	"github.com/samsa-kafka/samsa/internal/quota"
 )
 
 // Loop is the controller's event manager: one goroutine takes events from
@@ -155,13 +156,15 @@ func changeOf(resp metastore.WatchResponse) storeChange {
 
 // askLoop enqueues the event ev builds and waits for its reply: fail's
 // NOT_CONTROLLER at once on an inactive controller, REQUEST_TIMED_OUT when
-// ctx ends first.
+// ctx ends first. The loop's time is not the request's (quota.Parked), as
+// Kafka's controller thread answers through a callback.
 func askLoop[R any](ctx context.Context, l *Loop, ev func(reply func(R)) Event, fail func(code int16) R) R {
 	if !l.c.IsActive() {
 		return fail(kerr.NotController.Code)
 	}
 	ch := make(chan R, 1)
 	l.Enqueue(ev(func(r R) { ch <- r }))
+	defer quota.Parked(ctx)()
 	select {
 	case r := <-ch:
 		return r

@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/samsa-kafka/samsa/internal/quota"
 	"github.com/samsa-kafka/samsa/internal/record"
 )
 
@@ -34,6 +35,9 @@ func (c *Coordinator) Join(ctx context.Context, groupID string, req JoinRequest)
 		g = c.getOrCreate(groupID, c.cfg.Now())
 	}
 	g.Join(req, c.cfg.Now(), func(r JoinResult) { ch <- r })
+	// Waiting for the rebalance is not the request's time; parked before
+	// the lock goes, as nothing can answer before.
+	defer quota.Parked(ctx)()
 	c.mu.Unlock()
 	select {
 	case r := <-ch:
@@ -60,6 +64,7 @@ func (c *Coordinator) Sync(ctx context.Context, groupID string, req SyncRequest)
 		return SyncResult{Err: kerr.UnknownMemberID}
 	}
 	g.Sync(req, c.cfg.Now(), func(r SyncResult) { ch <- r })
+	defer quota.Parked(ctx)() // nor waiting for the assignment, as in Join
 	c.mu.Unlock()
 	select {
 	case r := <-ch:
@@ -182,7 +187,8 @@ func (c *Coordinator) List(states []State) ([]Listing, error) {
 
 // DeleteGroup deletes an Empty group with its offsets, committed and
 // pending in a transaction (tombstones for all), waiting for the write.
-func (c *Coordinator) DeleteGroup(groupID string) error {
+// ctx is the request's (see await).
+func (c *Coordinator) DeleteGroup(ctx context.Context, groupID string) error {
 	c.mu.Lock()
 	g, err := c.lookup(groupID)
 	switch {
@@ -205,7 +211,7 @@ func (c *Coordinator) DeleteGroup(groupID string) error {
 	if err != nil {
 		return err
 	}
-	return c.await(wait)
+	return c.await(ctx, wait)
 }
 
 // removeGroupLocked writes the tombstones of an Empty group and its

@@ -54,8 +54,8 @@ func (c *Coordinator) offsetRecords(groupID string, commits []Commit, now time.T
 }
 
 // CommitOffsets validates, writes and applies commits and returns an error
-// per commit (nil: committed).
-func (c *Coordinator) CommitOffsets(groupID, memberID string, instanceID *string, generation int32, commits []Commit) []error {
+// per commit (nil: committed). ctx is the request's (see await).
+func (c *Coordinator) CommitOffsets(ctx context.Context, groupID, memberID string, instanceID *string, generation int32, commits []Commit) []error {
 	out := make([]error, len(commits))
 	all := func(err error) []error {
 		for i := range out {
@@ -93,7 +93,7 @@ func (c *Coordinator) CommitOffsets(groupID, memberID string, instanceID *string
 	}
 	c.mu.Unlock()
 	if err == nil {
-		err = c.await(wait)
+		err = c.await(ctx, wait)
 		c.mu.Lock()
 		for _, i := range idx {
 			g.CommitInFlight(commits[i].TP, -1)
@@ -170,8 +170,9 @@ func (c *Coordinator) FetchStable(groupID string, tps []TP, requireStable bool) 
 }
 
 // DeleteOffsets removes committed offsets of a group (OffsetDelete): a
-// group-wide error, or one per partition.
-func (c *Coordinator) DeleteOffsets(groupID string, tps []TP) (error, []error) {
+// group-wide error, or one per partition. ctx is the request's (see
+// await).
+func (c *Coordinator) DeleteOffsets(ctx context.Context, groupID string, tps []TP) (error, []error) {
 	c.mu.Lock()
 	g, err := c.lookup(groupID)
 	switch {
@@ -202,7 +203,7 @@ func (c *Coordinator) DeleteOffsets(groupID string, tps []TP) (error, []error) {
 	}
 	c.mu.Unlock()
 	if err == nil && wait != nil {
-		err = c.await(wait)
+		err = c.await(ctx, wait)
 	}
 	return err, out
 }

@@ -34,8 +34,8 @@ type TxnProducer struct {
 
 // CommitTxnOffsets validates and writes a TxnOffsetCommit's offsets,
 // pending for the producer until its transaction ends, and returns an
-// error per commit (nil: written).
-func (c *Coordinator) CommitTxnOffsets(groupID string, p TxnProducer, memberID string, instanceID *string,
+// error per commit (nil: written). ctx is the request's (see await).
+func (c *Coordinator) CommitTxnOffsets(ctx context.Context, groupID string, p TxnProducer, memberID string, instanceID *string,
 	generation int32, commits []Commit) []error {
 	out := make([]error, len(commits))
 	all := func(err error) []error {
@@ -77,7 +77,7 @@ func (c *Coordinator) CommitTxnOffsets(groupID string, p TxnProducer, memberID s
 	}
 	c.mu.Unlock()
 	if err == nil {
-		err = c.await(wait)
+		err = c.await(ctx, wait)
 	}
 	if err != nil && wait != nil {
 		c.mu.Lock()

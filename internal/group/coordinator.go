@@ -25,6 +25,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/samsa-kafka/samsa/internal/quota"
 	"github.com/samsa-kafka/samsa/internal/record"
 )
 
@@ -196,7 +197,7 @@ func (c *Coordinator) persistGroup(g *Group, assignment map[string][]byte, done 
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		err := c.await(wait)
+		err := c.await(c.ctx, wait) // the SyncGroup waits in Sync
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		done(err)
@@ -204,11 +205,14 @@ func (c *Coordinator) persistGroup(g *Group, assignment map[string][]byte, done 
 }
 
 // await waits for a write within offsets.commit.timeout.ms and maps the
-// outcome to Kafka's codes.
-func (c *Coordinator) await(wait func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.CommitTimeout)
+// outcome to Kafka's codes. ctx is the request the write serves: the wait
+// is not its time (quota.Parked); the coordinator's own context and the
+// timeout bound the wait, a closing connection does not end it.
+func (c *Coordinator) await(ctx context.Context, wait func(context.Context) error) error {
+	defer quota.Parked(ctx)()
+	wctx, cancel := context.WithTimeout(c.ctx, c.cfg.CommitTimeout)
 	defer cancel()
-	err := wait(ctx)
+	err := wait(wctx)
 	switch {
 	case err == nil:
 		return nil

@@ -143,13 +143,13 @@ func TestCoordinatorLoadAndUnload(t *testing.T) {
 	close(l.loadGate)
 	waitLoaded(t, c)
 	tp := TP{"t", 0}
-	errs := c.CommitOffsets("g", "", nil, -1, []Commit{{TP: tp, Offset: 5, LeaderEpoch: 2}, {TP: TP{"t", 1}, Offset: 1, Metadata: "much too long"}})
+	errs := c.CommitOffsets(context.Background(), "g", "", nil, -1, []Commit{{TP: tp, Offset: 5, LeaderEpoch: 2}, {TP: TP{"t", 1}, Offset: 1, Metadata: "much too long"}})
 	if errs[0] != nil || !errors.Is(errs[1], kerr.OffsetMetadataTooLarge) {
 		t.Fatalf("commit: %v", errs)
 	}
-	c.CommitOffsets("g", "", nil, -1, []Commit{{TP: tp, Offset: 9}})
-	c.CommitOffsets("h", "", nil, -1, []Commit{{TP: tp, Offset: 3}})
-	c.DeleteOffsets("h", []TP{tp})
+	c.CommitOffsets(context.Background(), "g", "", nil, -1, []Commit{{TP: tp, Offset: 9}})
+	c.CommitOffsets(context.Background(), "h", "", nil, -1, []Commit{{TP: tp, Offset: 3}})
+	c.DeleteOffsets(context.Background(), "h", []TP{tp})
 
 	// Another broker (a fresh coordinator on the same log) takes over.
 	c.Resign(0)
@@ -197,7 +197,9 @@ func TestCoordinatorResignAnswersWaiters(t *testing.T) {
 	l.hold = true
 	l.mu.Unlock()
 	done := make(chan []error, 1)
-	go func() { done <- c.CommitOffsets("g2", "", nil, -1, []Commit{{TP: TP{"t", 0}, Offset: 4}}) }()
+	go func() {
+		done <- c.CommitOffsets(context.Background(), "g2", "", nil, -1, []Commit{{TP: TP{"t", 0}, Offset: 4}})
+	}()
 	l.release(t, kerr.NotEnoughReplicas)
 	if errs := <-done; !errors.Is(errs[0], kerr.CoordinatorNotAvailable) {
 		t.Fatalf("failed write: %v", errs)
@@ -215,7 +217,7 @@ func TestCoordinatorExpiry(t *testing.T) {
 	c := newTestCoordinator(l, &now)
 	c.BecomeLeader(0, 1)
 	waitLoaded(t, c)
-	c.CommitOffsets("g", "", nil, -1, []Commit{{TP: TP{"t", 0}, Offset: 4}})
+	c.CommitOffsets(context.Background(), "g", "", nil, -1, []Commit{{TP: TP{"t", 0}, Offset: 4}})
 	now = now.Add(59 * time.Minute)
 	c.expire()
 	if got, _ := c.FetchOffsets("g", nil); len(got) != 1 {

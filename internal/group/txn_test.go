@@ -1,6 +1,7 @@
 package group
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -61,9 +62,9 @@ func runTxnSteps(t *testing.T, c *Coordinator, steps []txnStep) {
 		var errs []error
 		switch s.op {
 		case "txn":
-			errs = c.CommitTxnOffsets("g", TxnProducer{ID: s.producer, Epoch: 0}, "", nil, -1, cm)
+			errs = c.CommitTxnOffsets(context.Background(), "g", TxnProducer{ID: s.producer, Epoch: 0}, "", nil, -1, cm)
 		case "plain":
-			errs = c.CommitOffsets("g", "", nil, -1, cm)
+			errs = c.CommitOffsets(context.Background(), "g", "", nil, -1, cm)
 		case "commit", "abort":
 			c.CompleteTxn(0, s.producer, s.op == "commit")
 			continue
@@ -136,7 +137,7 @@ func TestTxnOffsetCommitBatch(t *testing.T) {
 	c := newTestCoordinator(l, &now)
 	c.BecomeLeader(0, 1)
 	waitLoaded(t, c)
-	errs := c.CommitTxnOffsets("g", TxnProducer{ID: 42, Epoch: 3}, "", nil, -1,
+	errs := c.CommitTxnOffsets(context.Background(), "g", TxnProducer{ID: 42, Epoch: 3}, "", nil, -1,
 		[]Commit{{TP: TP{"t", 0}, Offset: 1}, {TP: TP{"t", 1}, Offset: 2, Metadata: "far too long metadata"}, {TP: TP{"t", 2}, Offset: 3}})
 	if errs[0] != nil || errs[1] != kerr.OffsetMetadataTooLarge || errs[2] != nil {
 		t.Fatalf("errors %v", errs)
@@ -155,12 +156,12 @@ func TestTxnOffsetCommitBatch(t *testing.T) {
 		group string
 		want  error
 	}{{"", kerr.InvalidGroupID}} {
-		if errs := c.CommitTxnOffsets(e.group, TxnProducer{ID: 1}, "", nil, -1, []Commit{{TP: TP{"t", 0}}}); errs[0] != e.want {
+		if errs := c.CommitTxnOffsets(context.Background(), e.group, TxnProducer{ID: 1}, "", nil, -1, []Commit{{TP: TP{"t", 0}}}); errs[0] != e.want {
 			t.Errorf("group %q: %v, want %v", e.group, errs[0], e.want)
 		}
 	}
 	// An unknown group with a generation: created Empty, then refused.
-	if errs := c.CommitTxnOffsets("new", TxnProducer{ID: 1}, "m", nil, 1, []Commit{{TP: TP{"t", 0}}}); errs[0] != kerr.UnknownMemberID {
+	if errs := c.CommitTxnOffsets(context.Background(), "new", TxnProducer{ID: 1}, "m", nil, 1, []Commit{{TP: TP{"t", 0}}}); errs[0] != kerr.UnknownMemberID {
 		t.Errorf("unknown group with a member: %v", errs[0])
 	}
 }
@@ -176,7 +177,7 @@ func TestTxnOffsetWriteFails(t *testing.T) {
 	l.hold = true
 	done := make(chan []error)
 	go func() {
-		done <- c.CommitTxnOffsets("g", TxnProducer{ID: 1}, "", nil, -1, []Commit{{TP: TP{"t", 0}, Offset: 5}})
+		done <- c.CommitTxnOffsets(context.Background(), "g", TxnProducer{ID: 1}, "", nil, -1, []Commit{{TP: TP{"t", 0}, Offset: 5}})
 	}()
 	l.release(t, kerr.NotEnoughReplicas)
 	if errs := <-done; errs[0] != kerr.CoordinatorNotAvailable {
@@ -205,11 +206,11 @@ func TestTxnOffsetsKeepGroup(t *testing.T) {
 	// t/2's commit waits for producer 2's transaction; t/3's expired.
 	checkOffsets(t, c, "g", map[int32]wantOffset{2: {9, true}, 3: {-1, false}})
 	c.CompleteTxn(0, 2, false)
-	if err, errs := c.DeleteOffsets("g", []TP{{"t", 0}}); err != nil || errs[0] != nil {
+	if err, errs := c.DeleteOffsets(context.Background(), "g", []TP{{"t", 0}}); err != nil || errs[0] != nil {
 		t.Fatalf("OffsetDelete: %v %v", err, errs)
 	}
 	checkOffsets(t, c, "g", map[int32]wantOffset{0: {-1, false}, 1: {-1, true}})
-	if err := c.DeleteGroup("g"); err != nil {
+	if err := c.DeleteGroup(context.Background(), "g"); err != nil {
 		t.Fatalf("DeleteGroups: %v", err)
 	}
 	c.CompleteTxn(0, 1, true)
@@ -241,7 +242,7 @@ func TestCompleteTxnPerPartition(t *testing.T) {
 		}
 	}
 	for _, g := range []string{a, b} {
-		if errs := c.CommitTxnOffsets(g, TxnProducer{ID: 1}, "", nil, -1, []Commit{{TP: TP{"t", 0}, Offset: 5}}); errs[0] != nil {
+		if errs := c.CommitTxnOffsets(context.Background(), g, TxnProducer{ID: 1}, "", nil, -1, []Commit{{TP: TP{"t", 0}, Offset: 5}}); errs[0] != nil {
 			t.Fatal(errs[0])
 		}
 	}
@@ -267,7 +268,9 @@ func TestRequireStableInFlightAndDeletedPartition(t *testing.T) {
 	runTxnSteps(t, c, []txnStep{{"plain", 0, 0, 3}, {"txn", 1, 1, 5}})
 	l.hold = true
 	done := make(chan []error)
-	go func() { done <- c.CommitOffsets("g", "", nil, -1, []Commit{{TP: TP{"t", 0}, Offset: 4}}) }()
+	go func() {
+		done <- c.CommitOffsets(context.Background(), "g", "", nil, -1, []Commit{{TP: TP{"t", 0}, Offset: 4}})
+	}()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		if st, _ := c.FetchStable("g", []TP{{"t", 0}}, true); errors.Is(st[0].Err, kerr.UnstableOffsetCommit) {
 			break

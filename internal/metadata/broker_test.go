@@ -1,11 +1,14 @@
 package metadata
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/samsa-kafka/samsa/internal/metastore"
+	"github.com/samsa-kafka/samsa/internal/metastore/memstore"
 )
 
 // The /brokers/ids/<id> document of a broker with two listeners, as Kafka's
@@ -52,5 +55,49 @@ func TestBrokerDocumentWithoutPlaintext(t *testing.T) {
 	}
 	if h, ok := raw["host"]; !ok || h != nil || raw["port"] != float64(-1) {
 		t.Errorf("host %v port %v, want null and -1: %s", raw["host"], raw["port"], doc)
+	}
+}
+
+// A registration rewritten in place keeps its session and its epoch; once
+// the session has ended (or another holds the id) it is ErrNotRegistered.
+func TestUpdateBrokerRegistration(t *testing.T) {
+	ctx := context.Background()
+	s := memstore.New()
+	c := New(s)
+	sess, err := s.NewSession(ctx, 6*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := Endpoint{Listener: "PLAINTEXT", Host: "h", Port: 9092, Protocol: "PLAINTEXT"}
+	epoch, err := c.RegisterBroker(ctx, sess, NewBroker(1, []Endpoint{plain}, "", time.UnixMilli(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext := Endpoint{Listener: "EXTERNAL", Host: "x", Port: 19092, Protocol: "PLAINTEXT"}
+	if err := c.UpdateBrokerRegistration(ctx, sess, NewBroker(1, []Endpoint{plain, ext}, "", time.UnixMilli(0))); err != nil {
+		t.Fatal(err)
+	}
+	brokers, _, err := c.Brokers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(brokers) != 1 || brokers[0].Epoch != epoch {
+		t.Fatalf("brokers %+v, want broker 1 at epoch %d", brokers, epoch)
+	}
+	if e, ok := brokers[0].Endpoint("EXTERNAL"); !ok || e != ext {
+		t.Errorf("EXTERNAL endpoint %+v %v", e, ok)
+	}
+	kv, _, _ := s.Get(ctx, BrokerKey(1))
+	if kv.Session != sess.ID() {
+		t.Errorf("registration bound to session %d, want %d", kv.Session, sess.ID())
+	}
+	if !s.ExpireSession(sess.ID()) {
+		t.Fatal("session not alive")
+	}
+	if err := c.UpdateBrokerRegistration(ctx, sess, NewBroker(1, []Endpoint{plain}, "", time.UnixMilli(0))); !errors.Is(err, ErrNotRegistered) {
+		t.Errorf("after the session ended: %v, want ErrNotRegistered", err)
+	}
+	if _, found, _ := s.Get(ctx, BrokerKey(1)); found {
+		t.Error("an update after the session ended wrote the registration again")
 	}
 }

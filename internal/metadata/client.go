@@ -17,6 +17,9 @@ var (
 	ErrBrokerIDInUse   = errors.New("metadata: broker id already registered")
 	ErrControllerMoved = errors.New("metadata: controller moved (epoch changed)")
 	ErrTopicExists     = errors.New("metadata: topic already exists")
+	// ErrNotRegistered: the broker's registration is gone or belongs to
+	// another session (its session ended, it registered again).
+	ErrNotRegistered = errors.New("metadata: broker not registered in this session")
 )
 
 // Client is the typed view of the store.
@@ -60,6 +63,30 @@ func (c *Client) RegisterBroker(ctx context.Context, sess metastore.Session, b B
 		return 0, fmt.Errorf("%w: %d", ErrBrokerIDInUse, b.ID)
 	}
 	return res.Revision, nil
+}
+
+// UpdateBrokerRegistration rewrites the broker's live registration, as
+// Kafka's KafkaZkClient.updateBrokerInfo does when its listeners change at
+// run time: the key stays bound to sess and keeps its creation revision,
+// so the broker epoch is unchanged. A registration gone or held by another
+// session is ErrNotRegistered.
+func (c *Client) UpdateBrokerRegistration(ctx context.Context, sess metastore.Session, b Broker) error {
+	doc, _ := json.Marshal(b)
+	key := BrokerKey(b.ID)
+	for {
+		kv, found, err := c.s.Get(ctx, key)
+		if err != nil {
+			return err
+		}
+		if !found || kv.Session != sess.ID() {
+			return fmt.Errorf("%w: %d", ErrNotRegistered, b.ID)
+		}
+		res, err := c.s.Txn(ctx, []metastore.Cmp{{Key: key, Version: kv.Version}},
+			[]metastore.Op{metastore.PutBound(key, doc, sess.ID())})
+		if err != nil || res.Succeeded {
+			return err
+		}
+	}
 }
 
 // DecodeBroker reads a /brokers/ids/<id> key.

@@ -14,7 +14,8 @@
 //	/controller_epoch                 the epoch as a decimal integer; +1 at every failover, conditional
 //	                                  on /controller (IncrementControllerEpoch); its version is the fence
 //	/brokers/ids/<id>                 Kafka's version 5 broker document, bound to the broker's session;
-//	                                  its creation revision is the broker epoch (RegisterBroker)
+//	                                  its creation revision is the broker epoch (RegisterBroker); rewritten
+//	                                  in place when its listeners change (UpdateBrokerRegistration)
 //	/brokers/topics/<topic>           Kafka's version 3 assignment: topic id, partition → replicas,
 //	                                  adding_replicas/removing_replicas while a reassignment runs
 //	                                  (KIP-455, reassignment.go); admin path and controller

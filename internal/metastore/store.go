@@ -7,9 +7,11 @@
 //
 // Backends: etcd (client v3; sessions are leases, versions are ModRevision,
 // transactions are Txn) in etcdstore, an embedded etcd server in embedetcd,
-// and an in-memory store (memstore) for unit tests of the layers above. One
-// conformance suite (metastoretest) runs against every backend. Nothing above
-// this interface may know which backend runs.
+// ZooKeeper (sessions are sessions, versions are zxids, transactions are
+// multi; watches may coalesce a key's intermediate values) in zkstore, and
+// an in-memory store (memstore) for unit tests of the layers above. One
+// conformance suite (metastoretest) runs against every backend. Nothing
+// above this interface may know which backend runs.
 package metastore
 
 import (

@@ -8,6 +8,9 @@
 // names (Sanitize), "<default>" (Default) for the default entity, "" for
 // a component the entity does not have.
 //
+// Parked (park.go) lets the code serving a request, in any package, mark
+// the waits that are not the request's time for request_percentage.
+//
 // Invariants: time enters as an argument; a Manager holds no goroutines and
 // does no I/O; it is safe for concurrent use (one mutex).
 package quota

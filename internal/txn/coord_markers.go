@@ -83,7 +83,7 @@ func (c *Coordinator) complete(m *Metadata, p int32, ps *partState, tr *Transit)
 		if c.parts[p] != ps || c.txns[m.ID] != m || ps.ctx.Err() != nil {
 			return
 		}
-		err := c.write(m, p, ps, tr, true)
+		err := c.write(ps.ctx, m, p, ps, tr, true)
 		if err == nil || err == kerr.NotCoordinator {
 			return
 		}

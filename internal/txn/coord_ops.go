@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-kafka/samsa/internal/kafka"
+	"github.com/samsa-kafka/samsa/internal/quota"
 )
 
 // InitProducerID answers an InitProducerId with a transactional id: the
@@ -50,7 +51,7 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeoutMs i
 	if err != nil {
 		return NoProducerID, NoProducerEpoch, c.refusal(err)
 	}
-	if err := c.write(m, p, ps, tr, false); err != nil {
+	if err := c.write(ctx, m, p, ps, tr, false); err != nil {
 		return NoProducerID, NoProducerEpoch, err
 	}
 	if tr.State == PrepareAbort {
@@ -89,8 +90,9 @@ func (c *Coordinator) refusal(err error) error {
 }
 
 // AddPartitions adds partitions to the id's transaction (AddPartitionsToTxn,
-// and AddOffsetsToTxn with the group's __consumer_offsets partition).
-func (c *Coordinator) AddPartitions(id string, producerID int64, epoch int16, tps []kafka.TopicPartition) error {
+// and AddOffsetsToTxn with the group's __consumer_offsets partition). ctx
+// is the request's (see write).
+func (c *Coordinator) AddPartitions(ctx context.Context, id string, producerID int64, epoch int16, tps []kafka.TopicPartition) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p, ps, m, err := c.lookup(id)
@@ -104,7 +106,7 @@ func (c *Coordinator) AddPartitions(id string, producerID int64, epoch int16, tp
 	if err != nil || tr == nil {
 		return c.refusalOrNil(err)
 	}
-	return c.write(m, p, ps, tr, false)
+	return c.write(ctx, m, p, ps, tr, false)
 }
 
 func (c *Coordinator) refusalOrNil(err error) error {
@@ -150,12 +152,13 @@ func (c *Coordinator) EndTxn(ctx context.Context, id string, producerID int64, e
 	if err != nil || tr == nil {
 		return c.refusalOrNil(err)
 	}
-	if err := c.write(m, p, ps, tr, false); err != nil {
+	if err := c.write(ctx, m, p, ps, tr, false); err != nil {
 		return err
 	}
 	over := c.startMarkers(m, p, ps)
 	if c.cfg.EndTxnWait > 0 {
 		c.mu.Unlock()
+		resume := quota.Parked(ctx) // the markers are not the request's time
 		t := time.NewTimer(c.cfg.EndTxnWait)
 		select {
 		case <-over:
@@ -163,6 +166,7 @@ func (c *Coordinator) EndTxn(ctx context.Context, id string, producerID int64, e
 		case <-ctx.Done():
 		}
 		t.Stop()
+		resume()
 		c.mu.Lock()
 	}
 	return nil

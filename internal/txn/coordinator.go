@@ -27,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-kafka/samsa/internal/kafka"
+	"github.com/samsa-kafka/samsa/internal/quota"
 	"github.com/samsa-kafka/samsa/internal/record"
 )
 
@@ -138,13 +139,14 @@ func (c *Coordinator) lookup(id string) (int32, *partState, *Metadata, error) {
 // write abandons the change unless keep (a Complete* retried by its
 // owner). Once the partition was unloaded or reloaded meanwhile the answer
 // is NOT_COORDINATOR and m is left alone (Kafka checks the coordinator
-// epoch likewise).
-func (c *Coordinator) write(m *Metadata, p int32, ps *partState, tr *Transit, keep bool) error {
+// epoch likewise). ctx is the request the write serves, if any (see
+// await).
+func (c *Coordinator) write(ctx context.Context, m *Metadata, p int32, ps *partState, tr *Transit, keep bool) error {
 	now := c.cfg.Now()
 	wait, _, err := c.cfg.Log.Append(p, record.Build(now.UnixMilli(), []record.KV{Record(tr)}))
 	if err == nil {
 		c.mu.Unlock()
-		err = c.await(wait)
+		err = c.await(ctx, wait)
 		c.mu.Lock()
 	} else {
 		err = storeError(err)
@@ -169,11 +171,15 @@ func (c *Coordinator) write(m *Metadata, p int32, ps *partState, tr *Transit, ke
 	return nil
 }
 
-// await waits for a write within WriteTimeout.
-func (c *Coordinator) await(wait func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.WriteTimeout)
+// await waits for a write within WriteTimeout. ctx is the request the
+// write serves: the wait is not its time (quota.Parked); the
+// coordinator's own context and the timeout bound the wait, a closing
+// connection does not end it.
+func (c *Coordinator) await(ctx context.Context, wait func(context.Context) error) error {
+	defer quota.Parked(ctx)()
+	wctx, cancel := context.WithTimeout(c.ctx, c.cfg.WriteTimeout)
 	defer cancel()
-	err := wait(ctx)
+	err := wait(wctx)
 	switch {
 	case err == nil:
 		return nil

@@ -177,10 +177,10 @@ func TestCoordinatorCommit(t *testing.T) {
 	if err != nil || pid != 1001 || epoch != 0 {
 		t.Fatalf("InitProducerId: %d %d %v", pid, epoch, err)
 	}
-	if err := r.c.AddPartitions(txnID, pid, epoch, []kafka.TopicPartition{tp0, tp2}); err != nil {
+	if err := r.c.AddPartitions(context.Background(), txnID, pid, epoch, []kafka.TopicPartition{tp0, tp2}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.c.AddPartitions(txnID, pid, epoch, []kafka.TopicPartition{tp0}); err != nil {
+	if err := r.c.AddPartitions(context.Background(), txnID, pid, epoch, []kafka.TopicPartition{tp0}); err != nil {
 		t.Fatal(err) // already in: no write
 	}
 	if err := r.c.EndTxn(context.Background(), txnID, pid, epoch, true); err != nil {
@@ -238,13 +238,13 @@ func TestCoordinatorWriteFailure(t *testing.T) {
 	r.lead(t, 1)
 	pid, epoch, _ := r.c.InitProducerID(context.Background(), txnID, 60000, nil)
 	r.log.fail = kerr.NotEnoughReplicas
-	if err := r.c.AddPartitions(txnID, pid, epoch, []kafka.TopicPartition{tp0}); err != kerr.CoordinatorNotAvailable {
+	if err := r.c.AddPartitions(context.Background(), txnID, pid, epoch, []kafka.TopicPartition{tp0}); err != kerr.CoordinatorNotAvailable {
 		t.Fatalf("failed write: %v", err)
 	}
 	if s, _ := r.c.Describe(txnID); s.State != Empty {
 		t.Fatalf("state after a failed write: %s", s.State)
 	}
-	if err := r.c.AddPartitions(txnID, pid, epoch, []kafka.TopicPartition{tp0}); err != nil {
+	if err := r.c.AddPartitions(context.Background(), txnID, pid, epoch, []kafka.TopicPartition{tp0}); err != nil {
 		t.Fatalf("retry: %v", err)
 	}
 	r.log.fail = kerr.NotLeaderForPartition
@@ -262,7 +262,7 @@ func TestCoordinatorFailover(t *testing.T) {
 	old.lead(t, 3)
 	old.markers.hold = make(chan struct{}) // the old coordinator dies before its markers
 	pid, epoch, _ := old.c.InitProducerID(context.Background(), txnID, 60000, nil)
-	if err := old.c.AddPartitions(txnID, pid, epoch, []kafka.TopicPartition{tp0, tp1}); err != nil {
+	if err := old.c.AddPartitions(context.Background(), txnID, pid, epoch, []kafka.TopicPartition{tp0, tp1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := old.c.EndTxn(context.Background(), txnID, pid, epoch, true); err != nil {
@@ -293,7 +293,7 @@ func TestCoordinatorFenceOpenTransaction(t *testing.T) {
 	r := newRig(t, newMemLog())
 	r.lead(t, 1)
 	pid, epoch, _ := r.c.InitProducerID(context.Background(), txnID, 60000, nil)
-	_ = r.c.AddPartitions(txnID, pid, epoch, []kafka.TopicPartition{tp0})
+	_ = r.c.AddPartitions(context.Background(), txnID, pid, epoch, []kafka.TopicPartition{tp0})
 	r.markers.hold = make(chan struct{})
 	if _, _, err := r.c.InitProducerID(context.Background(), txnID, 60000, nil); err != kerr.ConcurrentTransactions {
 		t.Fatalf("fence: %v", err)
@@ -319,7 +319,7 @@ func TestCoordinatorTimeoutAndExpiry(t *testing.T) {
 	r := newRig(t, newMemLog())
 	r.lead(t, 1)
 	pid, epoch, _ := r.c.InitProducerID(context.Background(), txnID, 10000, nil)
-	_ = r.c.AddPartitions(txnID, pid, epoch, []kafka.TopicPartition{tp0})
+	_ = r.c.AddPartitions(context.Background(), txnID, pid, epoch, []kafka.TopicPartition{tp0})
 	r.clock.advance(10 * time.Second)
 	r.c.AbortTimedOut()
 	if s, _ := r.c.Describe(txnID); s.State != Ongoing {
@@ -331,7 +331,7 @@ func TestCoordinatorTimeoutAndExpiry(t *testing.T) {
 	if job.Commit || job.ProducerEpoch != epoch+1 {
 		t.Errorf("timeout abort %+v", job)
 	}
-	if err := r.c.AddPartitions(txnID, pid, epoch, []kafka.TopicPartition{tp0}); err != kerr.ProducerFenced {
+	if err := r.c.AddPartitions(context.Background(), txnID, pid, epoch, []kafka.TopicPartition{tp0}); err != kerr.ProducerFenced {
 		t.Errorf("the timed-out producer: %v", err)
 	}
 	r.clock.advance(7*24*time.Hour - time.Millisecond)
@@ -374,7 +374,7 @@ func TestCoordinatorList(t *testing.T) {
 			t.Fatal(err)
 		}
 		if id != "a" {
-			_ = r.c.AddPartitions(id, pid, epoch, []kafka.TopicPartition{tp0})
+			_ = r.c.AddPartitions(context.Background(), id, pid, epoch, []kafka.TopicPartition{tp0})
 		}
 		r.clock.advance(time.Second)
 	}
@@ -418,14 +418,14 @@ func TestCoordinatorEndTxnWait(t *testing.T) {
 	r.c.cfg.EndTxnWait = time.Hour
 	r.lead(t, 1)
 	pid, epoch, _ := r.c.InitProducerID(context.Background(), txnID, 60000, nil)
-	_ = r.c.AddPartitions(txnID, pid, epoch, []kafka.TopicPartition{tp0})
+	_ = r.c.AddPartitions(context.Background(), txnID, pid, epoch, []kafka.TopicPartition{tp0})
 	if err := r.c.EndTxn(context.Background(), txnID, pid, epoch, true); err != nil {
 		t.Fatal(err)
 	}
 	if s, _ := r.c.Describe(txnID); s.State != CompleteCommit {
 		t.Fatalf("answered in %s", s.State)
 	}
-	if err := r.c.AddPartitions(txnID, pid, epoch, []kafka.TopicPartition{tp0}); err != nil {
+	if err := r.c.AddPartitions(context.Background(), txnID, pid, epoch, []kafka.TopicPartition{tp0}); err != nil {
 		t.Fatalf("next transaction: %v", err)
 	}
 	r.markers.hold = make(chan struct{})

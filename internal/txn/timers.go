@@ -78,7 +78,7 @@ func (c *Coordinator) AbortTimedOut() {
 		}
 		c.log.Info("aborting a timed-out transaction", "transactional_id", m.ID, "producer_id", m.ProducerID,
 			"epoch", tr.ProducerEpoch, "timeout_ms", m.TimeoutMs)
-		if err := c.write(m, p, ps, tr, false); err == nil {
+		if err := c.write(c.ctx, m, p, ps, tr, false); err == nil {
 			c.startMarkers(m, p, ps)
 		}
 	}
@@ -102,7 +102,7 @@ func (c *Coordinator) RemoveExpired() {
 			c.refusal(err)
 			continue
 		}
-		if err := c.write(m, p, ps, tr, false); err == nil {
+		if err := c.write(c.ctx, m, p, ps, tr, false); err == nil {
 			c.log.Info("removed an expired transactional id", "transactional_id", m.ID)
 		}
 	}
