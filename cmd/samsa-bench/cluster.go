@@ -4,7 +4,8 @@ package main
 // binary re-executed with -broker) on one embedded etcd held by the parent,
 // which also runs the client. It measures RF=3 acks=all and, in the same
 // run, RF=1 acks=1: saturated throughput, then produce latency paced at half
-// of that throughput.
+// of that throughput, as the client sees it (p50, p99, p99.9) and as the
+// brokers' request-duration histogram does (brokermetrics.go).
 
 import (
 	"context"
@@ -12,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -20,6 +22,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -36,6 +40,7 @@ func runBrokerChild(args []string) {
 	port := fs.Int("port", 0, "listener port")
 	store := fs.String("store", "", "metadata.store.connect")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of this broker to the file (hidden: set by -profile)")
+	metricsPort := fs.Int("metrics-port", 0, "serve the broker's Prometheus metrics on 127.0.0.1:port/metrics (0: not at all)")
 	fs.Parse(args)
 	if *cpuprofile != "" {
 		stop, err := startCPUProfile(*cpuprofile)
@@ -53,7 +58,20 @@ func runBrokerChild(args []string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	b, err := broker.Start(cfg, broker.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	opts := broker.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	if *metricsPort != 0 {
+		reg := prometheus.NewRegistry()
+		opts.Registry = reg
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", *metricsPort))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		go http.Serve(l, mux)
+	}
+	b, err := broker.Start(cfg, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -66,10 +84,11 @@ func runBrokerChild(args []string) {
 
 // benchCluster is the store plus three broker processes.
 type benchCluster struct {
-	dir   string
-	store *embedetcd.Server
-	procs []*exec.Cmd
-	addrs []string
+	dir     string
+	store   *embedetcd.Server
+	procs   []*exec.Cmd
+	addrs   []string
+	metrics []string // each broker's Prometheus metrics URL
 }
 
 func startBenchCluster() (*benchCluster, error) {
@@ -82,26 +101,31 @@ func startBenchCluster() (*benchCluster, error) {
 		return nil, err
 	}
 	for id := range 3 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		port, err := freePort()
 		if err != nil {
 			c.stop()
 			return nil, err
 		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
+		mport, err := freePort()
+		if err != nil {
+			c.stop()
+			return nil, err
+		}
 		args := []string{"-broker", "-id", strconv.Itoa(id), "-dir", filepath.Join(dir, strconv.Itoa(id)),
-			"-port", strconv.Itoa(port), "-store", c.store.Endpoints()[0]}
+			"-port", strconv.Itoa(port), "-store", c.store.Endpoints()[0], "-metrics-port", strconv.Itoa(mport)}
 		if profileDir != "" {
 			args = append(args, "-cpuprofile", filepath.Join(profileDir, fmt.Sprintf("broker-%d.cpu", id)))
 		}
 		cmd := exec.Command(os.Args[0], args...)
 		cmd.Stderr = os.Stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM} // this process dies: so do the brokers
 		if err := cmd.Start(); err != nil {
 			c.stop()
 			return nil, err
 		}
 		c.procs = append(c.procs, cmd)
 		c.addrs = append(c.addrs, fmt.Sprintf("127.0.0.1:%d", port))
+		c.metrics = append(c.metrics, fmt.Sprintf("http://127.0.0.1:%d/metrics", mport))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -143,6 +167,7 @@ func (c *benchCluster) stop() {
 
 // replicationBench runs both configurations on one cluster.
 func replicationBench(partitions, records, size int) error {
+	fmt.Printf("start: %s\n", uptimeLine())
 	c, err := startBenchCluster()
 	if err != nil {
 		return err
@@ -158,21 +183,24 @@ func replicationBench(partitions, records, size int) error {
 			continue
 		}
 		r, err := runWith(runParams{target: m.name, addrs: c.addrs, partitions: partitions, records: records, size: size,
-			rf: m.rf, acks: m.acks, pacedHalf: !pacedSet})
+			rf: m.rf, acks: m.acks, pacedHalf: !pacedSet, metrics: c.metrics})
 		if err != nil {
 			return fmt.Errorf("%s: %w", m.name, err)
 		}
 		results = append(results, r)
 	}
-	fmt.Printf("%-8s %10s %8s %12s %12s %12s %12s %12s %12s\n", "config", "partitions", "records",
-		"produce MB/s", "sat p50", "sat p99", "paced MB/s", "paced p50", "paced p99")
+	fmt.Printf("%-8s %10s %8s %12s %10s %10s %10s %10s %10s %10s %18s\n", "config", "partitions", "records",
+		"produce MB/s", "sat p50", "sat p99", "paced MB/s", "paced p50", "paced p99", "p99.9", "broker p99 bucket")
 	r10 := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
 	for _, r := range results {
-		fmt.Printf("%-8s %10d %8d %12.1f %12s %12s %12.1f %12s %12s\n", r.target, r.partitions, r.records,
-			r.produceMBs, r10(r.satP50), r10(r.satP99), r.pacedMBs, r10(r.p50), r10(r.p99))
+		fmt.Printf("%-8s %10d %8d %12.1f %10s %10s %10.1f %10s %10s %10s %18s\n", r.target, r.partitions, r.records,
+			r.produceMBs, r10(r.satP50), r10(r.satP99), r.pacedMBs, r10(r.p50), r10(r.p99), r10(r.p999), r.brokerP99)
 	}
 	fmt.Println("3 broker processes + client + embedded etcd on this machine; 1 KiB incompressible records, no compression;")
 	fmt.Println("rf3-all = replication factor 3, acks=all (min.insync.replicas=1); rf1-one = replication factor 1, acks=1;")
-	fmt.Println("paced = producing at half the saturated throughput with no linger; latency = Produce call to acknowledgement.")
+	fmt.Println("paced = producing at half the saturated throughput with no linger; latency = Produce call to acknowledgement (client);")
+	fmt.Println("broker p99 bucket = the brokers' samsa_request_duration_seconds{api=\"Produce\"} over the paced run (frame read to")
+	fmt.Println("response queued), known only to its histogram bucket (bounds a factor of 4 apart).")
+	fmt.Printf("end: %s\n", uptimeLine())
 	return nil
 }

@@ -20,7 +20,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -295,15 +294,9 @@ func (p *idemProducer) request(seqs []int32) *kmsg.ProduceRequest {
 func clusterCPU(c *benchCluster) float64 {
 	total := 0.0
 	for _, p := range c.procs {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Process.Pid))
-		if err != nil {
-			continue
+		if cpu, err := procCPU(p.Process.Pid); err == nil {
+			total += cpu
 		}
-		s := string(b)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-		ut, _ := strconv.ParseFloat(fields[11], 64)
-		st, _ := strconv.ParseFloat(fields[12], 64)
-		total += (ut + st) / 100 // USER_HZ
 	}
 	return total
 }

@@ -1,15 +1,16 @@
-// Command samsa-bench measures produce and consume throughput and produce
-// latency of a Samsa broker and of franz-go's kfake (an in-memory fake
-// cluster) with the same franz-go client in the same run, and prints a table.
+// Command samsa-bench measures produce and consume throughput of a Samsa
+// broker against franz-go's kfake (an in-memory fake cluster), each server a
+// process of its own driven by the same franz-go client from this process,
+// and the servers' CPU-seconds per GB moved (fair.go).
 //
-//	go run ./cmd/samsa-bench [-mb 256] [-record 1024] [-partitions 1,16]
+//	go run ./cmd/samsa-bench [-mb 300] [-record 1024] [-partitions 16] [-rounds 3] [-kfake-bin PATH]
 //	go run ./cmd/samsa-bench -replication [-partitions 3]   (see cluster.go)
 //	go run ./cmd/samsa-bench -idempotence [-partitions 16] [-mb 256] [-rounds 3]   (see idempotence.go)
 //	go run ./cmd/samsa-bench -transactions [-partitions 16] [-mb 256] [-txn-records 1000] [-rounds 3]   (see transactions.go)
 //
-// Both servers run in this process on loopback, as does the client, so all
-// share the machine's cores. Samsa writes real segment files (no fsync per
-// write, as Kafka's default log.flush.interval.messages) under a temp dir.
+// Client and servers run on loopback and share the machine's cores. Samsa
+// writes real segment files (no fsync per write, as Kafka's default
+// log.flush.interval.messages) under a temp dir.
 package main
 
 import (
@@ -17,7 +18,6 @@ import (
 	"crypto/rand"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -28,11 +28,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/samsa-kafka/samsa/internal/broker"
-	"github.com/samsa-kafka/samsa/internal/config"
 )
 
 var (
@@ -47,7 +43,8 @@ type result struct {
 	partitions          int
 	produceMBs          float64
 	satP50, satP99      time.Duration // at saturation: client queueing included
-	p50, p99            time.Duration // at the paced rate
+	p50, p99, p999      time.Duration // at the paced rate
+	brokerP99           string        // the brokers' histogram bucket of the paced run's p99 (-replication)
 	consumeMBs          float64
 	pacedMBs            float64
 	records, recordSize int
@@ -63,6 +60,7 @@ type runParams struct {
 	acks                kgo.Acks
 	pacedHalf           bool // pace the latency run at half the measured throughput
 	consume             bool
+	metrics             []string // brokers' metrics URLs: read around the paced run
 }
 
 func main() {
@@ -74,12 +72,13 @@ func main() {
 	idempotence := flag.Bool("idempotence", false, "measure idempotent against plain produce on three broker processes (idempotence.go)")
 	transactions := flag.Bool("transactions", false, "measure transactional against plain produce on three broker processes (transactions.go)")
 	txnRecords := flag.Int("txn-records", 1000, "with -transactions: records per transaction")
-	rounds := flag.Int("rounds", 3, "with -idempotence and -transactions: alternating runs of each configuration")
-	mb := flag.Int("mb", 256, "megabytes to produce per run")
+	rounds := flag.Int("rounds", 3, "alternating runs of each server (or, with -idempotence and -transactions, configuration)")
+	mb := flag.Int("mb", 300, "megabytes (MiB) to produce per run")
 	recSize := flag.Int("record", 1024, "record value size in bytes")
-	parts := flag.String("partitions", "1,16", "partition counts to run")
+	parts := flag.String("partitions", "16", "partition counts to run (-replication: the first; -idempotence, -transactions: the last)")
+	kfakeBin := flag.String("kfake-bin", "", "the samsa-kfake binary (default: beside this one, else built with go build)")
 	flag.Float64Var(&pacedMBs, "paced-mbs", 50, "produce rate (MB/s) of the latency run")
-	flag.StringVar(&profileDir, "profile", "", "write CPU profiles (client.cpu, broker-N.cpu) to this directory")
+	flag.StringVar(&profileDir, "profile", "", "write CPU profiles (client.cpu; broker-N.cpu with -replication, samsa-PARTITIONS-ROUND.cpu by default) to this directory")
 	flag.StringVar(&onlyConfig, "only", "", "with -replication: run only this configuration (rf3-all or rf1-one)")
 	flag.Parse()
 	flag.Visit(func(f *flag.Flag) { pacedSet = pacedSet || f.Name == "paced-mbs" })
@@ -124,50 +123,21 @@ func main() {
 		return
 	}
 
-	var results []result
-	for _, n := range counts {
-		for _, target := range []string{"samsa", "kfake"} {
-			addr, stop, err := startTarget(target)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
-			}
-			r, err := runWith(runParams{target: target, addrs: []string{addr}, partitions: n, records: records, size: *recSize,
-				rf: 1, acks: kgo.LeaderAck(), consume: true})
-			stop()
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "%s/%d: %v\n", target, n, err)
-				os.Exit(1)
-			}
-			results = append(results, r)
-		}
+	if err := fairBench(os.Stdout, counts, *mb, *recSize, *rounds, *kfakeBin); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
-	printTable(results)
 }
 
-func startTarget(target string) (string, func(), error) {
-	if target == "kfake" {
-		c, err := kfake.NewCluster(kfake.NumBrokers(1))
-		if err != nil {
-			return "", nil, err
-		}
-		return c.ListenAddrs()[0], c.Close, nil
-	}
-	dir, err := os.MkdirTemp("", "samsa-bench")
-	if err != nil {
-		return "", nil, err
-	}
-	cfg, _, err := config.Load(map[string]string{
-		"broker.id": "0", "listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": dir,
-	})
-	if err != nil {
-		return "", nil, err
-	}
-	b, err := broker.Start(cfg, broker.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	if err != nil {
-		return "", nil, err
-	}
-	return b.Addr().String(), func() { b.Close(); os.RemoveAll(dir) }, nil
+// newProducer is the producer every server is driven with: plain (not
+// idempotent) produce, 1 MiB batches, no linger, no compression,
+// round-robin over partitions.
+func newProducer(addrs []string, topic string, acks kgo.Acks) (*kgo.Client, error) {
+	return kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.DisableIdempotentWrite(),
+		kgo.RequiredAcks(acks), kgo.DefaultProduceTopic(topic),
+		kgo.ProducerBatchMaxBytes(1<<20), kgo.MaxBufferedRecords(64<<10),
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerLinger(0))
 }
 
 // runWith measures one target: it creates the topic, produces rp.records
@@ -180,11 +150,7 @@ func runWith(rp runParams) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(rp.addrs...), kgo.DisableIdempotentWrite(),
-		kgo.RequiredAcks(rp.acks), kgo.DefaultProduceTopic(topic),
-		kgo.ProducerBatchMaxBytes(1<<20), kgo.MaxBufferedRecords(64<<10),
-		kgo.ProducerBatchCompression(kgo.NoCompression()),
-		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerLinger(0))
+	cl, err := newProducer(rp.addrs, topic, rp.acks)
 	if err != nil {
 		return res, err
 	}
@@ -211,8 +177,28 @@ func runWith(rp runParams) (result, error) {
 		}
 		res.consumeMBs = float64(rp.records*rp.size) / (1 << 20) / elapsed.Seconds()
 	}
-	res.p50, res.p99, err = pacedLatency(ctx, cl, topic, res.pacedMBs, values)
-	return res, err
+	var h0 histogram
+	if len(rp.metrics) > 0 {
+		if h0, err = scrapeProduceDurations(rp.metrics); err != nil {
+			return res, err
+		}
+	}
+	if res.p50, res.p99, res.p999, err = pacedLatency(ctx, cl, topic, res.pacedMBs, values); err != nil {
+		return res, err
+	}
+	res.brokerP99 = "-"
+	if len(rp.metrics) > 0 {
+		h1, err := scrapeProduceDurations(rp.metrics)
+		if err != nil {
+			return res, err
+		}
+		d, err := h1.add(h0, -1)
+		if err != nil {
+			return res, err
+		}
+		res.brokerP99 = formatBucket(d.quantileBucket(0.99))
+	}
+	return res, nil
 }
 
 // benchValues are 1024 values of size bytes each, incompressible: with no
@@ -284,8 +270,8 @@ func consumeAll(ctx context.Context, addrs []string, topic string, partitions, r
 }
 
 // pacedLatency produces at rate MB/s for two seconds with no linger and
-// returns the p50 and p99 of Produce-call-to-acknowledgement latency.
-func pacedLatency(ctx context.Context, cl *kgo.Client, topic string, rate float64, values [][]byte) (time.Duration, time.Duration, error) {
+// returns the p50, p99 and p99.9 of Produce-call-to-acknowledgement latency.
+func pacedLatency(ctx context.Context, cl *kgo.Client, topic string, rate float64, values [][]byte) (p50, p99, p999 time.Duration, err error) {
 	const tick = time.Millisecond
 	size := len(values[0])
 	perTick := max(1, int(rate*(1<<20)/float64(size)*tick.Seconds()))
@@ -313,25 +299,7 @@ func pacedLatency(ctx context.Context, cl *kgo.Client, topic string, rate float6
 	}
 	wg.Wait()
 	slices.Sort(lat)
-	return lat[len(lat)/2], lat[len(lat)*99/100], firstErr
-}
-
-func printTable(results []result) {
-	fmt.Printf("%-6s %10s %8s %12s %12s %12s %12s %12s %12s\n", "target", "partitions", "records",
-		"produce MB/s", "sat p50", "sat p99", "consume MB/s", fmt.Sprintf("p50@%gMB/s", pacedMBs), fmt.Sprintf("p99@%gMB/s", pacedMBs))
-	r10 := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
-	for _, r := range results {
-		fmt.Printf("%-6s %10d %8d %12.1f %12s %12s %12.1f %12s %12s\n", r.target, r.partitions, r.records,
-			r.produceMBs, r10(r.satP50), r10(r.satP99), r.consumeMBs, r10(r.p50), r10(r.p99))
-	}
-	fmt.Println()
-	for i := 0; i+1 < len(results); i += 2 {
-		s, k := results[i], results[i+1]
-		fmt.Printf("partitions=%d: samsa/kfake produce %.2fx, consume %.2fx\n", s.partitions, s.produceMBs/k.produceMBs, s.consumeMBs/k.consumeMBs)
-	}
-	fmt.Println("latency = Produce call to acknowledgement per record; 'sat' is during the throughput run (client queueing included),")
-	fmt.Println("the paced columns produce at a fixed rate with no linger. acks=1, 1 KiB incompressible records, no compression,")
-	fmt.Println("1 broker; client and servers share this 2-core machine.")
+	return lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)*999/1000], firstErr
 }
 
 // startCPUProfile profiles this process into path until the returned

@@ -1,0 +1,172 @@
+package main
+
+// The broker's own view of produce latency in -replication: each broker
+// process serves its Prometheus registry (-metrics-port), and the parent
+// reads samsa_request_duration_seconds{api="Produce"} (internal/server:
+// from a request's frame being read to its response being queued) before
+// and after the paced run. The histogram's buckets are a factor of 4 apart,
+// so its p99 is known only to a bucket: the report gives the bucket.
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const produceDurationMetric = "samsa_request_duration_seconds_bucket"
+
+// histogram is a cumulative Prometheus histogram: count[i] observations
+// at most le[i] seconds; the last bound is +Inf.
+type histogram struct {
+	le    []float64
+	count []float64
+}
+
+// parseHistogram reads metric's buckets with label api=api from the
+// Prometheus text format.
+func parseHistogram(r io.Reader, metric, api string) (histogram, error) {
+	var h histogram
+	type bucket struct{ le, n float64 }
+	var bs []bucket
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	want := `api="` + api + `"`
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, metric+"{") {
+			continue
+		}
+		end := strings.IndexByte(line, '}')
+		if end < 0 {
+			return h, fmt.Errorf("metrics: bad line %q", line)
+		}
+		labels := line[len(metric)+1 : end]
+		if !slices.Contains(strings.Split(labels, ","), want) {
+			continue
+		}
+		le, ok := labelValue(labels, "le")
+		if !ok {
+			return h, fmt.Errorf("metrics: no le in %q", line)
+		}
+		bound, err := strconv.ParseFloat(le, 64) // accepts "+Inf"
+		if err != nil {
+			return h, fmt.Errorf("metrics: le %q: %w", le, err)
+		}
+		f := strings.Fields(line[end+1:])
+		if len(f) == 0 {
+			return h, fmt.Errorf("metrics: no value in %q", line)
+		}
+		n, err := strconv.ParseFloat(f[0], 64)
+		if err != nil {
+			return h, fmt.Errorf("metrics: value in %q: %w", line, err)
+		}
+		bs = append(bs, bucket{bound, n})
+	}
+	if err := sc.Err(); err != nil {
+		return h, err
+	}
+	slices.SortFunc(bs, func(a, b bucket) int {
+		switch {
+		case a.le < b.le:
+			return -1
+		case a.le > b.le:
+			return 1
+		}
+		return 0
+	})
+	for _, b := range bs {
+		h.le, h.count = append(h.le, b.le), append(h.count, b.n)
+	}
+	return h, nil
+}
+
+func labelValue(labels, name string) (string, bool) {
+	for _, kv := range strings.Split(labels, ",") {
+		if v, ok := strings.CutPrefix(kv, name+`="`); ok {
+			return strings.TrimSuffix(v, `"`), true
+		}
+	}
+	return "", false
+}
+
+// add returns h+o (o-h when sign is -1); histograms with different bounds
+// are an error unless one is empty.
+func (h histogram) add(o histogram, sign float64) (histogram, error) {
+	if len(h.le) == 0 {
+		out := histogram{le: slices.Clone(o.le), count: slices.Clone(o.count)}
+		for i := range out.count {
+			out.count[i] *= sign
+		}
+		return out, nil
+	}
+	if len(o.le) == 0 {
+		return h, nil
+	}
+	if !slices.Equal(h.le, o.le) {
+		return h, fmt.Errorf("metrics: bucket bounds differ: %v, %v", h.le, o.le)
+	}
+	out := histogram{le: slices.Clone(h.le), count: slices.Clone(h.count)}
+	for i := range out.count {
+		out.count[i] += sign * o.count[i]
+	}
+	return out, nil
+}
+
+// quantileBucket returns the bounds (lo, hi] of the bucket holding the
+// q-quantile, and false when h holds no observations.
+func (h histogram) quantileBucket(q float64) (lo, hi float64, ok bool) {
+	if len(h.count) == 0 || h.count[len(h.count)-1] <= 0 {
+		return 0, 0, false
+	}
+	rank := q * h.count[len(h.count)-1]
+	for i, c := range h.count {
+		if c >= rank {
+			if i > 0 {
+				lo = h.le[i-1]
+			}
+			return lo, h.le[i], true
+		}
+	}
+	return 0, 0, false
+}
+
+// formatBucket is "(0.4ms, 1.6ms]", or "-" when ok is false.
+func formatBucket(lo, hi float64, ok bool) string {
+	if !ok {
+		return "-"
+	}
+	d := func(s float64) string {
+		if math.IsInf(s, 1) {
+			return "+Inf"
+		}
+		return time.Duration(s * float64(time.Second)).String()
+	}
+	return fmt.Sprintf("(%s,%s]", d(lo), d(hi))
+}
+
+// scrapeProduceDurations sums the brokers' Produce duration histograms.
+func scrapeProduceDurations(urls []string) (histogram, error) {
+	var sum histogram
+	cl := http.Client{Timeout: 5 * time.Second}
+	for _, u := range urls {
+		resp, err := cl.Get(u)
+		if err != nil {
+			return sum, err
+		}
+		h, err := parseHistogram(resp.Body, produceDurationMetric, "Produce")
+		resp.Body.Close()
+		if err != nil {
+			return sum, err
+		}
+		if sum, err = sum.add(h, 1); err != nil {
+			return sum, err
+		}
+	}
+	return sum, nil
+}
