@@ -114,6 +114,10 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	if err := b.openStorage(); err != nil {
 		return nil, err
 	}
+	// Any registration of this broker id so far was made by a previous
+	// life of this broker (or another broker with its id): its epoch is at
+	// most dynRev, ours will be above it.
+	b.cache.SetStaleUpTo(dynRev)
 	b.newController()
 	b.startReplication()
 	b.pids = b.newProducerIDs()

@@ -26,6 +26,9 @@ type Cache struct {
 	clusterID       string
 	listener        string
 	brokerEpoch     int64
+	// staleUpTo: broker epochs up to it belong to registrations made
+	// before this process started (SetStaleUpTo).
+	staleUpTo int64
 	controllerID    int32
 	controllerEpoch int32
 	brokers         []kmsg.UpdateMetadataRequestLiveBroker // sorted by id
@@ -97,6 +100,19 @@ func (c *Cache) SetBrokerEpoch(e int64) {
 	c.registeredLocked(e)
 }
 
+// SetStaleUpTo marks every broker epoch up to rev (a store revision read
+// before this process first registers) as stale: a controller request
+// addressed to the broker's previous life, still registered while its
+// session runs out, is refused with STALE_BROKER_EPOCH, as Kafka refuses it
+// by processing no request before registering. Epochs above rev, those of
+// this process's registration, are accepted even before SetBrokerEpoch
+// (the controller may learn the epoch first).
+func (c *Cache) SetStaleUpTo(rev int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.staleUpTo = rev
+}
+
 // BrokerEpoch returns this broker's epoch.
 func (c *Cache) BrokerEpoch() int64 {
 	c.mu.RLock()
@@ -126,7 +142,7 @@ func (c *Cache) CheckEpochs(controllerID, controllerEpoch int32, brokerEpoch int
 }
 
 func (c *Cache) checkEpochsLocked(controllerID, controllerEpoch int32, brokerEpoch int64) int16 {
-	if brokerEpoch != unknownBrokerEpoch && brokerEpoch < c.brokerEpoch {
+	if brokerEpoch != unknownBrokerEpoch && (brokerEpoch < c.brokerEpoch || brokerEpoch <= c.staleUpTo) {
 		return kerr.StaleBrokerEpoch.Code
 	}
 	if controllerEpoch < c.controllerEpoch {

@@ -281,3 +281,30 @@ func TestConcurrentUse(t *testing.T) {
 		_, _ = c.Partition("t", 0)
 	}
 }
+
+// A restarted broker, not registered yet while its previous life's
+// registration runs out its session, refuses the controller's requests
+// addressed to that previous life (found by the fault campaign: the new
+// process applied LeaderAndIsr for its old epoch and kept a leadership the
+// controller later moved away), and accepts those for its coming
+// registration.
+func TestCheckEpochsBeforeRegistering(t *testing.T) {
+	c := New(0)
+	c.SetStaleUpTo(500) // the store's revision when the process started
+	if got := c.CheckEpochs(1, 5, 480); got != kerr.StaleBrokerEpoch.Code {
+		t.Fatalf("previous life's epoch: code %d, want STALE_BROKER_EPOCH", got)
+	}
+	if got := c.CheckEpochs(1, 5, 500); got != kerr.StaleBrokerEpoch.Code {
+		t.Fatalf("epoch at the start revision: code %d, want STALE_BROKER_EPOCH", got)
+	}
+	if got := c.CheckEpochs(1, 5, 501); got != 0 {
+		t.Fatalf("this life's epoch before SetBrokerEpoch: code %d", got)
+	}
+	c.SetBrokerEpoch(501)
+	if got := c.CheckEpochs(1, 5, 480); got != kerr.StaleBrokerEpoch.Code {
+		t.Fatalf("previous life's epoch after registering: code %d", got)
+	}
+	if got := c.CheckEpochs(1, 5, -1); got != 0 {
+		t.Fatalf("unknown epoch: code %d", got)
+	}
+}
