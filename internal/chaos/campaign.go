@@ -313,7 +313,7 @@ func scanLogs(c *Cluster) (split, crashes []string, err error) {
 		}
 		text := string(data)
 		for _, m := range becameController.FindAllStringSubmatch(text, -1) {
-			if !contains(claims[m[1]], p.Name) {
+			if !slices.Contains(claims[m[1]], p.Name) {
 				claims[m[1]] = append(claims[m[1]], p.Name)
 			}
 		}
@@ -330,15 +330,6 @@ func scanLogs(c *Cluster) (split, crashes []string, err error) {
 	}
 	sort.Strings(split)
 	return split, crashes, nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 func firstLines(s string, n int) string {
