@@ -19,7 +19,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/samsa-kafka/samsa/internal/metastore/etcdstore"
 )
 
 // Options size a campaign.
@@ -175,7 +174,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		rep.Exits = append(rep.Exits, p.Exits()...)
 	}
 	hctx, cancel := context.WithTimeout(ctx, time.Minute)
-	events, err := readStoreHistory(hctx, c.StoreEndpoints())
+	events, err := readStoreHistory(hctx, c)
 	cancel()
 	if err != nil {
 		return rep, fmt.Errorf("reading the store's history: %w", err)
@@ -270,8 +269,8 @@ func overGoal(faults []FaultRecord, writes []Write, sessionMs int, logs []string
 	return out
 }
 
-func readStoreHistory(ctx context.Context, endpoints []string) ([]StoreEvent, error) {
-	s, err := etcdstore.Connect(endpoints, chroot, 5*time.Second)
+func readStoreHistory(ctx context.Context, c *Cluster) ([]StoreEvent, error) {
+	s, err := c.ConnectStore()
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/samsa-kafka/samsa/internal/metastore"
+	"github.com/samsa-kafka/samsa/internal/metastore/etcdstore"
 )
 
 // Layout is the cluster a campaign runs: a 3-member `samsa store` and
@@ -136,6 +139,12 @@ func (c *Cluster) StoreEndpoints() []string {
 		out = append(out, s.Host.IP+":2379")
 	}
 	return out
+}
+
+// ConnectStore connects to the store members, rooted at the cluster's
+// chroot, from the caller's namespace (never cut by a fault).
+func (c *Cluster) ConnectStore() (metastore.Store, error) {
+	return etcdstore.Connect(c.StoreEndpoints(), chroot, 5*time.Second)
 }
 
 // Bootstrap lists the brokers' client addresses.

@@ -61,6 +61,11 @@ func ParseConnect(s string) (endpoints []string, chroot string, err error) {
 	return endpoints, chroot, nil
 }
 
+// keepAliveTimeout bounds how long a member may leave the client's data
+// or pings unanswered before its connection is given up: well within the
+// shortest session a broker uses (a keep-alive goes out every third of it).
+const keepAliveTimeout = time.Second
+
 // Connect dials an etcd cluster and returns a Store rooted at chroot ("":
 // the whole keyspace).
 func Connect(endpoints []string, chroot string, dialTimeout time.Duration) (metastore.Store, error) {
@@ -84,7 +89,21 @@ func ConnectMaxOps(endpoints []string, chroot string, dialTimeout time.Duration,
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   endpoints,
 		DialTimeout: dialTimeout,
-		Logger:      zap.NewNop(),
+		// The client holds a connection to every member and spreads its
+		// streams over them. A member cut off by dropped packets leaves
+		// its connection open and silent: without these, a session whose
+		// keep-alive stream runs over it expires although a majority is
+		// reachable (the fault campaign's store-minority fault cost
+		// brokers their registrations and the controller its epoch).
+		// A keep-alive timeout also sets TCP_USER_TIMEOUT: data unacked
+		// for that long, such as the next lease keep-alive (every third
+		// of the session), closes the connection and the streams move to
+		// another member within the session. gRPC pings an idle
+		// connection at most every 10 s; the members accept that (etcd's
+		// --grpc-keepalive-min-time is 5 s).
+		DialKeepAliveTime:    10 * time.Second,
+		DialKeepAliveTimeout: keepAliveTimeout,
+		Logger:               zap.NewNop(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("etcdstore: connect %v: %w", endpoints, err)
