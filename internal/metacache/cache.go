@@ -22,13 +22,13 @@ const unknownBrokerEpoch = -1
 type Cache struct {
 	nodeID int32
 
-	mu              sync.RWMutex
-	clusterID       string
-	listener        string
-	brokerEpoch     int64
+	mu          sync.RWMutex
+	clusterID   string
+	listener    string
+	brokerEpoch int64
 	// staleUpTo: broker epochs up to it belong to registrations made
 	// before this process started (SetStaleUpTo).
-	staleUpTo int64
+	staleUpTo       int64
 	controllerID    int32
 	controllerEpoch int32
 	brokers         []kmsg.UpdateMetadataRequestLiveBroker // sorted by id
