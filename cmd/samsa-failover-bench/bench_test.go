@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/metadata"
+	"github.com/samsa-kafka/samsa/internal/metastore"
 	"github.com/samsa-kafka/samsa/internal/metastore/memstore"
 	"github.com/samsa-kafka/samsa/internal/wire"
 )
@@ -46,6 +49,72 @@ func TestLayoutLoadsEveryPartitionOnline(t *testing.T) {
 		}
 		if n != tc.partitions {
 			t.Fatalf("%+v: %d partitions, want %d", tc, n, tc.partitions)
+		}
+	}
+}
+
+// byteLimited refuses, as ZooKeeper's jute.maxbuffer does, transactions
+// whose values exceed max bytes, and records the keys of each one it takes.
+type byteLimited struct {
+	metastore.Store
+	max  int
+	txns [][]string
+}
+
+func (s *byteLimited) Txn(ctx context.Context, cmps []metastore.Cmp, ops []metastore.Op) (metastore.TxnResult, error) {
+	n := 0
+	var keys []string
+	for _, op := range ops {
+		n += len(op.Value)
+		keys = append(keys, op.Key)
+	}
+	if n > s.max {
+		return metastore.TxnResult{}, fmt.Errorf("%d bytes: %w", n, metastore.ErrTooManyOps)
+	}
+	s.txns = append(s.txns, keys)
+	return s.Store.Txn(ctx, cmps, ops)
+}
+
+func TestLoadSplitsTransactionsTheStoreRefuses(t *testing.T) {
+	l := layout{partitions: 2000, perTopic: 2000, rf: 3, brokers: 3}
+	ops := l.topicOps(0) // 8 state chunks, then the assignment
+	largest := 0
+	for _, op := range ops {
+		largest = max(largest, len(op.Value))
+	}
+	s := &byteLimited{Store: memstore.New(), max: largest}
+	if err := writeOps(context.Background(), s, ops); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.txns) < 3 {
+		t.Errorf("%d values written in %d transactions of at most %d bytes (the largest value): %v", len(ops), len(s.txns), largest, s.txns)
+	}
+	var order []string
+	for _, keys := range s.txns {
+		order = append(order, keys...)
+	}
+	want := make([]string, len(ops))
+	for i, op := range ops {
+		want[i] = op.Key
+	}
+	if !slices.Equal(order, want) {
+		t.Fatalf("written in order %v, want %v", order, want)
+	}
+	s.max = 10 // smaller than any one value: no split helps
+	if err := writeOps(context.Background(), s, l.topicOps(1)); err == nil {
+		t.Fatal("a value larger than the limit was written")
+	}
+}
+
+func TestParseStores(t *testing.T) {
+	for in, want := range map[string][]string{"etcd": {"etcd"}, "zookeeper, etcd": {"zookeeper", "etcd"}, "etcd,zookeeper": {"etcd", "zookeeper"}} {
+		if got, err := parseStores(in); err != nil || !slices.Equal(got, want) {
+			t.Errorf("parseStores(%q) = %v %v, want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "zk", "etcd,etcd"} {
+		if got, err := parseStores(in); err == nil {
+			t.Errorf("parseStores(%q) = %v, want an error", in, got)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -52,7 +53,7 @@ func (l layout) topicOps(i int) []metastore.Op {
 }
 
 // load writes the layout with writers concurrent writers, each sending
-// transactions of at most MaxTxnOps operations.
+// transactions within the store's limits.
 func load(ctx context.Context, s metastore.Store, l layout, writers int) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -86,16 +87,34 @@ func load(ctx context.Context, s metastore.Store, l layout, writers int) error {
 	return firstErr
 }
 
+// writeOps writes ops in order, in transactions of at most MaxTxnOps
+// operations.
 func writeOps(ctx context.Context, s metastore.Store, ops []metastore.Op) error {
 	per := s.MaxTxnOps()
 	for start := 0; start < len(ops); start += per {
-		res, err := s.Txn(ctx, nil, ops[start:min(start+per, len(ops))])
-		if err != nil {
-			return fmt.Errorf("load: %w", err)
+		if err := writeTxn(ctx, s, ops[start:min(start+per, len(ops))]); err != nil {
+			return err
 		}
-		if !res.Succeeded {
-			return fmt.Errorf("load: unconditional transaction failed")
+	}
+	return nil
+}
+
+// writeTxn writes ops in one transaction or, when the store refuses it as
+// too large (ZooKeeper bounds a multi's bytes by jute.maxbuffer too), in
+// two halves, the first committed before the second, so the order holds.
+func writeTxn(ctx context.Context, s metastore.Store, ops []metastore.Op) error {
+	res, err := s.Txn(ctx, nil, ops)
+	if errors.Is(err, metastore.ErrTooManyOps) && len(ops) > 1 {
+		if err := writeTxn(ctx, s, ops[:len(ops)/2]); err != nil {
+			return err
 		}
+		return writeTxn(ctx, s, ops[len(ops)/2:])
+	}
+	if err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	if !res.Succeeded {
+		return fmt.Errorf("load: unconditional transaction failed")
 	}
 	return nil
 }

@@ -2,10 +2,15 @@
 // the number of partitions in the store (issue 3's benchmark).
 //
 //	go run ./cmd/samsa-failover-bench -partitions 10000,100000,1000000 -rf 3 -brokers 3
+//	go run ./cmd/samsa-failover-bench -store etcd,zookeeper -partitions 100000
 //
-// For each partition count it starts a fresh embedded etcd, loads topics
-// of -per-topic partitions (assignment plus one leader/ISR state per
-// partition, every partition online) straight through the store API, starts
+// For each partition count and each store of -store it starts a fresh
+// store — an embedded etcd, or a standalone ZooKeeper server (Debian's
+// zookeeper package, a JVM process of its own, killed when the round ends
+// or this process dies) — loads topics of -per-topic partitions
+// (assignment plus one leader/ISR state per partition, every partition
+// online) straight through the store API, in transactions within the
+// store's limits (on ZooKeeper 64 operations and jute.maxbuffer), starts
 // -brokers stand-in brokers — Kafka listeners that answer the controller's
 // inter-broker requests (LeaderAndIsr, UpdateMetadata, StopReplica) with
 // empty successes and host no logs — and two controller candidates (nodes 1
@@ -25,7 +30,9 @@
 // a new leader for every partition it led.
 //
 // Everything runs in this process on loopback: etcd, stand-ins and
-// controllers share the machine's cores.
+// controllers share the machine's cores (ZooKeeper runs beside it). The
+// session timeout is the same on both stores; ZooKeeper's server (tickTime
+// 500 ms) accepts 1 s to 60 s.
 package main
 
 import (
@@ -33,6 +40,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -40,6 +48,7 @@ import (
 )
 
 type options struct {
+	stores                         []string // etcd, zookeeper
 	rf, brokers, perTopic, writers int
 	sessionTimeout                 time.Duration
 	settle, wait, loadTimeout      time.Duration
@@ -54,6 +63,7 @@ type options struct {
 func main() {
 	var o options
 	parts := flag.String("partitions", "10000,100000", "partition counts to run, comma-separated")
+	stores := flag.String("store", "etcd", "stores to run each count on, comma-separated: etcd (embedded), zookeeper (a standalone server process)")
 	flag.IntVar(&o.rf, "rf", 3, "replication factor")
 	flag.IntVar(&o.brokers, "brokers", 3, "stand-in brokers (at least 2: nodes 1 and 2 are the controller candidates)")
 	flag.IntVar(&o.perTopic, "per-topic", 1000, "partitions per topic")
@@ -63,7 +73,7 @@ func main() {
 	flag.DurationVar(&o.wait, "wait", 5*time.Minute, "bound on each wait for the controller")
 	flag.DurationVar(&o.loadTimeout, "load-timeout", 30*time.Minute, "bound on loading the store")
 	flag.BoolVar(&o.sharedSession, "shared-session", true, "controllers campaign with their stand-in's session (the old controller's broker dies with it)")
-	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the failover phase here (suffixed .<partitions> when several counts run)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the failover phase here (suffixed .<store> when several stores run, .<partitions> when several counts)")
 	flag.StringVar(&o.memProfile, "memprofile", "", "write the allocation profile at the start (<file>.base) and end (<file>) of the failover phase; compare with go tool pprof -base")
 	verbose := flag.Bool("v", false, "log controller and store info")
 	mode := flag.String("mode", "failover", "failover: the active controller dies; crash: a broker that is not a controller candidate dies")
@@ -75,6 +85,9 @@ func main() {
 	}
 
 	counts, err := parseCounts(*parts)
+	if err == nil {
+		o.stores, err = parseStores(*stores)
+	}
 	if err == nil {
 		err = o.check()
 	}
@@ -99,20 +112,22 @@ func main() {
 	fmt.Printf("controller failover: rf=%d, %d brokers, %d partitions per topic, session timeout %v, shared session %v\n",
 		o.rf, o.brokers, o.perTopic, o.sessionTimeout, o.sharedSession)
 	if o.crash {
-		fmt.Println("mode crash: the highest-numbered broker (not a controller candidate) dies: listener closed, then its store session closed (lease revoked)")
+		fmt.Println("mode crash: the highest-numbered broker (not a controller candidate) dies: listener closed, then its store session closed (etcd: lease revoked; ZooKeeper: session closed)")
 	} else {
-		fmt.Println("failover: the active controller's loop and sender are stopped (as by SIGKILL), then its store session is closed (lease revoked)")
+		fmt.Println("failover: the active controller's loop and sender are stopped (as by SIGKILL), then its store session is closed (etcd: lease revoked; ZooKeeper: session closed)")
 	}
 	fmt.Println("brokers are stand-ins: they answer inter-broker requests (ApiVersions, LeaderAndIsr, UpdateMetadata, StopReplica) without hosting logs")
 	var results []result
 	for _, n := range counts {
-		fmt.Printf("%d partitions:\n", n)
-		res, err := runRound(o, n, log)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "samsa-failover-bench: %d partitions: %v\n", n, err)
-			os.Exit(1)
+		for _, st := range o.stores {
+			fmt.Printf("%d partitions on %s:\n", n, st)
+			res, err := runRound(o, st, n, log)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "samsa-failover-bench: %d partitions on %s: %v\n", n, st, err)
+				os.Exit(1) // runRound stopped everything it started
+			}
+			results = append(results, res)
 		}
-		results = append(results, res)
 	}
 	printTable(results)
 }
@@ -131,6 +146,18 @@ func (o options) check() error {
 	return nil
 }
 
+func parseStores(s string) ([]string, error) {
+	var stores []string
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f != "etcd" && f != "zookeeper" || slices.Contains(stores, f) {
+			return nil, fmt.Errorf("bad -store %q: want etcd, zookeeper or both, comma-separated", s)
+		}
+		stores = append(stores, f)
+	}
+	return stores, nil
+}
+
 func parseCounts(s string) ([]int, error) {
 	var counts []int
 	for _, f := range strings.Split(s, ",") {
@@ -147,19 +174,19 @@ func printTable(rs []result) {
 	fmt.Println()
 	if len(rs) > 0 && rs[0].crashLed > 0 {
 		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(w, "partitions\ttopics\tled by the crashed broker\tall shown with new leaders\tµs/partition\t")
+		fmt.Fprintln(w, "store\tpartitions\ttopics\tled by the crashed broker\tall shown with new leaders\tµs/partition\t")
 		for _, r := range rs {
-			fmt.Fprintf(w, "%d\t%d\t%d\t%v\t%.1f\t\n", r.partitions, r.topics, r.crashLed, ms(r.crash), float64(r.crash.Microseconds())/float64(r.crashLed))
+			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%v\t%.1f\t\n", r.store, r.partitions, r.topics, r.crashLed, ms(r.crash), float64(r.crash.Microseconds())/float64(r.crashLed))
 		}
 		w.Flush()
-		fmt.Println("broker crash: its listener closed, then its store session ended (lease revoked); measured from the session end until")
+		fmt.Println("broker crash: its listener closed, then its store session ended (lease revoked / session closed); measured from the session end until")
 		fmt.Println("every live stand-in got UpdateMetadata showing a new leader for every partition the crashed broker led.")
 		return
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "partitions\ttopics\tstore keys\tload\tcold start\tnew controller active\tfirst UpdateMetadata everywhere\tall partitions everywhere\t")
+	fmt.Fprintln(w, "store\tpartitions\ttopics\tstore keys\tload\tcold start\tnew controller active\tfirst UpdateMetadata everywhere\tall partitions everywhere\t")
 	for _, r := range rs {
-		fmt.Fprintf(w, "%d\t%d\t%d\t%v\t%v\t%v\t%v\t%v\t\n", r.partitions, r.topics, r.keys, ms(r.load), ms(r.cold), ms(r.active), ms(r.firstUM), ms(r.failover))
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%v\t%v\t%v\t%v\t%v\t\n", r.store, r.partitions, r.topics, r.keys, ms(r.load), ms(r.cold), ms(r.active), ms(r.firstUM), ms(r.failover))
 	}
 	w.Flush()
 	fmt.Println("cold start: first Startup → every partition's metadata (epoch 1) at every stand-in.")

@@ -11,18 +11,19 @@ import (
 	"sync"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/samsa-kafka/samsa/internal/controller"
 	"github.com/samsa-kafka/samsa/internal/controller/channel"
 	"github.com/samsa-kafka/samsa/internal/metadata"
 	"github.com/samsa-kafka/samsa/internal/metastore"
 	"github.com/samsa-kafka/samsa/internal/metastore/embedetcd"
 	"github.com/samsa-kafka/samsa/internal/metastore/etcdstore"
+	"github.com/samsa-kafka/samsa/internal/metastore/zkstore"
+	"github.com/samsa-kafka/samsa/internal/metastore/zkstore/zkserver"
 )
 
 // result is one row of the table.
 type result struct {
+	store              string // etcd or zookeeper
 	partitions, topics int
 	load               time.Duration
 	cold               time.Duration // Startup → UpdateMetadata epoch 1 at every stand-in
@@ -36,14 +37,16 @@ type result struct {
 	keys               int64
 }
 
-// round is one partition count, from an empty store to a measured failover.
-// Everything it starts it stops before returning.
+// round is one partition count on one store, from an empty store to a
+// measured failover. Everything it starts it stops before returning.
 type round struct {
 	o      options
+	kind   string // etcd or zookeeper
 	lay    layout
 	log    *slog.Logger
 	dir    string
-	srv    *embedetcd.Server
+	srv    *embedetcd.Server // kind etcd
+	zk     *zkserver.Server  // kind zookeeper
 	stores []metastore.Store // per stand-in, index id-1
 	sess   []metastore.Session
 	ctrl   []*candidate
@@ -64,11 +67,11 @@ type candidate struct {
 	done chan struct{}
 }
 
-func runRound(o options, n int, log *slog.Logger) (res result, err error) {
-	r := &round{o: o, log: log, notify: make(chan struct{}, 1), activeAt: map[int32]time.Time{},
+func runRound(o options, kind string, n int, log *slog.Logger) (res result, err error) {
+	r := &round{o: o, kind: kind, log: log, notify: make(chan struct{}, 1), activeAt: map[int32]time.Time{},
 		lay: layout{partitions: n, perTopic: o.perTopic, rf: o.rf, brokers: o.brokers}}
 	defer r.shutdown()
-	res.partitions, res.topics = n, r.lay.topics()
+	res.store, res.partitions, res.topics = kind, n, r.lay.topics()
 	if err := r.startStore(); err != nil {
 		return res, err
 	}
@@ -101,17 +104,34 @@ func runRound(o options, n int, log *slog.Logger) (res result, err error) {
 	return res, err
 }
 
+// startStore starts an embedded etcd, as samsa dev does, or a standalone
+// ZooKeeper server process (killed by shutdown, or by the kernel if this
+// process dies first).
 func (r *round) startStore() error {
 	dir, err := os.MkdirTemp("", "samsa-failover-bench-")
 	if err != nil {
 		return err
 	}
 	r.dir = dir
+	if r.kind == "zookeeper" {
+		zdir := filepath.Join(dir, "zookeeper")
+		if err := os.Mkdir(zdir, 0o755); err != nil {
+			return err
+		}
+		r.zk, err = zkserver.Start(zdir)
+		return err
+	}
 	r.srv, err = embedetcd.StartLocal(filepath.Join(dir, "etcd"), r.o.etcdLog)
 	return err
 }
 
+// connect opens a store client: on ZooKeeper with the stand-ins' session
+// timeout for its own connection, and the store's default limits
+// (MaxTxnOps 64, jute.maxbuffer 1 MiB).
 func (r *round) connect() (metastore.Store, error) {
+	if r.kind == "zookeeper" {
+		return zkstore.Connect(zkstore.Config{Servers: []string{r.zk.Addr}, SessionTimeout: r.o.sessionTimeout, Logger: r.log})
+	}
 	return etcdstore.ConnectMaxOps(r.srv.Endpoints(), "", 10*time.Second, r.log, embedetcd.MaxTxnOps)
 }
 
@@ -381,28 +401,26 @@ func (r *round) startMemProfile() (stop func(), err error) {
 }
 
 func (r *round) profilePath(path string) string {
+	if len(r.o.stores) > 1 {
+		path += "." + r.kind
+	}
 	if r.o.multi {
-		return fmt.Sprintf("%s.%d", path, r.lay.partitions)
+		path = fmt.Sprintf("%s.%d", path, r.lay.partitions)
 	}
 	return path
 }
 
+// countKeys counts the store's keys (on ZooKeeper, znodes holding data:
+// not the parents created on the way).
 func (r *round) countKeys() (int64, error) {
-	es, ok := r.stores[0].(*etcdstore.Store)
-	if !ok {
-		return -1, nil
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), r.o.wait)
 	defer cancel()
-	resp, err := es.Client().Get(ctx, "/", clientv3.WithPrefix(), clientv3.WithCountOnly())
-	if err != nil {
-		return 0, err
-	}
-	return resp.Count, nil
+	kvs, _, err := r.stores[0].List(ctx, "/")
+	return int64(len(kvs)), err
 }
 
 // shutdown stops, in order: controller loops, their senders, sessions,
-// stand-ins, store clients, the embedded server; then removes the data.
+// stand-ins, store clients, the store server; then removes the data.
 func (r *round) shutdown() {
 	for _, cd := range r.ctrl {
 		cd.kill()
@@ -421,6 +439,9 @@ func (r *round) shutdown() {
 	}
 	if r.srv != nil {
 		r.srv.Close()
+	}
+	if r.zk != nil {
+		r.zk.Kill()
 	}
 	if r.dir != "" {
 		os.RemoveAll(r.dir)

@@ -138,9 +138,12 @@ func loadAvg() string {
 // brokers in this process (real logs on disk, one embedded etcd), through
 // CreateTopics of 25 topics each from 4 clients at a time
 // (SAMSA_CREATE_BATCH and SAMSA_CREATE_CLIENTS change both); a topic
-// counts when its leaders are in the metadata.
+// counts when its leaders are in the metadata. SAMSA_BENCH_STORE=zookeeper
+// runs the brokers on a standalone ZooKeeper server process instead of
+// the embedded etcd.
 //
 //	go test ./internal/broker -run '^$' -bench Create100k -benchtime 1x
+//	SAMSA_BENCH_STORE=zookeeper go test ./internal/broker -run '^$' -bench Create100k -benchtime 1x
 func BenchmarkCreate100kPartitions(b *testing.B) {
 	clients, batch := envInt(b, "SAMSA_CREATE_CLIENTS", 4), envInt(b, "SAMSA_CREATE_BATCH", 25)
 	for range b.N {
@@ -155,8 +158,8 @@ func BenchmarkCreate100kPartitions(b *testing.B) {
 		stop()
 		b.ReportMetric(100_000/took.Seconds(), "partitions/s")
 		b.ReportMetric(cpu.Seconds(), "cpu-s")
-		b.Logf("created 100000 partitions (300000 replicas) in %v (%v of CPU), %d clients with %d topics per CreateTopics; load average %s",
-			took.Round(time.Millisecond), cpu.Round(time.Millisecond), clients, batch, loadAvg())
+		b.Logf("created 100000 partitions (300000 replicas) on %s in %v (%v of CPU), %d clients with %d topics per CreateTopics; load average %s",
+			storeKind(b), took.Round(time.Millisecond), cpu.Round(time.Millisecond), clients, batch, loadAvg())
 	}
 }
 

@@ -39,8 +39,12 @@ func crash(tb testing.TB, br *Broker) time.Time {
 // after metadata.store.session.timeout.ms). Timed from its session end
 // until both other brokers' metadata caches show a new leader for every
 // partition it led; also reported, until no ISR in them holds it.
+// SAMSA_BENCH_STORE=zookeeper runs the brokers on a standalone ZooKeeper
+// server process instead of the embedded etcd (the crash then closes the
+// broker's ZooKeeper session).
 //
 //	SAMSA_CRASH_PARTITIONS=100000 go test ./internal/broker -run '^$' -bench BrokerCrash -benchtime 1x
+//	SAMSA_BENCH_STORE=zookeeper SAMSA_CRASH_PARTITIONS=100000 go test ./internal/broker -run '^$' -bench BrokerCrash -benchtime 1x
 func BenchmarkBrokerCrash(b *testing.B) {
 	total, topics := benchPartitions(b, "SAMSA_CRASH_PARTITIONS")
 	for range b.N {
@@ -83,7 +87,7 @@ func BenchmarkBrokerCrash(b *testing.B) {
 		var load1 float64
 		fmt.Sscan(loadAvg(), &load1)
 		b.ReportMetric(load1, "loadavg-1m")
-		b.Logf("%d partitions (RF 3, %d topics); broker %d, leading %d, crashed: new leaders in both other brokers' metadata %v after its session end (%.1f µs per partition it led), ISRs without it after %v; load average %s",
-			total, topics, id, led, moved.Round(time.Millisecond), perPartition, shrunk.Round(time.Millisecond), loadAvg())
+		b.Logf("%d partitions (RF 3, %d topics) on %s; broker %d, leading %d, crashed: new leaders in both other brokers' metadata %v after its session end (%.1f µs per partition it led), ISRs without it after %v; load average %s",
+			total, topics, storeKind(b), id, led, moved.Round(time.Millisecond), perPartition, shrunk.Round(time.Millisecond), loadAvg())
 	}
 }

@@ -18,8 +18,12 @@ import (
 
 	"github.com/samsa-kafka/samsa/internal/config"
 	"github.com/samsa-kafka/samsa/internal/kafka"
+	"github.com/samsa-kafka/samsa/internal/metastore"
 	"github.com/samsa-kafka/samsa/internal/metastore/embedetcd"
 	"github.com/samsa-kafka/samsa/internal/metastore/etcdstore"
+	"github.com/samsa-kafka/samsa/internal/metastore/zkstore"
+	"github.com/samsa-kafka/samsa/internal/metastore/zkstore/zkserver"
+	"github.com/samsa-kafka/samsa/internal/metastore/zkstore/zktest"
 	"github.com/samsa-kafka/samsa/internal/record/recordtest"
 )
 
@@ -151,6 +155,8 @@ func rawRequest(t testing.TB, addr string, req kmsg.Request) kmsg.Response {
 
 // startCluster runs n brokers (ids 0..n-1) in this process on one embedded
 // etcd, as `samsa dev` does, and waits until every broker sees them all.
+// In a benchmark, SAMSA_BENCH_STORE=zookeeper puts them on a standalone
+// ZooKeeper server instead (see clusterStore).
 func startCluster(t testing.TB, n int, props map[string]string) []*Broker {
 	t.Helper()
 	return startClusterWith(t, n, props, nil)
@@ -166,24 +172,13 @@ func startClusterRacks(t testing.TB, racks []string) []*Broker {
 func startClusterWith(t testing.TB, n int, props map[string]string, racks []string) []*Broker {
 	t.Helper()
 	logger := testLogger(t)
-	srv, err := embedetcd.StartLocal(t.TempDir(), logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// As samsa dev: the embedded store takes transactions of up to
-	// embedetcd.MaxTxnOps operations.
-	store, err := etcdstore.ConnectMaxOps(srv.Endpoints(), "", 10*time.Second, logger, embedetcd.MaxTxnOps)
-	if err != nil {
-		srv.Close()
-		t.Fatal(err)
-	}
+	store, closeStore := clusterStore(t, logger)
 	var brokers []*Broker
 	t.Cleanup(func() {
 		for _, b := range brokers {
 			b.Close()
 		}
-		store.Close()
-		srv.Close()
+		closeStore()
 	})
 	for id := range n {
 		base := map[string]string{
@@ -224,6 +219,61 @@ func startClusterWith(t testing.TB, n int, props map[string]string, racks []stri
 		}
 	}
 	return brokers
+}
+
+// clusterStore starts the store the brokers share and returns it with
+// the func that closes it (after the brokers). By default an embedded etcd,
+// as samsa dev runs. A benchmark run with SAMSA_BENCH_STORE=zookeeper gets
+// a standalone ZooKeeper server process instead (zktest: Debian's
+// zookeeper, killed at cleanup), with zkstore's limits (64 operations and
+// jute.maxbuffer per transaction); the brokers' sessions keep
+// metadata.store.session.timeout.ms (6 s) either way. Tests always run on
+// etcd.
+func clusterStore(t testing.TB, logger *slog.Logger) (metastore.Store, func()) {
+	t.Helper()
+	switch kind := storeKind(t); kind {
+	case "etcd":
+	case "zookeeper":
+		if err := zkserver.Installed(); err != nil {
+			t.Fatal(err) // asked for: no skip
+		}
+		srv := zktest.Start(t)
+		store, err := zkstore.Connect(zkstore.Config{Servers: []string{srv.Addr}, SessionTimeout: 6 * time.Second,
+			Logger: logger.With("component", "store")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return store, func() { store.Close() }
+	default:
+		t.Fatalf("SAMSA_BENCH_STORE=%q: want etcd or zookeeper", kind)
+	}
+	srv, err := embedetcd.StartLocal(t.TempDir(), logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As samsa dev: the embedded store takes transactions of up to
+	// embedetcd.MaxTxnOps operations.
+	store, err := etcdstore.ConnectMaxOps(srv.Endpoints(), "", 10*time.Second, logger, embedetcd.MaxTxnOps)
+	if err != nil {
+		srv.Close()
+		t.Fatal(err)
+	}
+	return store, func() {
+		store.Close()
+		srv.Close()
+	}
+}
+
+// storeKind is the store startCluster runs on: etcd, or in a benchmark
+// SAMSA_BENCH_STORE's value.
+func storeKind(t testing.TB) string {
+	if _, bench := t.(*testing.B); !bench {
+		return "etcd"
+	}
+	if kind := os.Getenv("SAMSA_BENCH_STORE"); kind != "" {
+		return kind
+	}
+	return "etcd"
 }
 
 // controllerOf returns the active controller among brokers.
