@@ -77,7 +77,7 @@ func TestAfterResponseRunsOnceEncoded(t *testing.T) {
 func TestPooledProduceFramesKeepTheirRecords(t *testing.T) {
 	ts := startServer(t, Config{Handler: &bufferHandler{}})
 	c := dial(t, ts.Addr())
-	sizes := []int{10, 300 << 10, 1 << 10, 70 << 10, 2 << 20, 5, 300 << 10, 64 << 10}
+	sizes := []int{10, 300 << 10, 1 << 10, 70 << 10, 2 << 20, 5, 12 << 20, 300 << 10, 64 << 10}
 	var reqs []*kmsg.ProduceRequest
 	var want []string
 	for i, n := range sizes {
