@@ -14,6 +14,8 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 
 	"github.com/samsa-kafka/samsa/internal/metastore"
 )
@@ -103,7 +105,16 @@ func ConnectMaxOps(endpoints []string, chroot string, dialTimeout time.Duration,
 		// --grpc-keepalive-min-time is 5 s).
 		DialKeepAliveTime:    10 * time.Second,
 		DialKeepAliveTimeout: keepAliveTimeout,
-		Logger:               zap.NewNop(),
+		// A connection given up is dialled again within a second of the
+		// member coming back (gRPC's default backoff reaches 2 minutes;
+		// a broker cut off from every member would wait that long to
+		// reach the store again after the heal), and a dial into a silent
+		// network gives up after a few seconds instead of 20.
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: 3 * time.Second,
+		})},
+		Logger: zap.NewNop(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("etcdstore: connect %v: %w", endpoints, err)
