@@ -17,19 +17,32 @@ import (
 	"github.com/samsa-kafka/samsa/internal/metadata"
 	"github.com/samsa-kafka/samsa/internal/metastore"
 	"github.com/samsa-kafka/samsa/internal/metastore/etcdstore"
+	"github.com/samsa-kafka/samsa/internal/metastore/zkstore"
+	"github.com/samsa-kafka/samsa/internal/metastore/zkstore/zktest"
 )
 
 const sessionTimeoutMs = 3000
 
-// storeProc is a coordination store process: `samsa store` or Debian's etcd.
+// storeChroot is where a test cluster keeps its keys in its store.
+const storeChroot = "/samsa-test"
+
+// storeProc is a coordination store: a `samsa store` or Debian etcd
+// process, or Debian's ZooKeeper (zktest: standalone or an ensemble).
 type storeProc struct {
+	kind     string // samsa-store, debian-etcd or zookeeper
 	cmd      *exec.Cmd
-	endpoint string
+	endpoint string // host:port (etcd), host:port,... (ZooKeeper)
 	done     chan struct{}
+	zk       []*zktest.Server // kind zookeeper
 }
 
+// startStore starts a store of kind samsa-store, debian-etcd or zookeeper
+// (a standalone server; startZooKeeper starts ensembles).
 func startStore(t *testing.T, kind string) *storeProc {
 	t.Helper()
+	if kind == "zookeeper" {
+		return startZooKeeper(t, 1)
+	}
 	client, peer := freePort(t), freePort(t)
 	dir := t.TempDir()
 	curl, purl := fmt.Sprintf("http://127.0.0.1:%d", client), fmt.Sprintf("http://127.0.0.1:%d", peer)
@@ -52,7 +65,7 @@ func startStore(t *testing.T, kind string) *storeProc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	sp := &storeProc{cmd: cmd, endpoint: fmt.Sprintf("127.0.0.1:%d", client), done: make(chan struct{})}
+	sp := &storeProc{kind: kind, cmd: cmd, endpoint: fmt.Sprintf("127.0.0.1:%d", client), done: make(chan struct{})}
 	go func() { cmd.Wait(); close(sp.done) }()
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
@@ -63,6 +76,29 @@ func startStore(t *testing.T, kind string) *storeProc {
 		}
 	})
 	return sp
+}
+
+// client is a store client on the cluster's chroot, closed with the test.
+func (st *storeProc) client(t *testing.T) metastore.Store {
+	t.Helper()
+	if st.kind == "zookeeper" {
+		servers, chroot, err := zkstore.ParseConnect(st.endpoint + storeChroot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zs, err := zkstore.Connect(zkstore.Config{Servers: servers, Chroot: chroot})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { zs.Close() })
+		return zs
+	}
+	es, err := etcdstore.Connect([]string{st.endpoint}, storeChroot, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { es.Close() })
+	return es
 }
 
 // cluster is three `samsa server` processes on one store.
@@ -76,8 +112,22 @@ type cluster struct {
 	dirs     map[int32]string
 }
 
+// startCluster starts three brokers on the etcd (samsa store or Debian's
+// etcd) at storeEndpoint.
 func startCluster(t *testing.T, storeEndpoint string, extra ...string) *cluster {
-	c := &cluster{t: t, extra: extra, storeKey: "metadata.store.connect", connect: storeEndpoint + "/samsa-test", procs: map[int32]*proc{}, ports: map[int32]int{}, dirs: map[int32]string{}}
+	return startClusterOn(t, &storeProc{kind: "samsa-store", endpoint: storeEndpoint}, extra...)
+}
+
+// startClusterOn starts three brokers on st, whatever its kind: on
+// ZooKeeper with zookeeper.connect and a zookeeper.session.timeout.ms of
+// sessionTimeoutMs (extra may override both session timeouts).
+func startClusterOn(t *testing.T, st *storeProc, extra ...string) *cluster {
+	c := &cluster{t: t, extra: extra, storeKey: "metadata.store.connect", connect: st.endpoint + storeChroot,
+		procs: map[int32]*proc{}, ports: map[int32]int{}, dirs: map[int32]string{}}
+	if st.kind == "zookeeper" {
+		c.storeKey = "zookeeper.connect"
+		c.extra = append([]string{fmt.Sprintf("zookeeper.session.timeout.ms=%d", sessionTimeoutMs)}, extra...)
+	}
 	for id := int32(0); id < 3; id++ {
 		c.ports[id] = freePort(t)
 		c.dirs[id] = t.TempDir()
@@ -169,7 +219,7 @@ func (c *cluster) createTopic(addrs []string, name string, rf int16) {
 
 func testControllerFailover(t *testing.T, storeKind string) {
 	st := startStore(t, storeKind)
-	c := startCluster(t, st.endpoint)
+	c := startClusterOn(t, st)
 	ctrl := c.waitView(c.procs[0].addr, "3 brokers and a controller", func(n int, ctrl int32) bool { return n == 3 && ctrl >= 0 })
 	c.createTopic(c.addrs(-1), "before", 3)
 
@@ -198,6 +248,10 @@ func TestControllerFailoverSamsaStore(t *testing.T) { testControllerFailover(t, 
 // TestControllerFailoverDebianEtcd: the same against Debian's etcd 3.4, the
 // external-cluster path.
 func TestControllerFailoverDebianEtcd(t *testing.T) { testControllerFailover(t, "debian-etcd") }
+
+// TestControllerFailoverZooKeeper: the same on Debian's ZooKeeper, where
+// the server expires the killed controller's session.
+func TestControllerFailoverZooKeeper(t *testing.T) { testControllerFailover(t, "zookeeper") }
 
 // TestStoppedControllerIsFenced SIGSTOPs the controller past its session, lets
 // another take over and create a topic, then SIGCONTs it: the stale
