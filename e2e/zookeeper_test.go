@@ -74,11 +74,12 @@ func startZooKeeper(t *testing.T, n int) *storeProc {
 	return &storeProc{kind: "zookeeper", endpoint: zktest.Connect(srvs, ""), zk: srvs}
 }
 
-// produceBatch produces n acks=all records numbered from first and returns n.
-func produceBatch(t *testing.T, addrs []string, topic string, first, n int) int {
+// produceBatch produces n acks=all records numbered from first (on a
+// client with opts besides) and returns n.
+func produceBatch(t *testing.T, addrs []string, topic string, first, n int, opts ...kgo.Opt) int {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.RecordDeliveryTimeout(time.Minute))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addrs...), kgo.DefaultProduceTopic(topic),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordDeliveryTimeout(time.Minute)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
