@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/metadata"
 	"github.com/samsa-kafka/samsa/internal/metastore"
@@ -274,7 +276,7 @@ func TestStoppedControllerIsFencedZooKeeper(t *testing.T) {
 // (none applied a LeaderAndIsr of the stalled controller).
 func testStoppedControllerIsFenced(t *testing.T, storeKind string) {
 	st := startStore(t, storeKind)
-	c := startClusterOn(t, st)
+	c := startClusterOn(t, st, "num.partitions=3", "default.replication.factor=2")
 	old := c.waitView(c.procs[0].addr, "3 brokers and a controller", func(n int, ctrl int32) bool { return n == 3 && ctrl >= 0 })
 	c.createTopic(c.addrs(-1), "before", 3)
 	// Every broker has applied the old controller's LeaderAndIsr for
@@ -301,10 +303,20 @@ func testStoppedControllerIsFenced(t *testing.T, storeKind string) {
 		logStart[id] = len(p.stderr.String())
 	}
 	c.procs[old].cmd.Process.Signal(syscall.SIGSTOP)
+	// Work the stale controller would act on when it wakes: a topic
+	// written while its session still lives, so that the change waits in
+	// its store connection (the new controller elects the leaders).
 	survivor := c.procs[(old+1)%3].addr
+	autoCreateAt(t, survivor, "while-stopped")
 	next := c.waitView(survivor, "a new controller", func(n int, nc int32) bool { return nc >= 0 && nc != old })
-	// Work the stale controller would act on when it wakes.
-	c.createTopic(c.addrs(old), "while-stopped", 2)
+	c.waitPartitions(c.addrs(old), "while-stopped", "leaders", func(v map[int32]partitionView) bool {
+		for _, p := range v {
+			if p.leader < 0 || p.leader == old {
+				return false
+			}
+		}
+		return len(v) == 3
+	})
 	c.procs[old].cmd.Process.Signal(syscall.SIGCONT)
 	c.waitView(c.procs[old].addr, "the stopped broker rejoining", func(n int, nc int32) bool { return n == 3 && nc == next })
 	// One more change so that the history below reaches past the rejoin.
@@ -322,6 +334,25 @@ func testStoppedControllerIsFenced(t *testing.T, storeKind string) {
 		t.Fatalf("controller epoch %d after the takeover, %d before", e, oldEpoch)
 	}
 	checkNoStaleLeaderAndIsr(t, c, logStart, old, oldEpoch)
+}
+
+// autoCreateAt has the broker at addr create topic as Metadata's automatic
+// creation does (any broker writes the topic; CreateTopics needs the
+// controller), without waiting for its leaders.
+func autoCreateAt(t *testing.T, addr, topic string) {
+	t.Helper()
+	req := kmsg.NewPtrMetadataRequest()
+	req.Version, req.AllowAutoTopicCreation = 9, true
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := raw(addr, req)
+	if err != nil {
+		t.Fatalf("auto-create %s at %s: %v", topic, addr, err)
+	}
+	if code := resp.(*kmsg.MetadataResponse).Topics[0].ErrorCode; code != kerr.LeaderNotAvailable.Code {
+		t.Fatalf("auto-create %s at %s: %v, want LEADER_NOT_AVAILABLE (created)", topic, addr, kerr.ErrorForCode(code))
+	}
 }
 
 // epochIn is the controller epoch among kvs.
