@@ -89,9 +89,9 @@ func TestZooKeeperEnsembleLoss(t *testing.T) {
 	}
 	t.Logf("served produce and fetch for %v without a quorum", time.Since(lost).Round(time.Millisecond))
 
-	first.Restart(t)
+	restartZK(t, first)
 	t.Logf("quorum back after %v (session timeout %dms)", time.Since(lost).Round(time.Millisecond), ensembleSessionMs)
-	second.Restart(t)
+	restartZK(t, second)
 	live.check(t, store, "after the quorum's loss")
 	c.createTopic(all, "recovered", 3)
 	for _, a := range all {
@@ -125,9 +125,9 @@ func TestZooKeeperQuorumLossPastSession(t *testing.T) {
 	zk.zk[1].Kill()
 	waitNotServing(t, zk.zk[2])
 	time.Sleep(sessionTimeoutMs*time.Millisecond + 2*time.Second)
-	zk.zk[0].Restart(t)
+	restartZK(t, zk.zk[0])
 	back := time.Now()
-	zk.zk[1].Restart(t)
+	restartZK(t, zk.zk[1])
 
 	ctrl := c.waitView(all[0], "3 brokers and a controller", func(n int, ctl int32) bool { return n == 3 && ctl >= 0 })
 	for _, a := range all {
@@ -286,5 +286,13 @@ func checkNumbered(t *testing.T, got map[int32]map[int64]string, topic string, n
 	}
 	if len(missing) > 0 {
 		t.Fatalf("%d of %d records missing from %s (%v ...)", len(missing), n, topic, missing[:min(10, len(missing))])
+	}
+}
+
+// restartZK starts a killed ZooKeeper member again and waits until it serves.
+func restartZK(t *testing.T, s *zktest.Server) {
+	t.Helper()
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
 	}
 }
