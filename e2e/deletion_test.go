@@ -32,9 +32,16 @@ func partitionDirs(dir, topic string) (live, renamed int) {
 // dies too; once both brokers are back, the new controller completes the
 // deletion by itself: the topic leaves metadata, every broker renames its
 // directories and later removes them. Re-creating the name gives a new id.
-func TestDeleteTopicWhileBrokerDown(t *testing.T) {
-	st := startStore(t, "samsa-store")
-	c := startCluster(t, st.endpoint, "log.segment.delete.delay.ms=500", "log.retention.check.interval.ms=200")
+func TestDeleteTopicWhileBrokerDown(t *testing.T) { testDeleteTopicWhileBrokerDown(t, "samsa-store") }
+
+// TestDeleteTopicWhileBrokerDownZooKeeper: the same on Debian's ZooKeeper.
+func TestDeleteTopicWhileBrokerDownZooKeeper(t *testing.T) {
+	testDeleteTopicWhileBrokerDown(t, "zookeeper")
+}
+
+func testDeleteTopicWhileBrokerDown(t *testing.T, storeKind string) {
+	st := startStore(t, storeKind)
+	c := startClusterOn(t, st, "log.segment.delete.delay.ms=500", "log.retention.check.interval.ms=200")
 	ctrl := c.waitView(c.procs[0].addr, "3 brokers and a controller", func(n int, ctl int32) bool { return n == 3 && ctl >= 0 })
 	c.createTopic(c.addrs(-1), "doomed", 3)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs(-1)...))

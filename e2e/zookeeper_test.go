@@ -9,7 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-kafka/samsa/internal/metadata"
-	"github.com/samsa-kafka/samsa/internal/metastore/zkstore"
 	"github.com/samsa-kafka/samsa/internal/metastore/zkstore/zktest"
 )
 
@@ -20,25 +19,13 @@ import (
 // its ZooKeeper session expires; the records stay readable and the killed
 // broker rejoins.
 func TestZooKeeperCluster(t *testing.T) {
-	srv := zktest.Start(t)
-	const chroot = "/samsa-test"
-	c := &cluster{t: t, storeKey: "zookeeper.connect", connect: zktest.Connect([]*zktest.Server{srv}, chroot),
-		extra: []string{fmt.Sprintf("zookeeper.session.timeout.ms=%d", sessionTimeoutMs)},
-		procs: map[int32]*proc{}, ports: map[int32]int{}, dirs: map[int32]string{}}
-	for id := int32(0); id < 3; id++ {
-		c.ports[id] = freePort(t)
-		c.dirs[id] = t.TempDir()
-		c.start(id)
-	}
+	st := startStore(t, "zookeeper")
+	c := startClusterOn(t, st)
 	all := c.addrs(-1)
 	ctrl := c.waitView(all[0], "3 brokers and a controller", func(n int, ctl int32) bool { return n == 3 && ctl >= 0 })
 
 	// Kafka's znodes, under the chroot.
-	store, err := zkstore.Connect(zkstore.Config{Servers: []string{srv.Addr}, Chroot: chroot})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := st.client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for id := range int32(3) {
@@ -80,11 +67,19 @@ func TestZooKeeperCluster(t *testing.T) {
 	c.waitView(c.procs[ctrl].addr, "the killed broker rejoining", func(n int, nc int32) bool { return n == 3 && nc == next })
 }
 
-// produceBatch produces n acks=all records numbered from first and returns n.
-func produceBatch(t *testing.T, addrs []string, topic string, first, n int) int {
+// startZooKeeper runs Debian's ZooKeeper, n servers forming one ensemble
+// (n = 1: standalone).
+func startZooKeeper(t *testing.T, n int) *storeProc {
+	srvs := zktest.StartEnsemble(t, n)
+	return &storeProc{kind: "zookeeper", endpoint: zktest.Connect(srvs, ""), zk: srvs}
+}
+
+// produceBatch produces n acks=all records numbered from first (on a
+// client with opts besides) and returns n.
+func produceBatch(t *testing.T, addrs []string, topic string, first, n int, opts ...kgo.Opt) int {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.RecordDeliveryTimeout(time.Minute))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addrs...), kgo.DefaultProduceTopic(topic),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordDeliveryTimeout(time.Minute)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
