@@ -27,8 +27,11 @@
 // Sessions are ZooKeeper sessions, one connection each; keys bound to one
 // are ephemeral znodes created over its connection. Done closes when the
 // server expires the session, when the connection has been lost for the
-// session timeout (the server expires it then; the client only learns it
-// on reconnecting), on Close, and on the store's Close.
+// session timeout and no server is reachable (the ensemble expires it
+// then; the client only learns it on reconnecting), on Close, and on the
+// store's Close. While servers are reachable but none serves (the
+// ensemble lost its quorum: nobody expires sessions, and the next leader
+// renews them) the session goes on, as a Kafka broker's does.
 //
 // Watches re-arm ZooKeeper's one-shot watches (the client library has no
 // persistent watches): a data and a child watch per znode under the

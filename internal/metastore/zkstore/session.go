@@ -3,6 +3,7 @@ package zkstore
 import (
 	"context"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -20,9 +21,11 @@ type session struct {
 	conn *zk.Conn
 	done chan struct{}
 
-	mu   sync.Mutex
-	lost *time.Timer // runs while the connection is down
-	over bool        // ended: Done is closed or about to be
+	mu      sync.Mutex
+	lost    *time.Timer // runs while the connection is down
+	lostGen int         // which arming of lost is current
+	waiting bool        // logged: servers reachable, not serving
+	over    bool        // ended: Done is closed or about to be
 }
 
 // NewSession implements metastore.Store: a session of timeout ttl (the
@@ -78,20 +81,63 @@ func (ss *session) onEvent(ev zk.Event) {
 		ss.endLocked("expired")
 	case zk.StateDisconnected:
 		if ss.lost == nil && !ss.over && ss.conn != nil {
-			// The server expires the session after ttl without us; the
-			// client would only learn it on reconnecting.
-			ss.lost = time.AfterFunc(ss.ttl, func() {
-				ss.mu.Lock()
-				defer ss.mu.Unlock()
-				ss.endLocked("connection lost for the session timeout")
-			})
+			ss.armLostLocked(ss.ttl)
 		}
 	case zk.StateHasSession:
 		if ss.lost != nil {
 			ss.lost.Stop()
 			ss.lost = nil
+			ss.lostGen++
+		}
+		ss.waiting = false
+	}
+}
+
+func (ss *session) armLostLocked(after time.Duration) {
+	ss.lostGen++
+	gen := ss.lostGen
+	ss.lost = time.AfterFunc(after, func() { ss.checkLost(gen) })
+}
+
+// checkLost runs once the connection has been down for the session
+// timeout. A server that can expire the session (one in a quorum) and
+// that we reach would have taken our reconnection, or told us the session
+// expired. So if no server is reachable at all, this client is cut off and
+// the ensemble has expired the session by now (the client would only
+// learn it on reconnecting): the session ends. If some are reachable but
+// none serves, the ensemble has lost its quorum, and then no server
+// expires sessions: the next leader gives each a full timeout again.
+// The session goes on, as a Kafka broker's does while ZooKeeper is down,
+// and is checked again a third of the timeout later.
+func (ss *session) checkLost(gen int) {
+	reachable := ss.s.anyServerReachable(min(ss.ttl/3, time.Second))
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.over || gen != ss.lostGen {
+		return // reconnected, or ended, meanwhile
+	}
+	if !reachable {
+		ss.endLocked("connection lost for the session timeout, no server reachable")
+		return
+	}
+	if !ss.waiting {
+		ss.waiting = true
+		ss.s.lg.Warn("zkstore: servers reachable but none serving for the session timeout (no quorum): keeping the session",
+			"session", fmt.Sprintf("%#x", int64(ss.id)))
+	}
+	ss.armLostLocked(ss.ttl / 3)
+}
+
+// anyServerReachable reports whether a TCP connection to some server of
+// the ensemble opens within timeout each.
+func (s *Store) anyServerReachable(timeout time.Duration) bool {
+	for _, addr := range s.cfg.Servers {
+		if c, err := net.DialTimeout("tcp", addr, timeout); err == nil {
+			c.Close()
+			return true
 		}
 	}
+	return false
 }
 
 // endLocked marks the session ended and closes its connection in the

@@ -302,3 +302,67 @@ func TestEnsembleMemberLoss(t *testing.T) {
 		t.Fatalf("bound key after a member's loss: %+v %v %v", kv, ok, err)
 	}
 }
+
+// TestSessionOutlivesQuorumLoss: with two members of three gone for three
+// session timeouts, the last one is reachable but serves nobody; no server
+// can expire a session then, so the session goes on (as a Kafka broker's
+// does) and, once the quorum is back, still holds its ephemeral key.
+func TestSessionOutlivesQuorumLoss(t *testing.T) {
+	srvs := zktest.StartEnsemble(t, 3)
+	s := connect(t, srvs, "/quorum")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const ttl = 2 * time.Second
+	sess, err := s.NewSession(ctx, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Txn(ctx, nil, []metastore.Op{metastore.PutBound("/brokers/ids/1", []byte("b"), sess.ID())}); err != nil {
+		t.Fatal(err)
+	}
+	srvs[0].Kill()
+	srvs[1].Kill()
+	select {
+	case <-sess.Done():
+		t.Fatal("session ended while the ensemble had no quorum")
+	case <-time.After(3 * ttl):
+	}
+	if err := srvs[0].Restart(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		kv, ok, err := s.Get(ctx, "/brokers/ids/1")
+		if err == nil && ok && kv.Session == sess.ID() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bound key after the quorum came back: %+v %v %v", kv, ok, err)
+		}
+	}
+	select {
+	case <-sess.Done():
+		t.Fatal("session ended once the quorum was back")
+	default:
+	}
+}
+
+// TestSessionEndsWhenNoServerReachable: with every server gone the client
+// may be the one cut off, and the ensemble then expires its session after
+// the timeout: Done closes soon after it.
+func TestSessionEndsWhenNoServerReachable(t *testing.T) {
+	srv := zktest.Start(t)
+	s := connect(t, []*zktest.Server{srv}, "/alone")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const ttl = 2 * time.Second
+	sess, err := s.NewSession(ctx, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Kill()
+	select {
+	case <-sess.Done():
+	case <-time.After(ttl + 5*time.Second):
+		t.Fatal("session still open with no server reachable for its timeout")
+	}
+}
