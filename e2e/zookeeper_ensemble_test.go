@@ -14,13 +14,10 @@ import (
 	"github.com/samsa-kafka/samsa/internal/metastore/zkstore/zktest"
 )
 
-// ensembleSessionMs is TestZooKeeperEnsembleLoss's session timeout. A
-// session outlives an outage of the ensemble's quorum shorter than it (a
-// new leader gives every session a full timeout again), but not a longer
-// one: the brokers' ZooKeeper client (zkstore/session.go) ends a session
-// whose connection has been down for its timeout, and the broker then
-// serves no client until it has registered again (broker.keepSession).
-// Kafka's default is 18 s.
+// ensembleSessionMs is TestZooKeeperEnsembleLoss's session timeout, long
+// enough that the test's outages stay within it (Kafka's default is 18 s);
+// TestZooKeeperQuorumLossPastSession covers an outage longer than the
+// session.
 const ensembleSessionMs = 20000
 
 // quorumlessFor is how long TestZooKeeperEnsembleLoss keeps the ensemble
