@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -42,14 +43,24 @@ func TestMain(m *testing.M) {
 }
 
 // freePort reserves a loopback port for a broker.
+//
+// The port is below Linux's ephemeral range (32768-60999 by default): a
+// port the kernel hands out for a listener there may meanwhile become the
+// local port of some process's outgoing connection, and the server then
+// fails to bind it (a CI run lost a broker so, while the readiness dial
+// reached the connection's owner).
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 1000 {
+		port := 20000 + rand.IntN(12000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			l.Close()
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatal("no free port below the ephemeral range")
+	return 0
 }
 
 // proc is one `samsa server` process.
