@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // txnProduce runs one transaction of values over the topic's partitions
@@ -202,6 +203,25 @@ func TestTxnCoordinatorFailover(t *testing.T) {
 	}
 	if got := readAll(t, live, "out", kgo.ReadCommitted(), 10); len(got) != 10 {
 		t.Fatalf("read_committed after the failover: %v", got)
+	}
+	// p still has the crashed coordinator cached. kgo looks a cached
+	// coordinator up in its broker list without a metadata load and then
+	// again with one; a metadata refresh between the two (the crashed
+	// broker left the cluster) fails AddPartitionsToTxn with kgo's
+	// "unknown broker", which it does not retry. Once p's metadata has
+	// dropped the broker, the lookup misses and p asks FindCoordinator.
+	// (A Metadata request through p itself: kadm's would be answered from
+	// p's cache.)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		req := kmsg.NewPtrMetadataRequest()
+		req.Topics = []kmsg.MetadataRequestTopic{}
+		m, err := req.RequestWith(ctx, p)
+		if err == nil && !slices.ContainsFunc(m.Brokers, func(b kmsg.MetadataResponseBroker) bool { return b.NodeID == coord.NodeID() }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the crashed broker %d stays in p's metadata: %v", coord.NodeID(), err)
+		}
 	}
 	txnProduce(t, p, true, "after")
 	if got := readAll(t, live, "out", kgo.ReadCommitted(), 11); len(got) != 11 || !slices.Contains(got, "after") {
