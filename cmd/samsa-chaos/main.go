@@ -38,7 +38,7 @@ func main() {
 	flag.Parse()
 
 	o := chaos.Options{
-		Seed: *seed, Brokers: 3, Partitions: 6, Rate: 100, Idempotent: 2, Plain: 1,
+		Seed: *seed, Brokers: 3, Partitions: 6, Rate: 100, ProbeEvery: 100 * time.Millisecond, Idempotent: 2, Plain: 1,
 		SessionTimeoutMs: 6000, DiskMB: *disk, NetID: *netID, Out: os.Stdout,
 		Faults: 20, HoldMin: 2 * time.Second, HoldMax: 8 * time.Second, Gap: 2 * time.Second,
 	}

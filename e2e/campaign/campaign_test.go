@@ -48,14 +48,9 @@ func TestMain(m *testing.M) {
 // skipped otherwise. The long profile is `go run ./cmd/samsa-chaos
 // -profile long`.
 func TestFaultCampaign(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the fault campaign takes minutes")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
-	if err := chaos.Available(ctx); err != nil {
-		t.Skipf("network namespaces unavailable (the campaign needs root and iproute2): %v", err)
-	}
+	needNamespaces(ctx, t)
 	seed := time.Now().UnixNano() % 1e9
 	if s := os.Getenv("SAMSA_CHAOS_SEED"); s != "" {
 		if _, err := fmt.Sscan(s, &seed); err != nil {
@@ -66,7 +61,7 @@ func TestFaultCampaign(t *testing.T) {
 	o := chaos.Options{
 		Bin: samsaBin, Dir: t.TempDir(), Seed: seed,
 		Faults: 20, HoldMin: 2 * time.Second, HoldMax: 10 * time.Second, Gap: time.Second,
-		Brokers: 3, Partitions: 6, Rate: 50, Idempotent: 2, Plain: 1,
+		Brokers: 3, Partitions: 6, Rate: 50, ProbeEvery: 200 * time.Millisecond, Idempotent: 2, Plain: 1,
 		SessionTimeoutMs: 6000, DiskMB: 128, NetID: 90 + os.Getpid()%100, Out: &out,
 	}
 	rep, err := chaos.Run(ctx, o)
@@ -77,5 +72,17 @@ func TestFaultCampaign(t *testing.T) {
 	}
 	if n := rep.Violations(); n > 0 {
 		t.Fatalf("%d violations (seed %d; SAMSA_CHAOS_SEED=%d replays the faults)", n, seed, seed)
+	}
+}
+
+// needNamespaces skips t in -short runs and where network namespaces are
+// unavailable (they need root and iproute2).
+func needNamespaces(ctx context.Context, t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a cluster in network namespaces (minutes)")
+	}
+	if err := chaos.Available(ctx); err != nil {
+		t.Skipf("network namespaces unavailable (needs root and iproute2): %v", err)
 	}
 }

@@ -23,14 +23,9 @@ import (
 // learned to give such connections up within the session (etcdstore's
 // keep-alive and TCP user timeout).
 func TestStoreMemberCutKeepsSessions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs a cluster in network namespaces")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	if err := chaos.Available(ctx); err != nil {
-		t.Skipf("network namespaces unavailable (needs root and iproute2): %v", err)
-	}
+	needNamespaces(ctx, t)
 	const sessionMs = 6000
 	c, err := chaos.StartCluster(ctx, chaos.Layout{Bin: samsaBin, Dir: t.TempDir(), Brokers: 3, SessionTimeoutMs: sessionMs},
 		190+os.Getpid()%60) // the campaign test uses 90..189

@@ -22,6 +22,7 @@ type Write struct {
 	Writer     int
 	Seq        int
 	Idempotent bool
+	Probe      bool // written by the prober (Traffic.ProbeRate)
 	Partition  Partition
 	Acked      bool
 	Offset     int64
@@ -189,7 +190,7 @@ func reordered(writes []Write, found map[string][]location, c *Counts) int {
 	}
 	per := map[key][]pos{}
 	for _, w := range writes {
-		if locs := found[w.Value()]; len(locs) > 0 {
+		if locs := found[w.Value()]; len(locs) > 0 && !w.Probe { // the prober's attempts are independent
 			k := key{w.Writer, locs[0].p}
 			per[k] = append(per[k], pos{w.Seq, locs[0].off})
 		}

@@ -109,3 +109,33 @@ func TestFirstAcks(t *testing.T) {
 		t.Fatal("pb took no write before 2.5 s")
 	}
 }
+
+// TestProbeWrites: the prober's attempts are independent, so their order
+// in the log is not checked, but their loss is; overGoal counts them for
+// a fault's unavailability and leaves them out of the writers' gap.
+func TestProbeWrites(t *testing.T) {
+	probe := func(seq int, off int64) Write {
+		w := write(9, seq, pa, true, off)
+		w.Probe = true
+		return w
+	}
+	h := History{
+		Writes: []Write{probe(0, 1), probe(1, 0), probe(2, 5)},
+		Final:  map[Partition][]Read{pa: log(pa, "w9-1", "w9-0")},
+	}
+	if c := Check(h); c.Reordered != 0 || c.Lost != 1 {
+		t.Fatalf("got %+v", c)
+	}
+
+	t0 := time.Unix(1000, 0)
+	at := func(w Write, s float64) Write {
+		w.Partition, w.At = Partition{topic, 0}, t0.Add(time.Duration(s*float64(time.Second)))
+		return w
+	}
+	ws := []Write{at(write(1, 0, pa, true, 0), 0.5), at(probe(0, 1), 3), at(write(1, 1, pa, true, 2), 9.5)}
+	fs := []FaultRecord{{Name: "pause-controller", Majority: true, Start: t0, Held: 10 * time.Second}}
+	over := overGoal(fs, ws, 6000, nil)
+	if fs[0].Unavailable != 6500*time.Millisecond || fs[0].WritersGap != 9*time.Second || len(over) != 0 {
+		t.Fatalf("unavailable %v, writers' gap %v, over the goal %q", fs[0].Unavailable, fs[0].WritersGap, over)
+	}
+}

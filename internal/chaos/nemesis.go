@@ -135,7 +135,10 @@ type FaultRecord struct {
 	// without an acknowledged write from the fault's start to its
 	// recovery (filled in from the history).
 	Unavailable time.Duration
-	Err         string
+	// WritersGap is Unavailable counting only the writers' writes, not
+	// the prober's.
+	WritersGap time.Duration
+	Err        string
 }
 
 // step applies one random fault, holds it for hold (or longer if the

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,9 @@ type Traffic struct {
 	Extra []Partition
 	// Rate is records per second per writer.
 	Rate int
+	// ProbeEvery is how often the prober (probe.go) tries a write to
+	// every partition of Topic; 0: no prober.
+	ProbeEvery time.Duration
 
 	mu      sync.Mutex
 	writes  []Write
@@ -43,7 +47,19 @@ func (t *Traffic) opts(extra ...kgo.Opt) []kgo.Opt {
 		// the Java client's retry.backoff.ms lets it (kgo's default waits
 		// 5 s, which would dominate every failover the campaign measures).
 		kgo.MetadataMinAge(500 * time.Millisecond),
+		kgo.RetryBackoffFn(javaBackoff),
 	}, extra...)
+}
+
+// javaBackoff is the Java client's backoff between retries (KIP-580,
+// retry.backoff.ms=100 and retry.backoff.max.ms=1000, their defaults):
+// 100 ms doubling per try up to 1 s, ±20%. kgo's own grows to 2.5 s,
+// which after a few failed tries against a frozen leader would delay
+// the first try at its successor by as much.
+func javaBackoff(tries int) time.Duration {
+	d := 100 * time.Millisecond << min(max(tries-1, 0), 4)
+	d = min(d, time.Second)
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
 }
 
 // Run starts writers (idempotent ones first, then plain ones), a consumer
@@ -59,6 +75,10 @@ func (t *Traffic) Run(ctx context.Context, idempotent, plain int) error {
 		}
 		t.wg.Add(1)
 		go t.write(ctx, cl, i+1, i < idempotent)
+	}
+	if t.ProbeEvery > 0 {
+		t.wg.Add(1)
+		go t.probe(ctx, idempotent+plain+1)
 	}
 	for _, f := range []func(context.Context) error{t.consume, t.group} {
 		if err := f(ctx); err != nil {
@@ -90,6 +110,21 @@ func (t *Traffic) writerOpts(idempotent bool) []kgo.Opt {
 	return o
 }
 
+// produce sends w and records its outcome; done is called first.
+func (t *Traffic) produce(cl *kgo.Client, w Write, done func()) {
+	r := &kgo.Record{Topic: w.Partition.Topic, Partition: w.Partition.Partition, Value: []byte(w.Value())}
+	cl.Produce(context.Background(), r, func(r *kgo.Record, err error) {
+		done()
+		w.Acked, w.Offset, w.At = err == nil, r.Offset, time.Now()
+		t.mu.Lock()
+		t.writes = append(t.writes, w)
+		if err != nil {
+			t.errs["produce: "+errKind(err)]++
+		}
+		t.mu.Unlock()
+	})
+}
+
 // write produces Rate records a second, each to the next partition, until
 // ctx ends; then it waits (bounded) for the outstanding ones.
 func (t *Traffic) write(ctx context.Context, cl *kgo.Client, writer int, idempotent bool) {
@@ -116,18 +151,7 @@ func (t *Traffic) write(ctx context.Context, cl *kgo.Client, writer int, idempot
 		if p.Partition >= t.Partitions {
 			p = t.Extra[p.Partition-t.Partitions]
 		}
-		w := Write{Writer: writer, Seq: seq, Idempotent: idempotent, Partition: p}
-		r := &kgo.Record{Topic: p.Topic, Partition: p.Partition, Value: []byte(w.Value())}
-		cl.Produce(context.Background(), r, func(r *kgo.Record, err error) {
-			<-inflight
-			w.Acked, w.Offset, w.At = err == nil, r.Offset, time.Now()
-			t.mu.Lock()
-			t.writes = append(t.writes, w)
-			if err != nil {
-				t.errs["produce: "+errKind(err)]++
-			}
-			t.mu.Unlock()
-		})
+		t.produce(cl, Write{Writer: writer, Seq: seq, Idempotent: idempotent, Partition: p}, func() { <-inflight })
 	}
 }
 
