@@ -51,13 +51,13 @@ func (m *fakeMeta) TopicByID(id [16]byte) (TopicInfo, bool) {
 }
 
 type harness struct {
-	t    *testing.T
+	t    testing.TB
 	h    *Handler
 	rm   *replica.Manager
 	meta *fakeMeta
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	logs, err := storage.OpenManager(storage.ManagerConfig{Dirs: []string{t.TempDir()}})
 	if err != nil {
