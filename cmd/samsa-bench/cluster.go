@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -42,7 +43,7 @@ func runBrokerChild(args []string) {
 	port := fs.Int("port", 0, "listener port")
 	store := fs.String("store", "", "metadata.store.connect")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of this broker to the file (hidden: set by -profile)")
-	metricsPort := fs.Int("metrics-port", 0, "serve the broker's Prometheus metrics and the Go runtime's (go_goroutines, go_memstats_*) on 127.0.0.1:port/metrics, and /debug/freeosmemory (0: not at all)")
+	metricsPort := fs.Int("metrics-port", 0, "serve the broker's Prometheus metrics and the Go runtime's (go_goroutines, go_memstats_*) on 127.0.0.1:port/metrics, and /debug/freeosmemory and /debug/pprof/ (0: not at all)")
 	fs.Parse(args)
 	if *cpuprofile != "" {
 		stop, err := startCPUProfile(*cpuprofile)
@@ -73,6 +74,7 @@ func runBrokerChild(args []string) {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		mux.HandleFunc("/debug/freeosmemory", func(http.ResponseWriter, *http.Request) { debug.FreeOSMemory() }) // -idle: a GC before each reading
+		mux.HandleFunc("/debug/pprof/", pprof.Index) // heap and goroutine profiles of the broker
 		go http.Serve(l, mux)
 	}
 	b, err := broker.Start(cfg, opts)

@@ -15,7 +15,8 @@ package main
 // and returns freed memory to the OS (/debug/freeosmemory), so RSS is what
 // it holds, not garbage it has not collected yet. RSS and open fds come from
 // /proc/<pid>, goroutines and heap in use from its /metrics (the Go
-// collector). Per-partition figures are the phase's delta over the one
+// collector); with -profile, the broker's heap profile at each phase goes
+// to broker-heap-<phase>.pb.gz there. Per-partition figures are the phase's delta over the one
 // before it divided by the partitions; per-connection ones, conns' delta
 // over written divided by the connections. Heap is the figure that holds
 // after the broker has run a while: a large fresh allocation (a 64 KiB
@@ -30,6 +31,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,6 +94,11 @@ func idleBench(w io.Writer, p idleParams) error {
 		}
 		s.phase = phase
 		samples = append(samples, s)
+		if profileDir != "" {
+			if err := saveHeapProfile(ctx, mbase, filepath.Join(profileDir, "broker-heap-"+phase+".pb.gz")); err != nil {
+				return fmt.Errorf("%s: %w", phase, err)
+			}
+		}
 		logf("%s: RSS %.1f MiB, %d fds, %d goroutines", phase, float64(s.rss)/(1<<20), s.fds, s.goroutines)
 		return nil
 	}
@@ -329,6 +336,31 @@ func readIdleSample(ctx context.Context, pid int, mbase string) (idleSample, err
 	}
 	s.heap = int64(h)
 	return s, nil
+}
+
+// saveHeapProfile writes the broker's heap profile to path.
+func saveHeapProfile(ctx context.Context, mbase, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, mbase+"/debug/pprof/heap", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("heap profile: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // parseProcStatusBytes returns field (e.g. VmRSS) of /proc/<pid>/status,

@@ -79,7 +79,7 @@ func main() {
 	parts := flag.String("partitions", "16", "partition counts to run (-replication: the first; -idempotence, -transactions: the last)")
 	kfakeBin := flag.String("kfake-bin", "", "the samsa-kfake binary (default: beside this one, else built with go build)")
 	flag.Float64Var(&pacedMBs, "paced-mbs", 50, "produce rate (MB/s) of the latency run")
-	flag.StringVar(&profileDir, "profile", "", "write CPU profiles (client.cpu; broker-N.cpu with -replication, samsa-PARTITIONS-ROUND.cpu by default) to this directory")
+	flag.StringVar(&profileDir, "profile", "", "write CPU profiles (client.cpu; broker-N.cpu with -replication, samsa-PARTITIONS-ROUND.cpu by default) to this directory; with -idle, the broker's heap profiles (broker-heap-PHASE.pb.gz)")
 	flag.StringVar(&onlyConfig, "only", "", "with -replication: run only this configuration (rf3-all or rf1-one)")
 	idle := flag.Bool("idle", false, "measure RSS, open fds and goroutines of one broker holding idle partitions and connections (idle.go)")
 	var ip idleParams
