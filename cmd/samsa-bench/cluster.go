@@ -73,8 +73,9 @@ func runBrokerChild(args []string) {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		mux.HandleFunc("/debug/freeosmemory", func(http.ResponseWriter, *http.Request) { debug.FreeOSMemory() }) // -idle: a GC before each reading
-		mux.HandleFunc("/debug/pprof/", pprof.Index) // heap and goroutine profiles of the broker
+		// -idle: a GC before each reading; heap and goroutine profiles.
+		mux.HandleFunc("/debug/freeosmemory", func(http.ResponseWriter, *http.Request) { debug.FreeOSMemory() })
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		go http.Serve(l, mux)
 	}
 	b, err := broker.Start(cfg, opts)
