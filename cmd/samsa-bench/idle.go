@@ -57,6 +57,7 @@ type idleParams struct {
 type idleSample struct {
 	phase      string
 	rss        int64 // bytes, VmRSS
+	peak       int64 // bytes, VmHWM: the largest RSS so far (garbage not yet collected included)
 	heap       int64 // bytes, go_memstats_heap_inuse_bytes
 	fds        int
 	goroutines int
@@ -151,7 +152,8 @@ func idleBench(w io.Writer, p idleParams) error {
 		p.partitions, p.topicPartitions)
 	fmt.Fprintln(w, "written = one ~100-byte record (plain producer, acks=1) to every partition, then the producer closed;")
 	fmt.Fprintf(w, "conns = %d idle TCP connections, each having done ApiVersions v3. Each reading after %v idle, a GC and\n", p.conns, p.settle)
-	fmt.Fprintln(w, "debug.FreeOSMemory; RSS = VmRSS of /proc/<pid>/status (embedded etcd's included), fds = /proc/<pid>/fd,")
+	fmt.Fprintln(w, "debug.FreeOSMemory; RSS = VmRSS of /proc/<pid>/status (embedded etcd's included), peak = its VmHWM (the")
+	fmt.Fprintln(w, "largest RSS so far, uncollected garbage included), fds = /proc/<pid>/fd,")
 	fmt.Fprintln(w, "goroutines and heap = the broker's go_goroutines and go_memstats_heap_inuse_bytes. Δ = over the phase before.")
 	fmt.Fprintf(w, "end: %s\n", uptimeLine())
 	return nil
@@ -316,6 +318,9 @@ func readIdleSample(ctx context.Context, pid int, mbase string) (idleSample, err
 	if s.rss, err = parseProcStatusBytes(status, "VmRSS"); err != nil {
 		return s, err
 	}
+	if s.peak, err = parseProcStatusBytes(status, "VmHWM"); err != nil {
+		return s, err
+	}
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	if err != nil {
 		return s, err
@@ -409,7 +414,7 @@ func parseGauge(r io.Reader, metric string) (float64, error) {
 // writeIdleTable prints the samples with each phase's delta over the one
 // before: per partition, except for conns: per connection.
 func writeIdleTable(w io.Writer, samples []idleSample, partitions, conns int) {
-	fmt.Fprintf(w, "%-8s %8s %9s %6s %10s  %-12s %10s %10s %10s\n", "phase", "RSS MiB", "heap MiB", "fds", "goroutines",
+	fmt.Fprintf(w, "%-8s %8s %9s %9s %6s %10s  %-12s %10s %10s %10s\n", "phase", "RSS MiB", "peak MiB", "heap MiB", "fds", "goroutines",
 		"Δ per", "ΔRSS B", "Δheap B", "Δgoroutines")
 	for i, s := range samples {
 		per, rss, heap, g := "-", "-", "-", "-"
@@ -426,8 +431,8 @@ func writeIdleTable(w io.Writer, samples []idleSample, partitions, conns int) {
 				g = fmt.Sprintf("%.3f", float64(d.goroutines)/float64(n))
 			}
 		}
-		fmt.Fprintf(w, "%-8s %8.1f %9.1f %6d %10d  %-12s %10s %10s %10s\n", s.phase, float64(s.rss)/(1<<20),
-			float64(s.heap)/(1<<20), s.fds, s.goroutines, per, rss, heap, g)
+		fmt.Fprintf(w, "%-8s %8.1f %9.1f %9.1f %6d %10d  %-12s %10s %10s %10s\n", s.phase, float64(s.rss)/(1<<20),
+			float64(s.peak)/(1<<20), float64(s.heap)/(1<<20), s.fds, s.goroutines, per, rss, heap, g)
 	}
 }
 
