@@ -14,15 +14,18 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -40,7 +43,7 @@ func runBrokerChild(args []string) {
 	port := fs.Int("port", 0, "listener port")
 	store := fs.String("store", "", "metadata.store.connect")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of this broker to the file (hidden: set by -profile)")
-	metricsPort := fs.Int("metrics-port", 0, "serve the broker's Prometheus metrics on 127.0.0.1:port/metrics (0: not at all)")
+	metricsPort := fs.Int("metrics-port", 0, "serve the broker's Prometheus metrics and the Go runtime's (go_goroutines, go_memstats_*) on 127.0.0.1:port/metrics, and /debug/freeosmemory and /debug/pprof/ (0: not at all)")
 	fs.Parse(args)
 	if *cpuprofile != "" {
 		stop, err := startCPUProfile(*cpuprofile)
@@ -61,6 +64,7 @@ func runBrokerChild(args []string) {
 	opts := broker.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if *metricsPort != 0 {
 		reg := prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector())
 		opts.Registry = reg
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", *metricsPort))
 		if err != nil {
@@ -69,6 +73,9 @@ func runBrokerChild(args []string) {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		// -idle: a GC before each reading; heap and goroutine profiles.
+		mux.HandleFunc("/debug/freeosmemory", func(http.ResponseWriter, *http.Request) { debug.FreeOSMemory() })
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		go http.Serve(l, mux)
 	}
 	b, err := broker.Start(cfg, opts)

@@ -7,6 +7,7 @@
 //	go run ./cmd/samsa-bench -replication [-partitions 3]   (see cluster.go)
 //	go run ./cmd/samsa-bench -idempotence [-partitions 16] [-mb 256] [-rounds 3]   (see idempotence.go)
 //	go run ./cmd/samsa-bench -transactions [-partitions 16] [-mb 256] [-txn-records 1000] [-rounds 3]   (see transactions.go)
+//	go run ./cmd/samsa-bench -idle [-idle-partitions 100000] [-conns 1000]   (memory of idle partitions and connections, see idle.go)
 //
 // Client and servers run on loopback and share the machine's cores. Samsa
 // writes real segment files (no fsync per write, as Kafka's default
@@ -78,8 +79,15 @@ func main() {
 	parts := flag.String("partitions", "16", "partition counts to run (-replication: the first; -idempotence, -transactions: the last)")
 	kfakeBin := flag.String("kfake-bin", "", "the samsa-kfake binary (default: beside this one, else built with go build)")
 	flag.Float64Var(&pacedMBs, "paced-mbs", 50, "produce rate (MB/s) of the latency run")
-	flag.StringVar(&profileDir, "profile", "", "write CPU profiles (client.cpu; broker-N.cpu with -replication, samsa-PARTITIONS-ROUND.cpu by default) to this directory")
+	flag.StringVar(&profileDir, "profile", "", "write CPU profiles (client.cpu; broker-N.cpu with -replication, samsa-PARTITIONS-ROUND.cpu by default) to this directory; with -idle, the broker's heap profiles (broker-heap-PHASE.pb.gz)")
 	flag.StringVar(&onlyConfig, "only", "", "with -replication: run only this configuration (rf3-all or rf1-one)")
+	idle := flag.Bool("idle", false, "measure RSS, open fds and goroutines of one broker holding idle partitions and connections (idle.go)")
+	var ip idleParams
+	flag.IntVar(&ip.partitions, "idle-partitions", 100_000, "with -idle: partitions to create")
+	flag.IntVar(&ip.topicPartitions, "idle-topic-partitions", 1000, "with -idle: partitions per topic")
+	flag.IntVar(&ip.conns, "conns", 1000, "with -idle: idle client connections to open")
+	flag.DurationVar(&ip.settle, "idle-settle", 10*time.Second, "with -idle: idle time before each reading")
+	flag.DurationVar(&ip.timeout, "idle-timeout", 30*time.Minute, "with -idle: the whole run's bound")
 	flag.Parse()
 	flag.Visit(func(f *flag.Flag) { pacedSet = pacedSet || f.Name == "paced-mbs" })
 	if profileDir != "" {
@@ -101,6 +109,13 @@ func main() {
 		counts = append(counts, n)
 	}
 	records := *mb << 20 / *recSize
+	if *idle {
+		if err := idleBench(os.Stdout, ip); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *idempotence {
 		if err := idempotenceBench(counts[len(counts)-1], *mb, *recSize, *rounds); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -83,8 +83,8 @@ func (s *serverProc) stop() {
 }
 
 // startSamsa starts a one-broker Samsa process; cpuprofile, when not
-// empty, is where it writes a CPU profile.
-func startSamsa(cpuprofile string) (*serverProc, error) {
+// empty, is where it writes a CPU profile; extra are more -broker flags.
+func startSamsa(cpuprofile string, extra ...string) (*serverProc, error) {
 	dir, err := os.MkdirTemp("", "samsa-bench")
 	if err != nil {
 		return nil, err
@@ -98,6 +98,7 @@ func startSamsa(cpuprofile string) (*serverProc, error) {
 	if cpuprofile != "" {
 		args = append(args, "-cpuprofile", cpuprofile)
 	}
+	args = append(args, extra...)
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM} // this process dies: so does the broker
 	s := &serverProc{cmd: cmd, addr: fmt.Sprintf("127.0.0.1:%d", port), dir: dir, stderr: &tailBuffer{}}

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -109,10 +108,11 @@ func (s *Server) serveConn(c *Conn) {
 // The peer going away or the idle timeout cancels the connection at once.
 func (l *connLoop) read() {
 	defer close(l.reqs)
-	br := bufio.NewReaderSize(idleReader{l.c, l.s.cfg.IdleTimeout}, ioBufferSize)
+	cr := &connReader{src: idleReader{l.c, l.s.cfg.IdleTimeout}}
+	defer cr.release()
 	for l.waitUnmuted() {
 		in := inbound{}
-		frame, pooled, err := readFrame(br, l.s.cfg.MaxRequestBytes)
+		frame, pooled, err := cr.readFrame(l.s.cfg.MaxRequestBytes)
 		in.read, in.size = time.Now(), len(frame)
 		if pooled {
 			in.frame = frame

@@ -29,3 +29,24 @@ func TestOffsetMap(t *testing.T) {
 		t.Fatal("reset kept keys")
 	}
 }
+
+// TestCleanerHoldsNoBufferUntilItCleans: a cleaner thread's offset map
+// allocates its buffer (log.cleaner.dedupe.buffer.size) at its first key,
+// not when the thread starts: an idle broker, or one with no compacted
+// log, holds none.
+func TestCleanerHoldsNoBufferUntilItCleans(t *testing.T) {
+	m := openManager(t, t.TempDir())
+	defer m.Close()
+	c := m.newCleaner(m.CleanerConfig(), nil)
+	if c.m.slots != nil {
+		t.Fatalf("a new cleaner holds a %d-byte offset map", 8*len(c.m.slots))
+	}
+	if c.m.get([]byte("k")) != -1 {
+		t.Fatal("empty map found a key")
+	}
+	c.m.reset()
+	c.m.put([]byte("k"), 7)
+	if c.m.get([]byte("k")) != 7 || uint64(len(c.m.slots)) != 3*c.m.n {
+		t.Fatalf("after put: get %d, %d words for %d slots", c.m.get([]byte("k")), len(c.m.slots), c.m.n)
+	}
+}

@@ -228,9 +228,17 @@ func (s *segment) rewriteIndexesLocked(ib, tb []byte) error {
 // checks (magic 2, length, offsets increasing from minNext and within int32
 // of base) or, with crc, fails its CRC. It returns where valid data ends and
 // the offset after the last valid batch (minNext if none).
+//
+// An empty span (every new partition's first append replays its producers
+// over one) allocates nothing; a short one, buffers only as large as it.
 func (s *segment) scanLocked(from, limit, minNext int64, crc bool, fn func(int64, record.Header)) (end, next int64, err error) {
-	r := bufio.NewReaderSize(io.NewSectionReader(s.f, from, max(limit-from, 0)), 64<<10)
-	buf := make([]byte, record.HeaderSize, 64<<10)
+	span := limit - from
+	if span < record.HeaderSize {
+		return from, minNext, nil
+	}
+	size := int(min(span, 64<<10))
+	r := bufio.NewReaderSize(io.NewSectionReader(s.f, from, span), size)
+	buf := make([]byte, record.HeaderSize, size)
 	pos, next := from, minNext
 	for limit-pos >= record.HeaderSize {
 		buf = buf[:record.HeaderSize]
