@@ -211,3 +211,21 @@ func dupFile(f *os.File) (int, error) {
 	syscall.CloseOnExec(fd)
 	return fd, nil
 }
+
+// ReadHow says how ReadAs returns its batches.
+type ReadHow uint8
+
+const (
+	// MinOneBatch returns a first batch larger than maxBytes whole (KIP-74).
+	MinOneBatch ReadHow = 1 << iota
+	// AsSection returns a Section instead of the bytes (ReadSection).
+	AsSection
+)
+
+// ReadAs is Read, or ReadSection with AsSection.
+func (l *Log) ReadAs(offset, maxOffset int64, maxBytes int32, how ReadHow) (ReadResult, error) {
+	if how&AsSection != 0 {
+		return l.ReadSection(offset, maxOffset, maxBytes, how&MinOneBatch != 0)
+	}
+	return l.Read(offset, maxOffset, maxBytes, how&MinOneBatch != 0)
+}
