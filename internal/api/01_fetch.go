@@ -33,6 +33,10 @@ package api
 //
 // consumer_byte_rate (quota.go): a consumer's max_bytes is capped at its
 // quota window, and a fetch over its quota answers nothing, throttled.
+//
+// Zero copy (fetch_sections.go): on a plain TCP connection, consumers' and
+// followers' fetches read sections of the segment files, which the server
+// sends with sendfile; elsewhere they read the bytes.
 
 import (
 	"context"

@@ -50,7 +50,13 @@ type fetchAcc struct {
 	total, failed int  // record bytes and errors over results
 	committed     bool // a consumer's read_committed fetch (isolation level 1)
 	sections      bool // read sections, not bytes (the connection sends them with sendfile)
+	nsections     int  // sections in results
 }
+
+// maxFetchSections bounds the sections of one fetch (each holds a
+// descriptor until its response is sent); partitions past it are read
+// as bytes.
+const maxFetchSections = 256
 
 // accGens numbers fetches for sessPart.accGen; 0 is never used.
 var accGens atomic.Uint64
@@ -78,6 +84,9 @@ func (a *fetchAcc) put(r fetchResult) {
 		a.results = append(a.results, r)
 	}
 	a.total += r.size()
+	if r.section != nil {
+		a.nsections++
+	}
 	if r.err != 0 {
 		a.failed++
 	}
@@ -85,6 +94,9 @@ func (a *fetchAcc) put(r fetchResult) {
 
 func (a *fetchAcc) drop(r fetchResult) {
 	a.total -= r.size()
+	if r.section != nil {
+		a.nsections--
+	}
 	if r.err != 0 {
 		a.failed--
 	}
@@ -127,7 +139,7 @@ func (a *fetchAcc) how(minOne bool) storage.ReadHow {
 	if minOne {
 		how |= storage.MinOneBatch
 	}
-	if a.sections {
+	if a.sections && a.nsections < maxFetchSections {
 		how |= storage.AsSection
 	}
 	return how

@@ -19,6 +19,7 @@ package storage
 // with an offset), never seeked.
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -95,7 +96,8 @@ func (l *Log) rewriting() { l.gen.Add(1) }
 // the bytes: the same batches (one segment at a time, whole batches from
 // the one holding offset, BaseOffset < maxOffset, maxBytes, KIP-74
 // minOneBatch). Res.Section is nil when there is nothing to return; else
-// the caller must Close it.
+// the caller must Close it. When no descriptor is to be had (EMFILE) it
+// returns the bytes in Res.Records, as Read does.
 func (l *Log) ReadSection(offset, maxOffset int64, maxBytes int32, minOneBatch bool) (ReadResult, error) {
 	if err := l.rlockLoaded(); err != nil {
 		return ReadResult{}, err
@@ -109,46 +111,55 @@ func (l *Log) ReadSection(offset, maxOffset int64, maxBytes int32, minOneBatch b
 		return res, fmt.Errorf("%w: %d not in [%d, %d]", ErrOffsetOutOfRange, offset, res.LogStartOffset, res.LogEndOffset)
 	}
 	for i := l.segmentFor(offset); i < len(l.segs) && offset < res.LogEndOffset; i++ {
-		sec, found, err := l.sectionOf(l.segs[i], offset, maxOffset, maxBytes, minOneBatch)
+		sec, recs, found, err := l.sectionOf(l.segs[i], offset, maxOffset, maxBytes, minOneBatch)
 		if err != nil || found {
-			res.Section = sec
+			res.Section, res.Records = sec, recs
 			return res, err
 		}
 	}
 	return res, nil
 }
 
-// sectionOf cuts the section of s that readSegment would read; found is
-// false when s holds no batch ending at or after offset.
-func (l *Log) sectionOf(s *segment, offset, maxOffset int64, maxBytes int32, minOne bool) (*Section, bool, error) {
+// sectionOf cuts the section of s that readSegment would read (or reads
+// its bytes if the descriptor cannot be duplicated); found is false when s
+// holds no batch ending at or after offset.
+func (l *Log) sectionOf(s *segment, offset, maxOffset int64, maxBytes int32, minOne bool) (*Section, []byte, bool, error) {
 	if err := s.acquire(); err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	defer s.release()
 	f, pos := s.locate(offset)
 	pos, h, found, err := seekBatch(f, pos, s.size, func(h record.Header) bool { return h.LastOffset() >= offset })
 	if err != nil || !found {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	if h.BaseOffset >= maxOffset {
-		return nil, true, nil
+		return nil, nil, true, nil
 	}
 	n := min(int64(max(maxBytes, 0)), s.size-pos)
 	if n < int64(h.Size()) {
 		if !minOne {
-			return nil, true, nil
+			return nil, nil, true, nil
 		}
 		n = int64(h.Size())
 	}
 	end, next, err := s.wholeBatchesIn(f, pos, pos+n, maxOffset, h)
 	if err != nil {
-		return nil, true, err
+		return nil, nil, true, err
 	}
 	fd, err := dupFile(f)
-	if err != nil {
-		return nil, true, err
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		buf := getReadBuffer(int(end - pos))
+		if _, err := f.ReadAt(buf, pos); err != nil {
+			ReleaseRecords(buf)
+			return nil, nil, true, fmt.Errorf("storage: read: %w", err)
+		}
+		return nil, buf, true, nil
 	}
-	return &Section{fd: fd, Pos: pos, N: int(end - pos), End: next, gen: &l.gen, at: l.gen.Load()}, true, nil
+	if err != nil {
+		return nil, nil, true, err
+	}
+	return &Section{fd: fd, Pos: pos, N: int(end - pos), End: next, gen: &l.gen, at: l.gen.Load()}, nil, true, nil
 }
 
 // wholeBatchesIn returns where the whole batches from pos (the batch h)

@@ -27,7 +27,7 @@ func readSection(t testing.TB, l *Log, off, maxOff int64, maxBytes int32, minOne
 	t.Helper()
 	res, err := l.ReadSection(off, maxOff, maxBytes, minOne)
 	if res.Records != nil {
-		t.Fatal("ReadSection returned bytes")
+		t.Fatal("ReadSection returned bytes with descriptors to spare")
 	}
 	b := sectionBytes(t, res.Section)
 	if res.Section != nil {
