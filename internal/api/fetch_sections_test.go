@@ -129,7 +129,7 @@ func (l wrapListener) Accept() (net.Conn, error) {
 	return wrappedConn{c}, err
 }
 
-func startSectionServer(t *testing.T, h server.Handler, wrap bool) net.Addr {
+func startSectionServer(t testing.TB, h server.Handler, wrap bool) net.Addr {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -149,7 +149,7 @@ func startSectionServer(t *testing.T, h server.Handler, wrap bool) net.Addr {
 }
 
 // readRawFrame reads one response frame, size included.
-func readRawFrame(t *testing.T, nc net.Conn) ([]byte, error) {
+func readRawFrame(t testing.TB, nc net.Conn) ([]byte, error) {
 	t.Helper()
 	nc.SetReadDeadline(time.Now().Add(30 * time.Second)) // a hang guard
 	var head [4]byte
