@@ -29,12 +29,12 @@ import (
 	"github.com/samsa-kafka/samsa/internal/record"
 )
 
-// Section is Len bytes of whole batches at Pos of a segment file, open on
-// a descriptor of its own until Close.
+// Section is Len bytes of whole batches at Offset of a segment file, open
+// on a descriptor of its own until Close.
 type Section struct {
 	fd  int
-	Pos int64
-	N   int
+	pos int64
+	n   int
 	// End is the offset after the last batch of the section.
 	End int64
 	gen *atomic.Uint64 // the log's generation
@@ -45,37 +45,15 @@ type Section struct {
 func (s *Section) Fd() int { return s.fd }
 
 // Len is the section's size in bytes.
-func (s *Section) Len() int { return s.N }
+func (s *Section) Len() int { return s.n }
 
 // Offset is the position of the section's first byte in its file.
-func (s *Section) Offset() int64 { return s.Pos }
+func (s *Section) Offset() int64 { return s.pos }
 
 // Intact reports whether no truncation has changed the log's files since
 // the section was cut: checked after its bytes were read, it tells that
 // they were the section's batches.
 func (s *Section) Intact() bool { return s.gen.Load() == s.at }
-
-// ReadAt reads the section's bytes from off (relative to the section).
-func (s *Section) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 || off+int64(len(p)) > int64(s.N) {
-		return 0, fmt.Errorf("storage: section read [%d, %d) beyond %d bytes", off, off+int64(len(p)), s.N)
-	}
-	n := 0
-	for n < len(p) {
-		m, err := syscall.Pread(s.fd, p[n:], s.Pos+off+int64(n))
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return n, fmt.Errorf("storage: section read: %w", err)
-		}
-		if m == 0 {
-			return n, fmt.Errorf("storage: section read: file ends before the section (truncated)")
-		}
-		n += m
-	}
-	return n, nil
-}
 
 // Close closes the section's descriptor. It may be called more than once.
 func (s *Section) Close() error {
@@ -159,7 +137,7 @@ func (l *Log) sectionOf(s *segment, offset, maxOffset int64, maxBytes int32, min
 	if err != nil {
 		return nil, nil, true, err
 	}
-	return &Section{fd: fd, Pos: pos, N: int(end - pos), End: next, gen: &l.gen, at: l.gen.Load()}, nil, true, nil
+	return &Section{fd: fd, pos: pos, n: int(end - pos), End: next, gen: &l.gen, at: l.gen.Load()}, nil, true, nil
 }
 
 // wholeBatchesIn returns where the whole batches from pos (the batch h)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/samsa-kafka/samsa/internal/record"
@@ -16,7 +17,7 @@ func sectionBytes(t testing.TB, s *Section) []byte {
 		return nil
 	}
 	b := make([]byte, s.Len())
-	if _, err := s.ReadAt(b, 0); err != nil {
+	if _, err := syscall.Pread(s.Fd(), b, s.Offset()); err != nil {
 		t.Fatal(err)
 	}
 	return b
