@@ -33,6 +33,10 @@ package api
 //
 // consumer_byte_rate (quota.go): a consumer's max_bytes is capped at its
 // quota window, and a fetch over its quota answers nothing, throttled.
+//
+// Zero copy (fetch_sections.go): on a plain TCP connection, consumers' and
+// followers' fetches read sections of the segment files, which the server
+// sends with sendfile; elsewhere they read the bytes.
 
 import (
 	"context"
@@ -99,6 +103,7 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 
 	acc := newFetchAcc(int(req.MaxBytes))
 	acc.committed = replicaID < 0 && req.IsolationLevel == 1
+	acc.sections = server.SendsSections(ctx)
 	if req.MaxBytes <= 0 {
 		acc.maxBytes = 1<<31 - 1
 	}
@@ -112,7 +117,11 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 				acc.release()
 				return resp, nil
 			}
-			h.buildFetchResponse(resp, fc, acc.results)
+			if secs := h.buildFetchResponse(resp, fc, acc.results); len(secs) > 0 {
+				// The server sends and closes them (fetch_sections.go).
+				acc.disown()
+				server.AttachSections(ctx, secs, fetchPlaceholders(resp))
+			}
 			server.AfterResponse(ctx, acc.release) // the records are encoded then
 			return resp, nil
 		}
@@ -267,8 +276,9 @@ func leaderEpochCode(client, ours int32) int16 {
 // returned records move to the back of an incremental session's order, and a
 // follower session's partitions whose answer may change without any event
 // (an error, or data left unsent for lack of room) stay dirty for the next
-// fetch.
-func (h *Handler) buildFetchResponse(resp *kmsg.FetchResponse, fc *fetchCtx, results []fetchResult) {
+// fetch. It returns the sections resp carries, in order: every section of
+// results.
+func (h *Handler) buildFetchResponse(resp *kmsg.FetchResponse, fc *fetchCtx, results []fetchResult) (secs []server.Section) {
 	var cur *kmsg.FetchResponseTopic
 	newTopic := func(name string, id [16]byte) bool { return cur == nil || cur.Topic != name || cur.TopicID != id }
 	// add appends a partition answer, opening a topic entry sized for room
@@ -286,7 +296,7 @@ func (h *Handler) buildFetchResponse(resp *kmsg.FetchResponse, fc *fetchCtx, res
 	}
 	for i, r := range results {
 		sp := r.part
-		changed := r.err != 0 || len(r.records) > 0 || r.hw != sp.sentHW || r.logStart != sp.sentLogStart || r.lso != sp.sentLSO
+		changed := r.err != 0 || r.size() > 0 || r.hw != sp.sentHW || r.logStart != sp.sentLogStart || r.lso != sp.sentLSO
 		if fc.incremental && !changed {
 			continue
 		}
@@ -297,6 +307,10 @@ func (h *Handler) buildFetchResponse(resp *kmsg.FetchResponse, fc *fetchCtx, res
 		p.HighWatermark, p.LastStableOffset, p.LogStartOffset = r.hw, r.lso, r.logStart
 		p.AbortedTransactions = r.aborted
 		p.RecordBatches = r.records
+		if r.section != nil {
+			p.RecordBatches = server.SectionPlaceholder()
+			secs = append(secs, r.section)
+		}
 		if p.RecordBatches == nil { // librdkafka refuses a null record set
 			p.RecordBatches = []byte{}
 		}
@@ -315,17 +329,18 @@ func (h *Handler) buildFetchResponse(resp *kmsg.FetchResponse, fc *fetchCtx, res
 	}
 	s := fc.sess
 	if s == nil {
-		return
+		return secs
 	}
 	for _, r := range results {
 		sp := r.part
-		if fc.incremental && len(r.records) > 0 && s.parts[sp.key] == sp {
+		if fc.incremental && r.size() > 0 && s.parts[sp.key] == sp {
 			s.moveToBack(sp)
 		}
-		if s.follower && (r.err != 0 || (len(r.records) == 0 && r.end > sp.fetchOffset)) {
+		if s.follower && (r.err != 0 || (r.size() == 0 && r.end > sp.fetchOffset)) {
 			s.markDirty(sp)
 		}
 	}
+	return secs
 }
 
 // sameTopicRun counts the results at the start of rs for the topic of the

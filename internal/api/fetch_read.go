@@ -24,9 +24,13 @@ import (
 
 // fetchResult is what one partition read produced.
 type fetchResult struct {
-	part              *sessPart
-	err               int16
-	records           []byte
+	part    *sessPart
+	err     int16
+	records []byte
+	// section: the records as a section of a segment file instead
+	// (sent with sendfile, fetch_sections.go); owned by the result until
+	// the response takes it.
+	section           *storage.Section
 	hw, lso, logStart int64
 	end               int64 // end of what the fetcher may read: LEO (followers), HW or LSO; -1 unknown
 	// aborted: read_committed only (nil otherwise, sent as null), the
@@ -45,7 +49,14 @@ type fetchAcc struct {
 	maxBytes      int
 	total, failed int  // record bytes and errors over results
 	committed     bool // a consumer's read_committed fetch (isolation level 1)
+	sections      bool // read sections, not bytes (the connection sends them with sendfile)
+	nsections     int  // sections in results
 }
+
+// maxFetchSections bounds the sections of one fetch (each holds a
+// descriptor until its response is sent); partitions past it are read
+// as bytes.
+const maxFetchSections = 256
 
 // accGens numbers fetches for sessPart.accGen; 0 is never used.
 var accGens atomic.Uint64
@@ -66,37 +77,79 @@ func (a *fetchAcc) index(sp *sessPart) (int, bool) {
 func (a *fetchAcc) put(r fetchResult) {
 	if i, ok := a.index(r.part); ok {
 		a.drop(a.results[i])
-		storage.ReleaseRecords(a.results[i].records)
+		a.results[i].release()
 		a.results[i] = r
 	} else {
 		r.part.accGen, r.part.accAt = a.gen, len(a.results)
 		a.results = append(a.results, r)
 	}
-	a.total += len(r.records)
+	a.total += r.size()
+	if r.section != nil {
+		a.nsections++
+	}
 	if r.err != 0 {
 		a.failed++
 	}
 }
 
 func (a *fetchAcc) drop(r fetchResult) {
-	a.total -= len(r.records)
+	a.total -= r.size()
+	if r.section != nil {
+		a.nsections--
+	}
 	if r.err != 0 {
 		a.failed--
 	}
 }
 
-// release hands the records read back to storage's buffer pool.
+// release hands the records read back to storage's buffer pool and closes
+// the sections the response did not take.
 func (a *fetchAcc) release() {
-	for _, r := range a.results {
-		storage.ReleaseRecords(r.records)
+	for i := range a.results {
+		a.results[i].release()
 	}
+}
+
+// disown forgets the sections of the results: the response took them.
+func (a *fetchAcc) disown() {
+	for i := range a.results {
+		a.results[i].section = nil
+	}
+}
+
+func (r *fetchResult) release() {
+	storage.ReleaseRecords(r.records)
+	if r.section != nil {
+		r.section.Close()
+		r.section = nil
+	}
+}
+
+// size is the record bytes of r.
+func (r *fetchResult) size() int {
+	if r.section != nil {
+		return r.section.Len()
+	}
+	return len(r.records)
+}
+
+// how is the way to read a partition within limit.
+func (a *fetchAcc) how(minOne bool) storage.ReadHow {
+	var how storage.ReadHow
+	if minOne {
+		how |= storage.MinOneBatch
+	}
+	if a.sections && a.nsections < maxFetchSections {
+		how |= storage.AsSection
+	}
+	return how
 }
 
 // budget is the byte limit and KIP-74 first-batch rule for reading sp.
 func (a *fetchAcc) budget(sp *sessPart) (limit int32, minOne bool) {
 	others := a.total
 	if i, ok := a.index(sp); ok {
-		others -= len(a.results[i].records)
+		others -= a.results[i].size()
 	}
 	return int32(max(min(int(sp.maxBytes), a.maxBytes-others), 0)), others == 0
 }
@@ -113,11 +166,11 @@ func (h *Handler) readFetch(acc *fetchAcc, parts []*sessPart, replicaID int32, s
 		limit, minOne := acc.budget(sp)
 		switch {
 		case replicaID >= 0:
-			h.readFollower(sp, replicaID, limit, minOne, now, sess, &r)
+			h.readFollower(sp, replicaID, limit, acc.how(minOne), now, sess, &r)
 		case acc.committed:
-			h.readCommitted(sp, limit, minOne, &r)
+			h.readCommitted(sp, limit, acc.how(minOne), &r)
 		default:
-			h.readPartition(sp, limit, minOne, &r)
+			h.readPartition(sp, limit, acc.how(minOne), &r)
 		}
 		acc.put(r)
 	}
@@ -168,7 +221,7 @@ func (h *Handler) leaderFor(sp *sessPart, r *fetchResult) *replica.Partition {
 // records its fetch offset, even when limit leaves no room for data; in a
 // follower session the partition counts as fetched at every later fetch of
 // the session until it changes (replica.FetchClock).
-func (h *Handler) readFollower(sp *sessPart, replicaID, limit int32, minOne bool, now time.Time, sess *fetchSession, r *fetchResult) {
+func (h *Handler) readFollower(sp *sessPart, replicaID, limit int32, how storage.ReadHow, now time.Time, sess *fetchSession, r *fetchResult) {
 	p := h.leaderFor(sp, r)
 	if p == nil {
 		return
@@ -177,9 +230,9 @@ func (h *Handler) readFollower(sp *sessPart, replicaID, limit int32, minOne bool
 	var hw int64
 	var err error
 	if sess != nil && sess.follower && sess.replicaID == replicaID {
-		res, hw, err = p.FollowerReadInSession(sess.clock, replicaID, sp.fetchOffset, limit, minOne, now)
+		res, hw, err = p.FollowerReadInSession(sess.clock, replicaID, sp.fetchOffset, limit, how, now)
 	} else {
-		res, hw, err = p.FollowerRead(replicaID, sp.fetchOffset, limit, minOne, now)
+		res, hw, err = p.FollowerRead(replicaID, sp.fetchOffset, limit, how, now)
 	}
 	p.RecordFollowerLogStart(replicaID, sp.logStart)
 	h.readDone(p, res, hw, err, r)
@@ -188,18 +241,18 @@ func (h *Handler) readFollower(sp *sessPart, replicaID, limit int32, minOne bool
 }
 
 // readPartition reads below the high watermark for a consumer.
-func (h *Handler) readPartition(sp *sessPart, limit int32, minOne bool, r *fetchResult) {
+func (h *Handler) readPartition(sp *sessPart, limit int32, how storage.ReadHow, r *fetchResult) {
 	p := h.leaderFor(sp, r)
 	if p == nil {
 		return
 	}
-	if limit <= 0 && !minOne {
+	if limit <= 0 && how&storage.MinOneBatch == 0 {
 		r.hw, r.logStart = p.HighWatermark(), p.LogStartOffset()
 		r.lso = min(p.LastStableOffset(), r.hw)
 		r.end = r.hw
 		return
 	}
-	res, hw, err := p.Read(sp.fetchOffset, limit, minOne)
+	res, hw, err := p.Read(sp.fetchOffset, limit, how)
 	h.readDone(p, res, hw, err, r)
 	r.lso = min(p.LastStableOffset(), hw)
 	r.end = hw
@@ -209,25 +262,29 @@ func (h *Handler) readPartition(sp *sessPart, limit int32, minOne bool, r *fetch
 // consumer and lists the aborted transactions overlapping what it returns
 // (Kafka's collectAbortedTransactions up to the offset after the last
 // batch returned): the consumer drops their records.
-func (h *Handler) readCommitted(sp *sessPart, limit int32, minOne bool, r *fetchResult) {
+func (h *Handler) readCommitted(sp *sessPart, limit int32, how storage.ReadHow, r *fetchResult) {
 	p := h.leaderFor(sp, r)
 	if p == nil {
 		return
 	}
 	r.aborted = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
-	if limit <= 0 && !minOne {
+	if limit <= 0 && how&storage.MinOneBatch == 0 {
 		r.hw, r.logStart = p.HighWatermark(), p.LogStartOffset()
 		r.lso = min(p.LastStableOffset(), r.hw)
 		r.end = r.lso
 		return
 	}
-	res, hw, lso, err := p.ReadCommitted(sp.fetchOffset, limit, minOne)
+	res, hw, lso, err := p.ReadCommitted(sp.fetchOffset, limit, how)
 	h.readDone(p, res, hw, err, r)
 	r.lso, r.end = lso, lso
-	if len(r.records) == 0 {
+	if r.size() == 0 {
 		return
 	}
-	for _, a := range p.AbortedTxns(sp.fetchOffset, endOffset(r.records)) {
+	end := endOffset(r.records)
+	if r.section != nil {
+		end = r.section.End
+	}
+	for _, a := range p.AbortedTxns(sp.fetchOffset, end) {
 		at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
 		at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
 		r.aborted = append(r.aborted, at)
@@ -257,5 +314,5 @@ func (h *Handler) readDone(p *replica.Partition, res storage.ReadResult, hw int6
 		r.err = errorCode(err)
 		return
 	}
-	r.records = res.Records
+	r.records, r.section = res.Records, res.Section
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/samsa-kafka/samsa/internal/record"
+	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
 // follow makes broker 2 follow testTP (leader 1) at leader epoch 3.
@@ -28,7 +29,7 @@ func TestFollowerAppendHWAndTruncate(t *testing.T) {
 	f := fc.follow(t, 3)
 	mustProduce(t, l, 2, 1) // offsets 0-1
 	mustProduce(t, l, 3, 1) // offsets 2-4
-	res, _, err := l.FollowerRead(2, 0, 1<<20, true, at(1))
+	res, _, err := l.FollowerRead(2, 0, 1<<20, storage.MinOneBatch, at(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestLeaderEpochStart(t *testing.T) {
 			t.Errorf("EndOffsetForEpoch(%d) = %d, %d; want %d, %d", c.req, e, end, c.epoch, c.endOffs)
 		}
 	}
-	res, _, err := p.Read(3, 1<<20, true)
+	res, _, err := p.Read(3, 1<<20, storage.MinOneBatch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestFollowerBecomingLeaderKeepsHW(t *testing.T) {
 	lc, fc := newCluster(t), newCluster(t)
 	l := lc.lead(t, testConfig(1), []int32{1, 2, 3}, []int32{1, 2, 3})
 	mustProduce(t, l, 4, 1)
-	res, _, err := l.FollowerRead(2, 0, 1<<20, true, at(1))
+	res, _, err := l.FollowerRead(2, 0, 1<<20, storage.MinOneBatch, at(1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,13 +41,13 @@ type ISRResult struct {
 // then). Otherwise the fetch is recorded (Kafka's updateFollowerFetchState):
 // it may move the HW (waiters are woken) and propose the follower into the
 // ISR.
-func (p *Partition) FollowerRead(replicaID int32, fetchOffset int64, maxBytes int32, minOneBatch bool, now time.Time) (storage.ReadResult, int64, error) {
-	return p.followerRead(nil, replicaID, fetchOffset, maxBytes, minOneBatch, now)
+func (p *Partition) FollowerRead(replicaID int32, fetchOffset int64, maxBytes int32, how storage.ReadHow, now time.Time) (storage.ReadResult, int64, error) {
+	return p.followerRead(nil, replicaID, fetchOffset, maxBytes, how, now)
 }
 
 // followerRead is FollowerRead, for the fetch session whose clock is c (nil:
 // sessionless).
-func (p *Partition) followerRead(c *FetchClock, replicaID int32, fetchOffset int64, maxBytes int32, minOneBatch bool, now time.Time) (storage.ReadResult, int64, error) {
+func (p *Partition) followerRead(c *FetchClock, replicaID int32, fetchOffset int64, maxBytes int32, how storage.ReadHow, now time.Time) (storage.ReadResult, int64, error) {
 	p.roleMu.RLock()
 	if !p.leadingLocked() {
 		p.roleMu.RUnlock()
@@ -57,7 +57,7 @@ func (p *Partition) followerRead(c *FetchClock, replicaID int32, fetchOffset int
 		p.roleMu.RUnlock()
 		return storage.ReadResult{}, -1, ErrNotAssigned
 	}
-	res, err := p.log.Read(fetchOffset, math.MaxInt64, maxBytes, minOneBatch)
+	res, err := p.log.ReadAs(fetchOffset, math.MaxInt64, maxBytes, how)
 	if err != nil {
 		hw := p.log.HighWatermark()
 		p.roleMu.RUnlock()

@@ -71,8 +71,8 @@ func (c *FetchClock) Last() time.Time {
 // whose clock is c: the partitions the session leaves out of later fetches
 // count as fetched at the clock's times (see the file comment) until
 // ReleaseFetchClock or a sessionless fetch.
-func (p *Partition) FollowerReadInSession(c *FetchClock, replicaID int32, fetchOffset int64, maxBytes int32, minOneBatch bool, now time.Time) (storage.ReadResult, int64, error) {
-	return p.followerRead(c, replicaID, fetchOffset, maxBytes, minOneBatch, now)
+func (p *Partition) FollowerReadInSession(c *FetchClock, replicaID int32, fetchOffset int64, maxBytes int32, how storage.ReadHow, now time.Time) (storage.ReadResult, int64, error) {
+	return p.followerRead(c, replicaID, fetchOffset, maxBytes, how, now)
 }
 
 // ReleaseFetchClock ends the implicit fetches of replicaID's session c (the

@@ -234,12 +234,12 @@ func (p *Partition) EndOffsetForEpoch(epoch int32) (leaderEpoch int32, endOffset
 // Read returns whole batches from offset, below the high watermark, to a
 // consumer. A follower refuses with ErrNotLeader (consumers fetch from the
 // leader; KIP-392 follower fetching is not supported).
-func (p *Partition) Read(offset int64, maxBytes int32, minOneBatch bool) (storage.ReadResult, int64, error) {
+func (p *Partition) Read(offset int64, maxBytes int32, how storage.ReadHow) (storage.ReadResult, int64, error) {
 	if !p.IsLeader() {
 		return storage.ReadResult{}, -1, ErrNotLeader
 	}
 	hw := p.HighWatermark()
-	res, err := p.log.Read(offset, hw, maxBytes, minOneBatch)
+	res, err := p.log.ReadAs(offset, hw, maxBytes, how)
 	return res, hw, err
 }
 

@@ -80,7 +80,7 @@ func mustProduce(t *testing.T, p *Partition, n int, acks int16) storage.AppendIn
 // fetch is a follower fetch that must succeed; it returns the HW sent back.
 func fetch(t *testing.T, p *Partition, id int32, offset int64, now time.Time) int64 {
 	t.Helper()
-	_, hw, err := p.FollowerRead(id, offset, 1<<20, true, now)
+	_, hw, err := p.FollowerRead(id, offset, 1<<20, storage.MinOneBatch, now)
 	if err != nil {
 		t.Fatalf("fetch of %d at %d: %v", id, offset, err)
 	}
@@ -103,7 +103,7 @@ func TestLeaderHWAdvancesWithISR(t *testing.T) {
 	if hw := p.HighWatermark(); hw != 0 {
 		t.Fatalf("HW %d after append before any follower fetch, want 0", hw)
 	}
-	if res, _, err := p.Read(0, 1<<20, true); err != nil || len(res.Records) != 0 {
+	if res, _, err := p.Read(0, 1<<20, storage.MinOneBatch); err != nil || len(res.Records) != 0 {
 		t.Fatalf("consumer read above the HW: %d bytes, %v", len(res.Records), err)
 	}
 	w := NewWaiter()
@@ -130,23 +130,23 @@ func TestLeaderHWAdvancesWithISR(t *testing.T) {
 	if !woken(w) {
 		t.Fatal("waiter not woken by the HW advance")
 	}
-	if res, hw, err := p.Read(0, 1<<20, true); err != nil || len(res.Records) == 0 || hw != 3 {
+	if res, hw, err := p.Read(0, 1<<20, storage.MinOneBatch); err != nil || len(res.Records) == 0 || hw != 3 {
 		t.Fatalf("consumer read below the HW: %d bytes, hw %d, %v", len(res.Records), hw, err)
 	}
 	if len(c.take()) != 0 {
 		t.Fatal("proposal with a full ISR")
 	}
 
-	if _, _, err := p.FollowerRead(4, 0, 1<<20, true, at(1)); !errors.Is(err, ErrNotAssigned) {
+	if _, _, err := p.FollowerRead(4, 0, 1<<20, storage.MinOneBatch, at(1)); !errors.Is(err, ErrNotAssigned) {
 		t.Fatalf("fetch from a non-replica: %v", err)
 	}
-	if _, _, err := p.FollowerRead(2, 10, 1<<20, true, at(1)); !errors.Is(err, storage.ErrOffsetOutOfRange) {
+	if _, _, err := p.FollowerRead(2, 10, 1<<20, storage.MinOneBatch, at(1)); !errors.Is(err, storage.ErrOffsetOutOfRange) {
 		t.Fatalf("fetch beyond the LEO: %v", err)
 	}
 	if _, err := c.Become(testTP, [16]byte{1}, testConfig(1), State{Role: Follower, Leader: 2, LeaderEpoch: 4, Replicas: []int32{1, 2, 3}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := p.FollowerRead(2, 0, 1<<20, true, at(1)); !errors.Is(err, ErrNotLeader) {
+	if _, _, err := p.FollowerRead(2, 0, 1<<20, storage.MinOneBatch, at(1)); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("fetch from a follower partition: %v", err)
 	}
 }

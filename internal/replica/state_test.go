@@ -58,7 +58,7 @@ func TestBecomeRoles(t *testing.T) {
 			t.Fatalf("%s: leader %v, want %v", s.name, p.IsLeader(), s.leader)
 		}
 		err = produce(p)
-		_, _, rerr := p.Read(0, 1<<20, true)
+		_, _, rerr := p.Read(0, 1<<20, storage.MinOneBatch)
 		if s.leader && (err != nil || rerr != nil) {
 			t.Fatalf("%s: leader refused: produce %v, read %v", s.name, err, rerr)
 		}

@@ -47,13 +47,13 @@ func (p *Partition) HasOpenTxn(producerID int64) bool { return p.log.HasOpenTxn(
 // ReadCommitted is Read for a read_committed consumer: whole batches from
 // offset below the last stable offset. It returns the high watermark and
 // the LSO the read was bounded by. A follower refuses with ErrNotLeader.
-func (p *Partition) ReadCommitted(offset int64, maxBytes int32, minOneBatch bool) (res storage.ReadResult, hw, lso int64, err error) {
+func (p *Partition) ReadCommitted(offset int64, maxBytes int32, how storage.ReadHow) (res storage.ReadResult, hw, lso int64, err error) {
 	if !p.IsLeader() {
 		return storage.ReadResult{}, -1, -1, ErrNotLeader
 	}
 	hw = p.HighWatermark()
 	lso = min(p.LastStableOffset(), hw) // the HW may have moved between the two
-	res, err = p.log.Read(offset, lso, maxBytes, minOneBatch)
+	res, err = p.log.ReadAs(offset, lso, maxBytes, how)
 	return res, hw, lso, err
 }
 

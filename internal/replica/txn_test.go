@@ -41,7 +41,7 @@ func TestLSOMovesWithHW(t *testing.T) {
 	if hw, lso := p.HighWatermark(), p.LastStableOffset(); hw != 4 || lso != 2 {
 		t.Fatalf("HW %d LSO %d, want 4 and 2 (transaction open at 2)", hw, lso)
 	}
-	res, hw, lso, err := p.ReadCommitted(0, 1<<20, true)
+	res, hw, lso, err := p.ReadCommitted(0, 1<<20, storage.MinOneBatch)
 	if err != nil || hw != 4 || lso != 2 {
 		t.Fatalf("read committed: hw %d lso %d %v", hw, lso, err)
 	}
@@ -91,7 +91,7 @@ func TestTxnMarkerRefusedOffLeader(t *testing.T) {
 	if _, err := p.AppendTxnMarker(7, 0, 0, true); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("follower: %v", err)
 	}
-	if _, _, _, err := p.ReadCommitted(0, 1<<20, true); !errors.Is(err, ErrNotLeader) {
+	if _, _, _, err := p.ReadCommitted(0, 1<<20, storage.MinOneBatch); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("follower read: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -73,6 +74,12 @@ type connLoop struct {
 	reqs   chan inbound // reader → handling loop
 	out    *output      // handling loop → socket (out.go)
 	after  []func()     // AfterResponse functions of the request being handled
+	// rc is the socket, for sendfile, if the connection is a plain TCP
+	// one (sections.go); secs and locate are what the handler attached
+	// to the response it is making (AttachSections).
+	rc     syscall.RawConn
+	secs   []Section
+	locate Locator
 }
 
 // serveConn runs one connection to its end: the handling loop runs here, the
@@ -85,6 +92,7 @@ func (s *Server) serveConn(c *Conn) {
 		s: s, c: c, cancel: cancel,
 		log:  s.log.With("conn", c.ID, "remote", c.Remote.String()),
 		reqs: make(chan inbound, queueDepth),
+		rc:   rawConnOf(c.nc),
 	}
 	l.ctx = context.WithValue(ctx, loopKey{}, l)
 	l.out = newOutput(l)
@@ -167,7 +175,8 @@ func (l *connLoop) handle(in inbound) bool {
 		return false
 	}
 	defer l.c.inFlight.Add(-1)
-	defer l.runAfter() // also when the handler fails or answers nothing
+	defer l.runAfter()     // also when the handler fails or answers nothing
+	defer l.dropSections() // those the response did not take
 	var resp kmsg.Response
 	if in.err != nil {
 		// Kafka answers with a v0 body, whatever version was asked.
@@ -190,7 +199,12 @@ func (l *connLoop) handle(in inbound) bool {
 	if resp == nil {
 		return true
 	}
-	return l.out.send(wire.AppendResponse(getResponseBuffer(), in.hdr, resp))
+	f, err := l.encodeFrame(wire.AppendResponse(getResponseBuffer(), in.hdr, resp), resp)
+	if err != nil {
+		l.logHandlerError(in, err)
+		return false
+	}
+	return l.out.send(f)
 }
 
 // errPanic marks a recovered Handler panic.

@@ -12,6 +12,11 @@
 //     queueDepth) for the writer goroutine (out.go).
 //   - Hot buffers are reused (buffers.go): produce frames, response frames,
 //     and whatever a Handler releases with AfterResponse.
+//   - A response may carry file sections (sections.go): on a plain TCP
+//     connection they go out with sendfile between the kmsg-encoded
+//     pieces, and the response's last byte only once every section was
+//     read and is intact (else the connection closes); on any other
+//     connection they are copied into the frame.
 //   - Bad input (oversized or negative frame size, a frame that does not
 //     decode, unknown key, unsupported version) closes only that connection,
 //     with one Warn log line. ApiVersions at an unsupported version is the

@@ -10,6 +10,7 @@ package server
 
 import (
 	"bufio"
+	"errors"
 	"sync"
 	"time"
 )
@@ -19,7 +20,7 @@ type output struct {
 	bw *bufio.Writer // used by whoever is writing (busy)
 
 	mu     sync.Mutex
-	queue  [][]byte
+	queue  []frame
 	busy   bool  // a goroutine is writing
 	closed bool  // no more responses: the writer drains the queue and stops
 	err    error // the first write error; everything later is dropped
@@ -42,21 +43,21 @@ func (o *output) signal() {
 // queueDepth responses are queued already (a peer that does not read its
 // responses holds up its requests, not our memory). It reports false once
 // writing has failed or the connection is cancelled.
-func (o *output) send(b []byte) bool {
+func (o *output) send(b frame) bool {
 	o.mu.Lock()
 	for len(o.queue) >= queueDepth && o.err == nil {
 		o.mu.Unlock()
 		select {
 		case <-o.room:
 		case <-o.l.ctx.Done():
-			releaseResponseBuffer(b)
+			b.release()
 			return false
 		}
 		o.mu.Lock()
 	}
 	if o.err != nil || o.closed {
 		o.mu.Unlock()
-		releaseResponseBuffer(b)
+		b.release()
 		return false
 	}
 	if o.busy || len(o.queue) > 0 {
@@ -67,7 +68,7 @@ func (o *output) send(b []byte) bool {
 	}
 	o.busy = true
 	o.mu.Unlock()
-	err := o.write([][]byte{b})
+	err := o.write([]frame{b})
 	return o.done(err)
 }
 
@@ -85,7 +86,10 @@ func (o *output) done(err error) bool {
 		o.signal()
 	}
 	if failed {
-		if o.l.ctx.Err() == nil {
+		switch {
+		case errors.Is(err, errSectionChanged):
+			o.l.log.Info("a truncation changed the records of a response being sent; closing the connection", "err", err)
+		case o.l.ctx.Err() == nil:
 			o.l.log.Debug("writing response failed; closing connection", "err", err)
 		}
 		o.l.cancel()
@@ -93,15 +97,20 @@ func (o *output) done(err error) bool {
 	return !failed
 }
 
-// write writes bufs and flushes, returning each buffer to the pool.
-func (o *output) write(bufs [][]byte) error {
+// write writes frames and flushes, returning each buffer to the pool and
+// closing the sections.
+func (o *output) write(frames []frame) error {
 	var err error
-	for _, b := range bufs {
+	for _, f := range frames {
 		if err == nil {
-			o.l.c.nc.SetWriteDeadline(time.Now().Add(o.l.s.cfg.IdleTimeout))
-			_, err = o.bw.Write(b)
+			o.deadline()
+			if len(f.cuts) == 0 {
+				_, err = o.bw.Write(f.buf)
+			} else {
+				err = o.writeSections(f)
+			}
 		}
-		releaseResponseBuffer(b)
+		f.release()
 	}
 	if err == nil {
 		err = o.bw.Flush()
@@ -136,7 +145,7 @@ func (o *output) run() {
 				stop := o.closed || o.err != nil
 				o.mu.Unlock()
 				for _, b := range bufs {
-					releaseResponseBuffer(b)
+					b.release()
 				}
 				if stop {
 					return
@@ -154,4 +163,56 @@ func (o *output) run() {
 			}
 		}
 	}
+}
+
+func (o *output) deadline() {
+	o.l.c.nc.SetWriteDeadline(time.Now().Add(o.l.s.cfg.IdleTimeout))
+}
+
+// writeSections writes a frame with sections (sections.go): the pieces of
+// its buffer through bw, each section but its last byte with sendfile,
+// that byte read with pread and written with the piece after it. The
+// response's last byte is written only once every section's bytes were
+// read and every section is still intact: a truncation meanwhile ends the
+// connection with the response unfinished (errSectionChanged).
+func (o *output) writeSections(f frame) error {
+	var last [1]byte
+	pending := false // last holds the previous section's last byte
+	from := 0
+	for _, c := range f.cuts {
+		if pending {
+			if err := o.bw.WriteByte(last[0]); err != nil {
+				return err
+			}
+		}
+		if _, err := o.bw.Write(f.buf[from:c.at]); err != nil {
+			return err
+		}
+		if err := o.bw.Flush(); err != nil {
+			return err
+		}
+		n := c.sec.Len()
+		o.deadline()
+		if err := sendfile(o.l.rc, c.sec.Fd(), c.sec.Offset(), n-1); err != nil {
+			return err
+		}
+		if err := preadFull(c.sec.Fd(), last[:], c.sec.Offset()+int64(n-1)); err != nil {
+			return err
+		}
+		if !c.sec.Intact() {
+			return errSectionChanged
+		}
+		pending, from = true, c.at
+	}
+	for _, c := range f.cuts { // the bytes of every section were read
+		if !c.sec.Intact() {
+			return errSectionChanged
+		}
+	}
+	o.deadline()
+	if err := o.bw.WriteByte(last[0]); err != nil {
+		return err
+	}
+	_, err := o.bw.Write(f.buf[from:])
+	return err
 }

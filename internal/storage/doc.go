@@ -154,6 +154,10 @@
 //     manager writes nothing more there and places no new log there, and
 //     ManagerConfig.OnDirFailure is called on the failing goroutine. Only a
 //     restart brings the dir back.
+//   - Sections (section.go): ReadSection returns Read's batches as a
+//     range of a segment file on a dup'd descriptor of its own, pinning
+//     nothing; every change of bytes in place (truncation) first bumps the
+//     log's generation, which a section checks (Intact) once read.
 //   - Lock order: Log.cleanMu, then Log.mu, then segment.mu, then
 //     fdCache.mu.
 //

@@ -45,6 +45,9 @@ type Log struct {
 	// guarded by mu; nil unless a transaction is being verified.
 	txnGuards map[int64]uint64
 	hw        atomic.Int64 // high watermark (hw.go); written under mu
+	// gen counts the changes of bytes in place (truncations), bumped
+	// under mu held for writing before the change (section.go).
+	gen atomic.Uint64
 	// topicID is immutable once idKnown is set; before, it is read from
 	// partition.metadata under mu.
 	topicID [16]byte
@@ -288,6 +291,7 @@ func (l *Log) recoverLocked() error {
 		if err == nil && end < fileSize {
 			l.dirs.log.Warn("storage: truncating torn or corrupt tail", "partition", l.tp,
 				"segment", s.base, "at", end, "size", fileSize)
+			l.rewriting()
 			s.mu.Lock()
 			err = s.f.Truncate(end)
 			s.mu.Unlock()
@@ -354,6 +358,7 @@ func (l *Log) checkTailLocked() error {
 	}
 	if end < s.size {
 		l.dirs.log.Warn("storage: truncating torn tail", "partition", l.tp, "segment", s.base, "at", end, "size", s.size)
+		l.rewriting()
 		if err := s.f.Truncate(end); err != nil {
 			return fmt.Errorf("storage: truncate: %w", err)
 		}

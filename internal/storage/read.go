@@ -13,7 +13,8 @@ import (
 
 // ReadResult is the answer to a Read.
 type ReadResult struct {
-	Records                      []byte // whole batches, as stored
+	Records                      []byte   // whole batches, as stored
+	Section                      *Section // ReadSection's answer instead of Records (section.go)
 	LogEndOffset, LogStartOffset int64
 }
 

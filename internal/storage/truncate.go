@@ -35,6 +35,7 @@ func (l *Log) TruncateTo(offset int64) (err error) {
 		return nil
 	}
 	offset = max(offset, 0)
+	l.rewriting() // before any file changes (section.go)
 	if offset <= l.startLocked() {
 		return l.truncateFullyLocked(offset)
 	}
@@ -91,6 +92,7 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) (err error) {
 // truncateFullyLocked replaces every segment by one empty segment at
 // offset.
 func (l *Log) truncateFullyLocked(offset int64) error {
+	l.rewriting()
 	for _, s := range l.segs {
 		if err := s.remove(); err != nil {
 			return err

@@ -78,10 +78,21 @@ func AppendResponse(dst []byte, hdr RequestHeader, resp kmsg.Response) []byte {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(hdr.CorrelationID))
-	if resp.IsFlexible() && resp.Key() != int16(kmsg.ApiVersions) {
+	if ResponseHeaderLen(resp) == 9 {
 		dst = append(dst, 0) // no tagged fields
 	}
 	dst = resp.AppendTo(dst)
 	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
 	return dst
+}
+
+// ResponseHeaderLen is the length of what AppendResponse writes before
+// resp's body: the frame size, the correlation id and, in a flexible
+// response header (v1, every flexible response but ApiVersions), the
+// empty tagged fields.
+func ResponseHeaderLen(resp kmsg.Response) int {
+	if resp.IsFlexible() && resp.Key() != int16(kmsg.ApiVersions) {
+		return 9
+	}
+	return 8
 }
