@@ -4,8 +4,8 @@ package main
 // process serves its Prometheus registry (-metrics-port), and the parent
 // reads samsa_request_duration_seconds{api="Produce"} (internal/server:
 // from a request's frame being read to its response being queued) before
-// and after the paced run. The histogram's buckets are a factor of 4 apart,
-// so its p99 is known only to a bucket: the report gives the bucket.
+// and after the paced run. The histogram's buckets are a factor of √2 apart: the report gives the p99 interpolated within its
+// bucket, and the bucket.
 
 import (
 	"bufio"
@@ -121,20 +121,46 @@ func (h histogram) add(o histogram, sign float64) (histogram, error) {
 // quantileBucket returns the bounds (lo, hi] of the bucket holding the
 // q-quantile, and false when h holds no observations.
 func (h histogram) quantileBucket(q float64) (lo, hi float64, ok bool) {
+	lo, hi, _, ok = h.quantile(q)
+	return lo, hi, ok
+}
+
+// quantile returns the bucket (lo, hi] holding the q-quantile and an
+// estimate within it, interpolated linearly between the bucket's bounds
+// by rank (Prometheus's histogram_quantile); in the +Inf bucket the
+// estimate is its lower bound.
+func (h histogram) quantile(q float64) (lo, hi, est float64, ok bool) {
 	if len(h.count) == 0 || h.count[len(h.count)-1] <= 0 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	rank := q * h.count[len(h.count)-1]
 	for i, c := range h.count {
-		if c >= rank {
-			if i > 0 {
-				lo = h.le[i-1]
-			}
-			return lo, h.le[i], true
+		if c < rank {
+			continue
 		}
+		below := 0.0
+		if i > 0 {
+			lo, below = h.le[i-1], h.count[i-1]
+		}
+		hi = h.le[i]
+		if math.IsInf(hi, 1) || c == below {
+			return lo, hi, lo, true
+		}
+		return lo, hi, lo + (hi-lo)*(rank-below)/(c-below), true
 	}
-	return 0, 0, false
+	return 0, 0, 0, false
 }
+
+// formatQuantile is "1.9ms (1.6ms,2.3ms]": the estimate and its bucket.
+func (h histogram) formatQuantile(q float64) string {
+	lo, hi, est, ok := h.quantile(q)
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprintf("%s %s", seconds(est).Round(10*time.Microsecond), formatBucket(lo, hi, ok))
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // formatBucket is "(0.4ms, 1.6ms]", or "-" when ok is false.
 func formatBucket(lo, hi float64, ok bool) string {
@@ -145,7 +171,7 @@ func formatBucket(lo, hi float64, ok bool) string {
 		if math.IsInf(s, 1) {
 			return "+Inf"
 		}
-		return time.Duration(s * float64(time.Second)).String()
+		return seconds(s).Round(time.Microsecond).String()
 	}
 	return fmt.Sprintf("(%s,%s]", d(lo), d(hi))
 }

@@ -65,6 +65,19 @@ func TestHistogramQuantileBucket(t *testing.T) {
 			t.Errorf("q%v = %s, want %s", tc.q, got, tc.want)
 		}
 	}
+	for _, tc := range []struct {
+		q    float64
+		want string
+	}{
+		{0.05, "50µs (0s,100µs]"},     // rank 5 of the first bucket's 10
+		{0.5, "250µs (100µs,400µs]"},  // rank 50: 40 of the bucket's 80
+		{0.99, "1.6ms (400µs,1.6ms]"}, // rank 99: the bucket's last
+		{0.995, "1.6ms (1.6ms,+Inf]"}, // +Inf: its lower bound
+	} {
+		if got := run.formatQuantile(tc.q); got != tc.want {
+			t.Errorf("quantile %v = %s, want %s", tc.q, got, tc.want)
+		}
+	}
 	if got := formatBucket(histogram{}.quantileBucket(0.99)); got != "-" {
 		t.Errorf("empty histogram: %s, want -", got)
 	}

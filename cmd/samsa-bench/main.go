@@ -45,7 +45,9 @@ type result struct {
 	produceMBs          float64
 	satP50, satP99      time.Duration // at saturation: client queueing included
 	p50, p99, p999      time.Duration // at the paced rate
-	brokerP99           string        // the brokers' histogram bucket of the paced run's p99 (-replication)
+	requestP99          time.Duration // the paced run's Produce requests' round trip (reqtimer.go)
+	requests            int
+	brokerP99           string // the brokers' estimate of the paced run's Produce p99 and its histogram bucket (-replication)
 	consumeMBs          float64
 	pacedMBs            float64
 	records, recordSize int
@@ -147,12 +149,12 @@ func main() {
 // newProducer is the producer every server is driven with: plain (not
 // idempotent) produce, 1 MiB batches, no linger, no compression,
 // round-robin over partitions.
-func newProducer(addrs []string, topic string, acks kgo.Acks) (*kgo.Client, error) {
-	return kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.DisableIdempotentWrite(),
+func newProducer(addrs []string, topic string, acks kgo.Acks, opts ...kgo.Opt) (*kgo.Client, error) {
+	return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addrs...), kgo.DisableIdempotentWrite(),
 		kgo.RequiredAcks(acks), kgo.DefaultProduceTopic(topic),
 		kgo.ProducerBatchMaxBytes(1<<20), kgo.MaxBufferedRecords(64<<10),
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
-		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerLinger(0))
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerLinger(0)}, opts...)...)
 }
 
 // runWith measures one target: it creates the topic, produces rp.records
@@ -165,7 +167,8 @@ func runWith(rp runParams) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	cl, err := newProducer(rp.addrs, topic, rp.acks)
+	var timer reqTimer
+	cl, err := newProducer(rp.addrs, topic, rp.acks, kgo.WithHooks(&timer))
 	if err != nil {
 		return res, err
 	}
@@ -198,9 +201,11 @@ func runWith(rp runParams) (result, error) {
 			return res, err
 		}
 	}
+	timer.start()
 	if res.p50, res.p99, res.p999, err = pacedLatency(ctx, cl, topic, res.pacedMBs, values); err != nil {
 		return res, err
 	}
+	res.requestP99, res.requests = timer.stop()
 	res.brokerP99 = "-"
 	if len(rp.metrics) > 0 {
 		h1, err := scrapeProduceDurations(rp.metrics)
@@ -211,7 +216,7 @@ func runWith(rp runParams) (result, error) {
 		if err != nil {
 			return res, err
 		}
-		res.brokerP99 = formatBucket(d.quantileBucket(0.99))
+		res.brokerP99 = d.formatQuantile(0.99)
 	}
 	return res, nil
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,7 +30,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "samsa_request_duration_seconds",
 			Help:    "Time from a request's frame being read to its response being queued, by API.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+			// 25µs to 26s, a factor of √2 apart: fine enough to tell a
+			// 2ms p99 from a 3ms one (samsa-bench -replication).
+			Buckets: prometheus.ExponentialBuckets(25e-6, math.Sqrt2, 41),
 		}, []string{"api"}),
 		active: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "samsa_connections_active",
