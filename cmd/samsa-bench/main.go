@@ -152,7 +152,7 @@ func main() {
 func newProducer(addrs []string, topic string, acks kgo.Acks, opts ...kgo.Opt) (*kgo.Client, error) {
 	return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addrs...), kgo.DisableIdempotentWrite(),
 		kgo.RequiredAcks(acks), kgo.DefaultProduceTopic(topic),
-		kgo.ProducerBatchMaxBytes(1<<20), kgo.MaxBufferedRecords(64<<10),
+		kgo.ProducerBatchMaxBytes(1 << 20), kgo.MaxBufferedRecords(64 << 10),
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerLinger(0)}, opts...)...)
 }

@@ -28,8 +28,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Requests handled, by API.",
 		}, []string{"api"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "samsa_request_duration_seconds",
-			Help:    "Time from a request's frame being read to its response being queued, by API.",
+			Name: "samsa_request_duration_seconds",
+			Help: "Time from a request's frame being read to its response being queued, by API.",
 			// 25µs to 26s, a factor of √2 apart: fine enough to tell a
 			// 2ms p99 from a 3ms one (samsa-bench -replication).
 			Buckets: prometheus.ExponentialBuckets(25e-6, math.Sqrt2, 41),
