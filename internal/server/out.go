@@ -6,7 +6,9 @@ package server
 // scheduler round trip, often a thread wake-up, on every response);
 // otherwise it queues it for the writer goroutine, which writes what is
 // queued and flushes when the queue is empty. Either way a response buffer
-// goes back to the pool once written.
+// goes back to the pool once written, and the 64 KiB write buffer, taken
+// from a pool for each write, goes back once flushed: an idle connection
+// holds none.
 
 import (
 	"bufio"
@@ -15,9 +17,10 @@ import (
 	"time"
 )
 
+var writerPool sync.Pool // *bufio.Writer of ioBufferSize
+
 type output struct {
-	l  *connLoop
-	bw *bufio.Writer // used by whoever is writing (busy)
+	l *connLoop
 
 	mu     sync.Mutex
 	queue  []frame
@@ -29,7 +32,7 @@ type output struct {
 }
 
 func newOutput(l *connLoop) *output {
-	return &output{l: l, bw: bufio.NewWriterSize(l.c.nc, ioBufferSize), kick: make(chan struct{}, 1), room: make(chan struct{}, 1)}
+	return &output{l: l, kick: make(chan struct{}, 1), room: make(chan struct{}, 1)}
 }
 
 func (o *output) signal() {
@@ -100,20 +103,30 @@ func (o *output) done(err error) bool {
 // write writes frames and flushes, returning each buffer to the pool and
 // closing the sections.
 func (o *output) write(frames []frame) error {
+	bw, ok := writerPool.Get().(*bufio.Writer)
+	if ok {
+		bw.Reset(o.l.c.nc)
+	} else {
+		bw = bufio.NewWriterSize(o.l.c.nc, ioBufferSize)
+	}
+	defer func() {
+		bw.Reset(nil) // nothing of this connection's stays in the pool
+		writerPool.Put(bw)
+	}()
 	var err error
 	for _, f := range frames {
 		if err == nil {
 			o.deadline()
 			if len(f.cuts) == 0 {
-				_, err = o.bw.Write(f.buf)
+				_, err = bw.Write(f.buf)
 			} else {
-				err = o.writeSections(f)
+				err = o.writeSections(bw, f)
 			}
 		}
 		f.release()
 	}
 	if err == nil {
-		err = o.bw.Flush()
+		err = bw.Flush()
 	}
 	if err == nil {
 		o.l.c.touch()
@@ -175,20 +188,20 @@ func (o *output) deadline() {
 // response's last byte is written only once every section's bytes were
 // read and every section is still intact: a truncation meanwhile ends the
 // connection with the response unfinished (errSectionChanged).
-func (o *output) writeSections(f frame) error {
+func (o *output) writeSections(bw *bufio.Writer, f frame) error {
 	var last [1]byte
 	pending := false // last holds the previous section's last byte
 	from := 0
 	for _, c := range f.cuts {
 		if pending {
-			if err := o.bw.WriteByte(last[0]); err != nil {
+			if err := bw.WriteByte(last[0]); err != nil {
 				return err
 			}
 		}
-		if _, err := o.bw.Write(f.buf[from:c.at]); err != nil {
+		if _, err := bw.Write(f.buf[from:c.at]); err != nil {
 			return err
 		}
-		if err := o.bw.Flush(); err != nil {
+		if err := bw.Flush(); err != nil {
 			return err
 		}
 		n := c.sec.Len()
@@ -210,9 +223,9 @@ func (o *output) writeSections(f frame) error {
 		}
 	}
 	o.deadline()
-	if err := o.bw.WriteByte(last[0]); err != nil {
+	if err := bw.WriteByte(last[0]); err != nil {
 		return err
 	}
-	_, err := o.bw.Write(f.buf[from:])
+	_, err := bw.Write(f.buf[from:])
 	return err
 }
