@@ -37,6 +37,7 @@ var (
 	profileDir string // -profile: CPU profiles of the client and each broker process
 	onlyConfig string // -only: run one configuration of -replication
 	pacedSet   bool   // -paced-mbs given: -replication paces at it rather than at half the throughput
+	inflight   = 1    // -inflight: produce requests in flight per broker (kgo's default 1; Java's 5)
 )
 
 type result struct {
@@ -82,6 +83,7 @@ func main() {
 	kfakeBin := flag.String("kfake-bin", "", "the samsa-kfake binary (default: beside this one, else built with go build)")
 	flag.Float64Var(&pacedMBs, "paced-mbs", 50, "produce rate (MB/s) of the latency run")
 	flag.StringVar(&profileDir, "profile", "", "write CPU profiles (client.cpu; broker-N.cpu with -replication, samsa-PARTITIONS-ROUND.cpu by default) to this directory; with -idle, the broker's heap profiles (broker-heap-PHASE.pb.gz)")
+	flag.IntVar(&inflight, "inflight", 1, "with -replication: produce requests in flight per broker (1: franz-go's default; the Java producer's max.in.flight.requests.per.connection is 5)")
 	flag.StringVar(&onlyConfig, "only", "", "with -replication: run only this configuration (rf3-all or rf1-one)")
 	idle := flag.Bool("idle", false, "measure RSS, open fds and goroutines of one broker holding idle partitions and connections (idle.go)")
 	var ip idleParams
@@ -168,7 +170,7 @@ func runWith(rp runParams) (result, error) {
 	defer cancel()
 
 	var timer reqTimer
-	cl, err := newProducer(rp.addrs, topic, rp.acks, kgo.WithHooks(&timer))
+	cl, err := newProducer(rp.addrs, topic, rp.acks, kgo.WithHooks(&timer), kgo.MaxProduceRequestsInflightPerBroker(inflight))
 	if err != nil {
 		return res, err
 	}
