@@ -46,6 +46,8 @@ type segment struct {
 	maxTS       int64 // largest batch MaxTimestamp, -1 none
 	maxTSOff    int64 // last offset of the batch holding maxTS
 	sinceIdx    int64 // bytes appended since the last offset index entry
+	wbFrom      int64 // writeback.go: where the bytes not yet handed to writeback start
+	wbKnown     bool  // wbFrom was set by a write in this process
 }
 
 func segmentPath(dir string, base int64) string {
@@ -317,6 +319,7 @@ func (s *segment) write(data []byte, pos int64, hdrs []record.Header) error {
 		_ = s.f.Truncate(pos)
 		return fmt.Errorf("storage: append: %w", err)
 	}
+	s.writtenLocked(pos, pos+int64(len(data))) // writeback.go
 	var ib, tb []byte
 	for _, h := range hdrs {
 		ib, tb = s.trackLocked(pos, h, ib, tb)

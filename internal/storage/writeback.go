@@ -1,0 +1,48 @@
+package storage
+
+// Writeback as the log grows. Appends land in the page cache, and Linux
+// writes dirty pages back only once they pass dirty_background_ratio (10%
+// of memory: gigabytes here); on ext4 a journal commit then waits for all
+// of that data, and every write() behind it waits too. samsa-bench
+// -replication, pacing RF 3 acks=all at half its throughput for 5 s on
+// ext4, saw Produce round trips of up to 88 ms and a record p99 of
+// 34–66 ms; the same on tmpfs, 8–11 ms and 5 ms. So every writebackChunk
+// bytes appended to a segment, the range appended since is handed to
+// writeback at once (sync_file_range SYNC_FILE_RANGE_WRITE: it starts the
+// writes and does not wait for them, nor write metadata; it is not an
+// fsync and nothing counts on it for durability), which keeps the dirty
+// data of a log near what the device has yet to take. RocksDB's
+// bytes_per_sync does the same.
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// writebackChunk is how much a segment grows between writeback starts.
+const writebackChunk = 1 << 20
+
+// startWriteback starts writing back f's bytes [off, off+n) without
+// waiting for them.
+var startWriteback = func(f *os.File, off, n int64) error {
+	return unix.SyncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
+}
+
+// writtenLocked notes that [pos, end) of the segment file was just written
+// and, once writebackChunk bytes were written since the last start, starts
+// their writeback. A write below the last start (after a truncation)
+// starts the count there. s.mu is held.
+func (s *segment) writtenLocked(pos, end int64) {
+	if !s.wbKnown || pos < s.wbFrom {
+		s.wbFrom, s.wbKnown = pos, true
+	}
+	if end-s.wbFrom < writebackChunk {
+		return
+	}
+	// Advice only: a file system without it (EINVAL, ESPIPE) or a failed
+	// write-back leaves the pages dirty, as before, and an fsync or a write
+	// reports a real I/O error.
+	_ = startWriteback(s.f, s.wbFrom, end-s.wbFrom)
+	s.wbFrom = end
+}
