@@ -205,7 +205,8 @@ func replicationBench(partitions, records, size int) error {
 	}
 	fmt.Println("3 broker processes + client + embedded etcd on this machine; 1 KiB incompressible records, no compression;")
 	fmt.Println("rf3-all = replication factor 3, acks=all (min.insync.replicas=1); rf1-one = replication factor 1, acks=1;")
-	fmt.Println("paced = producing at half the saturated throughput with no linger; latency = Produce call to acknowledgement (client);")
+	fmt.Printf("paced = producing for %s at half the saturated throughput, a burst every 1 ms, no linger; latency = Produce call\n", pacedFor)
+	fmt.Println("to acknowledgement (client);")
 	fmt.Printf("%d produce request(s) in flight per broker (-inflight);\n", inflight)
 	fmt.Println("request p99 = the paced run's Produce requests, written to answer read (the client's kgo BrokerE2E); a record's")
 	fmt.Println("latency less its request's is its wait in the client for the request before (one in flight per broker);")

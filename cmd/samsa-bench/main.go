@@ -34,10 +34,11 @@ import (
 
 var (
 	pacedMBs   float64
-	profileDir string // -profile: CPU profiles of the client and each broker process
-	onlyConfig string // -only: run one configuration of -replication
-	pacedSet   bool   // -paced-mbs given: -replication paces at it rather than at half the throughput
-	inflight   = 1    // -inflight: produce requests in flight per broker (kgo's default 1; Java's 5)
+	profileDir string            // -profile: CPU profiles of the client and each broker process
+	onlyConfig string            // -only: run one configuration of -replication
+	pacedSet   bool              // -paced-mbs given: -replication paces at it rather than at half the throughput
+	pacedFor   = 5 * time.Second // -paced-for: the latency run's length (5000 ticks of 1 ms)
+	inflight   = 1               // -inflight: produce requests in flight per broker (kgo's default 1; Java's 5)
 )
 
 type result struct {
@@ -83,6 +84,7 @@ func main() {
 	kfakeBin := flag.String("kfake-bin", "", "the samsa-kfake binary (default: beside this one, else built with go build)")
 	flag.Float64Var(&pacedMBs, "paced-mbs", 50, "produce rate (MB/s) of the latency run")
 	flag.StringVar(&profileDir, "profile", "", "write CPU profiles (client.cpu; broker-N.cpu with -replication, samsa-PARTITIONS-ROUND.cpu by default) to this directory; with -idle, the broker's heap profiles (broker-heap-PHASE.pb.gz)")
+	flag.DurationVar(&pacedFor, "paced-for", pacedFor, "length of the paced latency run (its p99 is over its 1 ms ticks: 2s made it the worst 20)")
 	flag.IntVar(&inflight, "inflight", 1, "with -replication: produce requests in flight per broker (1: franz-go's default; the Java producer's max.in.flight.requests.per.connection is 5)")
 	flag.StringVar(&onlyConfig, "only", "", "with -replication: run only this configuration (rf3-all or rf1-one)")
 	idle := flag.Bool("idle", false, "measure RSS, open fds and goroutines of one broker holding idle partitions and connections (idle.go)")
@@ -301,7 +303,7 @@ func consumeAll(ctx context.Context, addrs []string, topic string, partitions, r
 	return time.Since(start), nil
 }
 
-// pacedLatency produces at rate MB/s for two seconds with no linger and
+// pacedLatency produces at rate MB/s for pacedFor with no linger and
 // returns the p50, p99 and p99.9 of Produce-call-to-acknowledgement latency.
 func pacedLatency(ctx context.Context, cl *kgo.Client, topic string, rate float64, values [][]byte) (p50, p99, p999 time.Duration, err error) {
 	const tick = time.Millisecond
@@ -313,7 +315,7 @@ func pacedLatency(ctx context.Context, cl *kgo.Client, topic string, rate float6
 	var wg sync.WaitGroup
 	t := time.NewTicker(tick)
 	defer t.Stop()
-	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); <-t.C {
+	for end := time.Now().Add(pacedFor); time.Now().Before(end); <-t.C {
 		for i := range perTick {
 			sent := time.Now()
 			wg.Add(1)
