@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,7 +97,19 @@ func TestDeleteRecreate(t *testing.T) {
 			t.Fatalf("directories not removed: %v", m)
 		}
 	}
-	createTopic(t, cl, "again", 2, nil)
+	// The replicas' directories go before the controller has removed the
+	// topic from the store; until then a create is TOPIC_ALREADY_EXISTS
+	// (Kafka: "marked for deletion"), and a user tries again.
+	for {
+		r, err := adm.CreateTopic(ctx, 2, 1, nil, "again")
+		if err == nil && r.Err == nil {
+			break
+		}
+		if err != nil || !errors.Is(r.Err, kerr.TopicAlreadyExists) || ctx.Err() != nil {
+			t.Fatalf("re-create: %v %v", err, r.Err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	td, _ = kadm.NewClient(newClient(t, b)).ListTopics(ctx, "again") // a new client: kadm caches metadata
 	if td["again"].ID == oldID {
 		t.Fatalf("re-created topic kept the old id %x", oldID)
