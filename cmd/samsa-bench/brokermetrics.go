@@ -4,8 +4,9 @@ package main
 // process serves its Prometheus registry (-metrics-port), and the parent
 // reads samsa_request_duration_seconds{api="Produce"} (internal/server:
 // from a request's frame being read to its response being queued) before
-// and after the paced run. The histogram's buckets are a factor of √2 apart: the report gives the p99 interpolated within its
-// bucket, and the bucket.
+// and after the paced run. The histogram's buckets are a factor of √2
+// apart: the report gives the p99 interpolated within its bucket, and the
+// bucket.
 
 import (
 	"bufio"

@@ -37,7 +37,6 @@ func (r fairRun) gbMoved() float64        { return r.bytesMoved / (1 << 30) }
 func (r fairRun) serverCPUPerGB() float64 { return r.serverCPU / r.gbMoved() }
 func (r fairRun) clientCPUPerGB() float64 { return r.clientCPU / r.gbMoved() }
 
-// fairTargets are the targets for this machine.
 // clientGOGC is the client's GOGC during the fair benchmark. Its live heap
 // is small (records in flight point into one shared pool of values) while
 // it allocates a request buffer per produce and a fetch buffer per fetch:
@@ -47,6 +46,7 @@ func (r fairRun) clientCPUPerGB() float64 { return r.clientCPU / r.gbMoved() }
 // run with their defaults.
 var clientGOGC = 400
 
+// fairTargets are the targets for this machine.
 var fairTargets = struct{ produceRatio, consumeRatio, samsaCPUPerGB float64 }{1.5, 2, 1.5}
 
 // fairBench runs rounds × (samsa, kfake) for each partition count.

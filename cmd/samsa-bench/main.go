@@ -30,6 +30,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 var (
@@ -48,8 +49,7 @@ type result struct {
 	satP50, satP99      time.Duration // at saturation: client queueing included
 	p50, p99, p999      time.Duration // at the paced rate
 	requestP99          time.Duration // the paced run's Produce requests' round trip (reqtimer.go)
-	requests            int
-	brokerP99           string // the brokers' estimate of the paced run's Produce p99 and its histogram bucket (-replication)
+	brokerP99           string        // the brokers' estimate of the paced run's Produce p99 and its histogram bucket (-replication)
 	consumeMBs          float64
 	pacedMBs            float64
 	records, recordSize int
@@ -171,8 +171,8 @@ func runWith(rp runParams) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	var timer reqTimer
-	cl, err := newProducer(rp.addrs, topic, rp.acks, kgo.WithHooks(&timer), kgo.MaxProduceRequestsInflightPerBroker(inflight))
+	timer := &reqTimer{key: kmsg.Produce}
+	cl, err := newProducer(rp.addrs, topic, rp.acks, kgo.WithHooks(timer), kgo.MaxProduceRequestsInflightPerBroker(inflight))
 	if err != nil {
 		return res, err
 	}
@@ -209,7 +209,7 @@ func runWith(rp runParams) (result, error) {
 	if res.p50, res.p99, res.p999, err = pacedLatency(ctx, cl, topic, res.pacedMBs, values); err != nil {
 		return res, err
 	}
-	res.requestP99, res.requests = timer.stop()
+	res.requestP99 = p99(timer.stop())
 	res.brokerP99 = "-"
 	if len(rp.metrics) > 0 {
 		h1, err := scrapeProduceDurations(rp.metrics)

@@ -86,20 +86,6 @@ func txnMedian(rs []txnRun, f func(txnRun) float64) float64 {
 	return v[len(v)/2]
 }
 
-// endTxnTimer records the round trip of each EndTxn request.
-type endTxnTimer struct {
-	mu  sync.Mutex
-	rtt []time.Duration
-}
-
-func (h *endTxnTimer) OnBrokerE2E(_ kgo.BrokerMetadata, key int16, e2e kgo.BrokerE2E) {
-	if key == int16(kmsg.EndTxn) && e2e.Err() == nil {
-		h.mu.Lock()
-		h.rtt = append(h.rtt, e2e.DurationE2E())
-		h.mu.Unlock()
-	}
-}
-
 // txnMeasure creates topic and produces mb megabytes to it, in
 // transactions of perTxn records if txn.
 func txnMeasure(c *benchCluster, topic string, txn bool, partitions, mb, size, perTxn, round int) (txnRun, error) {
@@ -108,7 +94,7 @@ func txnMeasure(c *benchCluster, topic string, txn bool, partitions, mb, size, p
 	if _, err := idemTopic(ctx, c.addrs, topic, partitions); err != nil {
 		return txnRun{}, err
 	}
-	timer := &endTxnTimer{}
+	timer := &reqTimer{key: kmsg.EndTxn}
 	opts := []kgo.Opt{kgo.SeedBrokers(c.addrs...), kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerBatchMaxBytes(1 << 20),
 		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.WithHooks(timer)}
@@ -148,7 +134,7 @@ func txnMeasure(c *benchCluster, topic string, txn bool, partitions, mb, size, p
 		if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 			return txnRun{}, err
 		}
-		timer.rtt = nil
+		timer.start() // EndTxn round trips from here on
 	}
 	cpu0 := clusterCPU(c)
 	start := time.Now()
@@ -183,8 +169,6 @@ func txnMeasure(c *benchCluster, topic string, txn bool, partitions, mb, size, p
 		return txnRun{}, firstErr
 	}
 	bytes := float64(records * size)
-	timer.mu.Lock()
-	defer timer.mu.Unlock()
 	return txnRun{mbs: bytes / (1 << 20) / elapsed.Seconds(), cpuPerGB: (clusterCPU(c) - cpu0) / (bytes / (1 << 30)),
-		endTxn: timer.rtt}, nil
+		endTxn: timer.stop()}, nil
 }

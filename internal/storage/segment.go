@@ -311,15 +311,32 @@ func (s *segment) maybeTimeEntryLocked(tb []byte) []byte {
 }
 
 // write stores data (whole batches described by hdrs) at pos with one
-// pwrite and appends the index entries. The caller pinned the segment.
+// pwrite and appends the index entries; then, outside the segment's lock
+// (readers take it), it starts the writeback that is due (writeback.go).
+// The caller pinned the segment.
 func (s *segment) write(data []byte, pos int64, hdrs []record.Header) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	err := s.writeLocked(data, pos, hdrs)
+	f := s.f
+	var wbOff, wbLen int64
+	if err == nil {
+		wbOff, wbLen = s.writebackDueLocked(pos, pos+int64(len(data)))
+	}
+	s.mu.Unlock()
+	if wbLen > 0 {
+		// Advice only: a file system without it (EINVAL, ESPIPE) or a
+		// failed write-back leaves the pages dirty, as before, and an
+		// fsync or a write reports a real I/O error.
+		_ = startWriteback(f, wbOff, wbLen)
+	}
+	return err
+}
+
+func (s *segment) writeLocked(data []byte, pos int64, hdrs []record.Header) error {
 	if _, err := s.f.WriteAt(data, pos); err != nil {
 		_ = s.f.Truncate(pos)
 		return fmt.Errorf("storage: append: %w", err)
 	}
-	s.writtenLocked(pos, pos+int64(len(data))) // writeback.go
 	var ib, tb []byte
 	for _, h := range hdrs {
 		ib, tb = s.trackLocked(pos, h, ib, tb)

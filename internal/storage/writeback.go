@@ -29,20 +29,19 @@ var startWriteback = func(f *os.File, off, n int64) error {
 	return unix.SyncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
 }
 
-// writtenLocked notes that [pos, end) of the segment file was just written
-// and, once writebackChunk bytes were written since the last start, starts
-// their writeback. A write below the last start (after a truncation)
+// writebackDueLocked notes that [pos, end) of the segment file was just
+// written and returns the range to hand to writeback now:
+// all written since the last start, once that is writebackChunk or more
+// (n is 0 otherwise). A write below the last start (after a truncation)
 // starts the count there. s.mu is held.
-func (s *segment) writtenLocked(pos, end int64) {
+func (s *segment) writebackDueLocked(pos, end int64) (off, n int64) {
 	if !s.wbKnown || pos < s.wbFrom {
 		s.wbFrom, s.wbKnown = pos, true
 	}
 	if end-s.wbFrom < writebackChunk {
-		return
+		return 0, 0
 	}
-	// Advice only: a file system without it (EINVAL, ESPIPE) or a failed
-	// write-back leaves the pages dirty, as before, and an fsync or a write
-	// reports a real I/O error.
-	_ = startWriteback(s.f, s.wbFrom, end-s.wbFrom)
+	off, n = s.wbFrom, end-s.wbFrom
 	s.wbFrom = end
+	return off, n
 }
