@@ -138,13 +138,15 @@ func loadAvg() string {
 // brokers in this process (real logs on disk, one embedded etcd), through
 // CreateTopics of 25 topics each from 4 clients at a time
 // (SAMSA_CREATE_BATCH and SAMSA_CREATE_CLIENTS change both); a topic
-// counts when its leaders are in the metadata. SAMSA_BENCH_STORE=zookeeper
-// runs the brokers on a standalone ZooKeeper server process instead of
-// the embedded etcd.
+// counts when its leaders are in the metadata. It runs once per store
+// SAMSA_BENCH_STORE lists (benchStores: etcd when unset); on zookeeper
+// the brokers share a standalone ZooKeeper server process.
 //
 //	go test ./internal/broker -run '^$' -bench Create100k -benchtime 1x
-//	SAMSA_BENCH_STORE=zookeeper go test ./internal/broker -run '^$' -bench Create100k -benchtime 1x
-func BenchmarkCreate100kPartitions(b *testing.B) {
+//	SAMSA_BENCH_STORE=etcd,zookeeper go test ./internal/broker -run '^$' -bench Create100k -benchtime 1x
+func BenchmarkCreate100kPartitions(b *testing.B) { benchStores(b, benchCreate100k) }
+
+func benchCreate100k(b *testing.B) {
 	clients, batch := envInt(b, "SAMSA_CREATE_CLIENTS", 4), envInt(b, "SAMSA_CREATE_BATCH", 25)
 	for range b.N {
 		brokers := startCluster(b, 3, nil)

@@ -39,13 +39,16 @@ func crash(tb testing.TB, br *Broker) time.Time {
 // after metadata.store.session.timeout.ms). Timed from its session end
 // until both other brokers' metadata caches show a new leader for every
 // partition it led; also reported, until no ISR in them holds it.
-// SAMSA_BENCH_STORE=zookeeper runs the brokers on a standalone ZooKeeper
-// server process instead of the embedded etcd (the crash then closes the
-// broker's ZooKeeper session).
+// It runs once per store SAMSA_BENCH_STORE lists (benchStores: etcd when
+// unset); on zookeeper the brokers share a standalone ZooKeeper server
+// process instead of the embedded etcd (the crash then closes the broker's
+// ZooKeeper session).
 //
 //	SAMSA_CRASH_PARTITIONS=100000 go test ./internal/broker -run '^$' -bench BrokerCrash -benchtime 1x
-//	SAMSA_BENCH_STORE=zookeeper SAMSA_CRASH_PARTITIONS=100000 go test ./internal/broker -run '^$' -bench BrokerCrash -benchtime 1x
-func BenchmarkBrokerCrash(b *testing.B) {
+//	SAMSA_BENCH_STORE=etcd,zookeeper SAMSA_CRASH_PARTITIONS=100000 go test ./internal/broker -run '^$' -bench BrokerCrash -benchtime 1x
+func BenchmarkBrokerCrash(b *testing.B) { benchStores(b, benchBrokerCrash) }
+
+func benchBrokerCrash(b *testing.B) {
 	total, topics := benchPartitions(b, "SAMSA_CRASH_PARTITIONS")
 	for range b.N {
 		b.StopTimer()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -155,8 +156,8 @@ func rawRequest(t testing.TB, addr string, req kmsg.Request) kmsg.Response {
 
 // startCluster runs n brokers (ids 0..n-1) in this process on one embedded
 // etcd, as `samsa dev` does, and waits until every broker sees them all.
-// In a benchmark, SAMSA_BENCH_STORE=zookeeper puts them on a standalone
-// ZooKeeper server instead (see clusterStore).
+// In a benchmark it may be a standalone ZooKeeper server instead (see
+// clusterStore and storeKind).
 func startCluster(t testing.TB, n int, props map[string]string) []*Broker {
 	t.Helper()
 	return startClusterWith(t, n, props, nil)
@@ -223,7 +224,7 @@ func startClusterWith(t testing.TB, n int, props map[string]string, racks []stri
 
 // clusterStore starts the store the brokers share and returns it with
 // the func that closes it (after the brokers). By default an embedded etcd,
-// as samsa dev runs. A benchmark run with SAMSA_BENCH_STORE=zookeeper gets
+// as samsa dev runs. A benchmark whose storeKind is zookeeper gets
 // a standalone ZooKeeper server process instead (zktest: Debian's
 // zookeeper, killed at cleanup), with zkstore's limits (64 operations and
 // jute.maxbuffer per transaction); the brokers' sessions keep
@@ -245,7 +246,7 @@ func clusterStore(t testing.TB, logger *slog.Logger) (metastore.Store, func()) {
 		}
 		return store, func() { store.Close() }
 	default:
-		t.Fatalf("SAMSA_BENCH_STORE=%q: want etcd or zookeeper", kind)
+		t.Fatalf("store %q (SAMSA_BENCH_STORE): want etcd or zookeeper", kind)
 	}
 	srv, err := embedetcd.StartLocal(t.TempDir(), logger)
 	if err != nil {
@@ -264,16 +265,47 @@ func clusterStore(t testing.TB, logger *slog.Logger) (metastore.Store, func()) {
 	}
 }
 
-// storeKind is the store startCluster runs on: etcd, or in a benchmark
-// SAMSA_BENCH_STORE's value.
+// storeKind is the store startCluster runs on: in a benchmark run per
+// store (benchStores), the store its name carries ("…/store=zookeeper");
+// in another benchmark SAMSA_BENCH_STORE's value if it names one store;
+// etcd otherwise, and always in tests.
 func storeKind(t testing.TB) string {
 	if _, bench := t.(*testing.B); !bench {
 		return "etcd"
 	}
-	if kind := os.Getenv("SAMSA_BENCH_STORE"); kind != "" {
-		return kind
+	for _, part := range strings.Split(t.Name(), "/") {
+		if kind, ok := strings.CutPrefix(part, "store="); ok {
+			return kind
+		}
 	}
-	return "etcd"
+	switch kinds := benchStoreKinds(); len(kinds) {
+	case 1:
+		return kinds[0]
+	default:
+		t.Fatalf("SAMSA_BENCH_STORE=%q names several stores; %s does not run per store", os.Getenv("SAMSA_BENCH_STORE"), t.Name())
+		return ""
+	}
+}
+
+// benchStoreKinds is SAMSA_BENCH_STORE's comma-separated list of stores,
+// etcd when it is unset.
+func benchStoreKinds() []string {
+	v := os.Getenv("SAMSA_BENCH_STORE")
+	if v == "" {
+		return []string{"etcd"}
+	}
+	return strings.Split(v, ",")
+}
+
+// benchStores runs fn as a sub-benchmark "store=<kind>" for each store
+// SAMSA_BENCH_STORE lists (etcd when unset), so that one run puts the same
+// benchmark on etcd and on ZooKeeper next to each other:
+//
+//	SAMSA_BENCH_STORE=etcd,zookeeper go test ./internal/broker -run '^$' -bench BrokerCrash -benchtime 1x
+func benchStores(b *testing.B, fn func(b *testing.B)) {
+	for _, kind := range benchStoreKinds() {
+		b.Run("store="+kind, fn)
+	}
 }
 
 // controllerOf returns the active controller among brokers.
