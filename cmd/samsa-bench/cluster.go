@@ -76,6 +76,7 @@ func runBrokerChild(args []string) {
 		// -idle: a GC before each reading; heap and goroutine profiles.
 		mux.HandleFunc("/debug/freeosmemory", func(http.ResponseWriter, *http.Request) { debug.FreeOSMemory() })
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		go http.Serve(l, mux)
 	}
 	b, err := broker.Start(cfg, opts)

@@ -48,6 +48,7 @@ type segment struct {
 	sinceIdx    int64 // bytes appended since the last offset index entry
 	wbFrom      int64 // writeback.go: where the bytes not yet handed to writeback start
 	wbKnown     bool  // wbFrom was set by a write in this process
+	wbBusy      bool  // a writeback goroutine runs for the segment
 }
 
 func segmentPath(dir string, base int64) string {
@@ -311,9 +312,9 @@ func (s *segment) maybeTimeEntryLocked(tb []byte) []byte {
 }
 
 // write stores data (whole batches described by hdrs) at pos with one
-// pwrite and appends the index entries; then, outside the segment's lock
-// (readers take it), it starts the writeback that is due (writeback.go).
-// The caller pinned the segment.
+// pwrite and appends the index entries; the writeback that is then due
+// starts on a goroutine of its own (writeback.go). The caller pinned the
+// segment.
 func (s *segment) write(data []byte, pos int64, hdrs []record.Header) error {
 	s.mu.Lock()
 	err := s.writeLocked(data, pos, hdrs)
@@ -324,10 +325,7 @@ func (s *segment) write(data []byte, pos int64, hdrs []record.Header) error {
 	}
 	s.mu.Unlock()
 	if wbLen > 0 {
-		// Advice only: a file system without it (EINVAL, ESPIPE) or a
-		// failed write-back leaves the pages dirty, as before, and an
-		// fsync or a write reports a real I/O error.
-		_ = startWriteback(f, wbOff, wbLen)
+		go s.writeback(f, wbOff, wbLen)
 	}
 	return err
 }
