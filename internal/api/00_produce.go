@@ -9,7 +9,12 @@ package api
 // at all; acks=1 is answered once the leader has written. acks=-1 is refused
 // when the ISR is smaller than min.insync.replicas (NOT_ENOUGH_REPLICAS,
 // nothing written); otherwise the request waits for the ISR to replicate
-// what it appended (the delayed produce of produce_acks.go).
+// what it appended (the delayed produce of produce_acks.go). That wait
+// runs after the handler returns (server.Later): the connection's next
+// produce requests are appended meanwhile, in order, and answered in
+// order, so a producer's pipelined requests (max.in.flight.requests.per.
+// connection) overlap their replication waits instead of queueing behind
+// them, as they do on Kafka's broker.
 //
 // On a compacted topic (cleanup.policy holds compact) a record without a
 // key is INVALID_RECORD for its partition, nothing appended (Kafka's
@@ -52,6 +57,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/record"
 	"github.com/samsa-kafka/samsa/internal/replica"
+	"github.com/samsa-kafka/samsa/internal/server"
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
@@ -85,7 +91,14 @@ func (h *Handler) produce(ctx context.Context, req *kmsg.ProduceRequest) (kmsg.R
 	if req.Acks == 0 {
 		return nil, nil
 	}
-	if len(pending) > 0 && !h.awaitAcks(ctx, pending, req.TimeoutMillis) {
+	if pending = h.checkAcks(pending); len(pending) == 0 {
+		return resp, nil
+	}
+	// The wait for the acks goes on after this returns: the connection
+	// handles the next produce requests meanwhile (server.Later).
+	timeout := req.TimeoutMillis
+	finish := func() bool { return h.awaitAcks(ctx, pending, timeout) }
+	if !server.Later(ctx, finish) && !finish() {
 		return nil, nil // the connection is closing: nothing to answer
 	}
 	return resp, nil

@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"encoding/binary"
+	"net"
 	"testing"
 	"time"
 
@@ -141,5 +143,47 @@ func TestProduceAcksAllLeadershipLostAndClose(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("produce kept waiting after the connection closed")
+	}
+}
+
+// Through a server connection (server.Later), pipelined acks=-1 produce
+// requests are all appended while the first waits for its follower, and
+// answered in order once the follower's fetch covers them; a Kafka-like
+// one-at-a-time connection would append the second only after the first
+// was answered.
+func TestProduceAcksAllPipelined(t *testing.T) {
+	x := newHarness(t)
+	p := x.lead("t", 1, []int32{1, 2}, []int32{1, 2}, 2)
+	nc, err := net.Dial("tcp", startSectionServer(t, x.h, false).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	f := kmsg.NewRequestFormatter()
+	var out []byte
+	for i, v := range []string{"a", "b", "c"} {
+		out = append(out, f.AppendRequest(nil, produceReq("t", -1, 30000, v), int32(i))...)
+	}
+	if _, err := nc.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	await(t, "all three appended before any answer", func() bool { return p.LogEndOffset() == 3 })
+	x.fetch(context.Background(), 12, "t", 2, 3, 0) // the follower has all three: HW 3
+	for i := range 3 {
+		frame, err := readRawFrame(t, nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if corr := int32(binary.BigEndian.Uint32(frame[4:])); corr != int32(i) {
+			t.Fatalf("response %d has correlation id %d", i, corr)
+		}
+		resp := kmsg.NewPtrProduceResponse()
+		resp.Version = 9
+		if err := resp.ReadFrom(frame[9:]); err != nil { // size, correlation id, header tags
+			t.Fatal(err)
+		}
+		if sp := resp.Topics[0].Partitions[0]; sp.ErrorCode != 0 || sp.BaseOffset != int64(i) {
+			t.Fatalf("produce %d: %+v", i, sp)
+		}
 	}
 }

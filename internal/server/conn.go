@@ -80,6 +80,12 @@ type connLoop struct {
 	rc     syscall.RawConn
 	secs   []Section
 	locate Locator
+	// later is the finish the handler passed to Later; laters counts the
+	// Later answers not yet complete, all of requests of key laterKey
+	// (later.go).
+	later    func() bool
+	laters   sync.WaitGroup
+	laterKey int16
 }
 
 // serveConn runs one connection to its end: the handling loop runs here, the
@@ -90,9 +96,10 @@ func (s *Server) serveConn(c *Conn) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	l := &connLoop{
 		s: s, c: c, cancel: cancel,
-		log:  s.log.With("conn", c.ID, "remote", c.Remote.String()),
-		reqs: make(chan inbound, queueDepth),
-		rc:   rawConnOf(c.nc),
+		log:      s.log.With("conn", c.ID, "remote", c.Remote.String()),
+		reqs:     make(chan inbound, queueDepth),
+		rc:       rawConnOf(c.nc),
+		laterKey: -1,
 	}
 	l.ctx = context.WithValue(ctx, loopKey{}, l)
 	l.out = newOutput(l)
@@ -177,6 +184,7 @@ func (l *connLoop) handle(in inbound) bool {
 	defer l.c.inFlight.Add(-1)
 	defer l.runAfter()     // also when the handler fails or answers nothing
 	defer l.dropSections() // those the response did not take
+	l.awaitLaters(in)
 	var resp kmsg.Response
 	if in.err != nil {
 		// Kafka answers with a v0 body, whatever version was asked.
@@ -184,6 +192,8 @@ func (l *connLoop) handle(in inbound) bool {
 	} else {
 		var err error
 		resp, err = l.callHandler(in)
+		finish := l.later
+		l.later = nil
 		if err != nil {
 			l.s.metrics.observe(in.hdr.Key, time.Since(in.read))
 			l.logHandlerError(in, err)
@@ -191,6 +201,10 @@ func (l *connLoop) handle(in inbound) bool {
 		}
 		if resp != nil {
 			resp.SetVersion(in.hdr.Version)
+		}
+		if finish != nil {
+			defer l.mute()
+			return l.answerLater(in, resp, finish)
 		}
 	}
 	l.c.touch()

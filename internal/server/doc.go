@@ -5,7 +5,10 @@
 //
 // Invariants:
 //   - On one connection requests are handled one at a time, in arrival
-//     order, as Kafka does; responses are written in that same order.
+//     order, as Kafka does; responses are written in that same order. A
+//     handler may leave its response to be completed after it returns
+//     (Later: a produce's acks=-1 wait); requests of the same key are then
+//     handled meanwhile, any other only once it is complete (later.go).
 //     Reading and decoding the next frames overlaps with handling (a queue of
 //     queueDepth decoded requests). A response is written by the handling
 //     goroutine itself when the output is idle, else queued (up to
@@ -33,7 +36,8 @@
 // Goroutines: Serve runs the accept loop in the caller's goroutine. Each
 // connection owns three goroutines (reader, the handling loop, writer), all
 // started and waited for by the connection's own goroutine, which Server
-// tracks. Close stops accepting, cancels every handler context, closes every
+// tracks, and one for each Later answer while it waits (the writer waits
+// for it before the connection ends). Close stops accepting, cancels every handler context, closes every
 // connection and waits for all of them; a Handler must return once its
 // context is cancelled.
 package server

@@ -102,6 +102,9 @@ type cut struct {
 type frame struct {
 	buf  []byte
 	cuts []cut
+	// later, if not nil, holds the frame instead, once it is ready
+	// (later.go); buf and cuts are then empty.
+	later *laterFrame
 }
 
 // size is the frame's size on the wire.
@@ -113,8 +116,17 @@ func (f frame) size() int {
 	return n
 }
 
-// release returns the buffer and closes the sections.
+// release returns the buffer and closes the sections. A Later frame not
+// ready yet is left to the collector.
 func (f frame) release() {
+	if f.later != nil {
+		select {
+		case <-f.later.ready:
+			f.later.f.release()
+		default:
+		}
+		return
+	}
 	releaseResponseBuffer(f.buf)
 	for _, c := range f.cuts {
 		c.sec.Close()

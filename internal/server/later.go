@@ -1,0 +1,82 @@
+package server
+
+// Answers completed after the handler returns (Later). Kafka's broker
+// handles one request of a connection at a time and reads the next only
+// once the response is sent, so a producer's pipelined produce requests
+// (the Java producer keeps up to five in flight) each wait behind the
+// acks=-1 replication wait of the one before. Here a produce handler
+// appends, then hands that wait to Later: the connection goes on with the
+// next requests of the same API key, whose appends follow in request order,
+// while the wait runs on a goroutine of its own. Responses still go out in
+// request order (clients match them by it), and a request of any other key
+// is handled only once every Later answer before it is complete, so
+// whatever it reads (a high watermark, a committed offset) is what it would
+// read after those responses, as with Kafka.
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/wire"
+)
+
+// laterFrame is the place in the output of a response that Later
+// completes: f is set before ready closes (empty if nothing is answered).
+type laterFrame struct {
+	ready chan struct{}
+	f     frame
+}
+
+// Later asks that the response the handler is about to return be
+// completed by finish, which runs on a goroutine of its own once the
+// handler has returned and reports false if there is nothing to answer
+// (the connection is closing). It reports false, and the handler must then
+// call finish itself, outside a server connection or when the response
+// carries sections (AttachSections). A handler calls it at most once.
+func Later(ctx context.Context, finish func() bool) bool {
+	l, ok := ctx.Value(loopKey{}).(*connLoop)
+	if !ok || len(l.secs) > 0 || l.later != nil {
+		return false
+	}
+	l.later = finish
+	return true
+}
+
+// answerLater queues the place of in's response, then completes it with
+// finish on a goroutine of its own. It reports whether the connection
+// stays open.
+func (l *connLoop) answerLater(in inbound, resp kmsg.Response, finish func() bool) bool {
+	lf := &laterFrame{ready: make(chan struct{})}
+	if !l.out.send(frame{later: lf}) {
+		close(lf.ready)
+		return false
+	}
+	l.laterKey = in.hdr.Key
+	l.c.inFlight.Add(1)
+	l.laters.Add(1)
+	go func() {
+		defer l.laters.Done()
+		defer l.c.inFlight.Add(-1)
+		defer close(lf.ready)
+		ok := finish()
+		l.s.metrics.observe(in.hdr.Key, time.Since(in.read))
+		if !ok || resp == nil {
+			return
+		}
+		lf.f = frame{buf: wire.AppendResponse(getResponseBuffer(), in.hdr, resp)}
+		l.c.touch()
+	}()
+	return true
+}
+
+// awaitLaters waits, before in is handled, for the Later answers before it
+// unless in is of their key.
+func (l *connLoop) awaitLaters(in inbound) {
+	if in.err == nil && in.hdr.Key == l.laterKey {
+		return
+	}
+	l.laters.Wait()
+	l.laterKey = -1
+}
