@@ -77,6 +77,7 @@ func runBrokerChild(args []string) {
 		mux.HandleFunc("/debug/freeosmemory", func(http.ResponseWriter, *http.Request) { debug.FreeOSMemory() })
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		go http.Serve(l, mux)
 	}
 	b, err := broker.Start(cfg, opts)
@@ -176,6 +177,7 @@ func (c *benchCluster) stop() {
 // replicationBench runs both configurations on one cluster.
 func replicationBench(partitions, records, size int) error {
 	fmt.Printf("start: %s\n", uptimeLine())
+	defer debug.SetGCPercent(debug.SetGCPercent(clientGOGC)) // the client's, as in the fair benchmark
 	c, err := startBenchCluster()
 	if err != nil {
 		return err
@@ -208,6 +210,11 @@ func replicationBench(partitions, records, size int) error {
 	fmt.Println("rf3-all = replication factor 3, acks=all (min.insync.replicas=1); rf1-one = replication factor 1, acks=1;")
 	fmt.Printf("paced = producing for %s at half the saturated throughput, a burst every 1 ms, no linger; latency = Produce call\n", pacedFor)
 	fmt.Println("to acknowledgement (client);")
+	fmt.Print("the paced run starts once the saturated run's writes reached the disk (sync(2):")
+	for _, r := range results {
+		fmt.Printf(" %s %v", r.target, r.syncTook.Round(time.Millisecond))
+	}
+	fmt.Printf("); the client runs at GOGC=%d, the brokers at their default;\n", clientGOGC)
 	fmt.Printf("%d produce request(s) in flight per broker (-inflight);\n", inflight)
 	fmt.Println("request p99 = the paced run's Produce requests, written to answer read (the client's kgo BrokerE2E); a record's")
 	fmt.Println("latency less its request's is its wait in the client for the request before (one in flight per broker);")

@@ -37,7 +37,9 @@ func (r fairRun) gbMoved() float64        { return r.bytesMoved / (1 << 30) }
 func (r fairRun) serverCPUPerGB() float64 { return r.serverCPU / r.gbMoved() }
 func (r fairRun) clientCPUPerGB() float64 { return r.clientCPU / r.gbMoved() }
 
-// clientGOGC is the client's GOGC during the fair benchmark. Its live heap
+// clientGOGC is the client's GOGC during the fair benchmark and the
+// replication benchmark (cluster.go: it shares the cores with the three
+// brokers, and every CPU-second it spends is one their latency waits on). Its live heap
 // is small (records in flight point into one shared pool of values) while
 // it allocates a request buffer per produce and a fetch buffer per fetch:
 // at GOGC=100 it collected so often that a third of its CPU went to the

@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -52,6 +53,7 @@ type result struct {
 	brokerP99           string        // the brokers' estimate of the paced run's Produce p99 and its histogram bucket (-replication)
 	consumeMBs          float64
 	pacedMBs            float64
+	syncTook            time.Duration // writing the saturated run's data back before the paced run
 	records, recordSize int
 }
 
@@ -205,6 +207,12 @@ func runWith(rp runParams) (result, error) {
 			return res, err
 		}
 	}
+	// The paced run measures half load, not the tail of the saturated run:
+	// it starts once that run's writes (gigabytes in the page cache, RF 3)
+	// have reached the disk.
+	syncStart := time.Now()
+	syscall.Sync()
+	res.syncTook = time.Since(syncStart)
 	timer.start()
 	if res.p50, res.p99, res.p999, err = pacedLatency(ctx, cl, topic, res.pacedMBs, values); err != nil {
 		return res, err
