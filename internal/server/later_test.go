@@ -99,6 +99,20 @@ func readProduceMark(t *testing.T, c *rawClient, corr int32) {
 	}
 }
 
+// writeProduces sends produce requests 1..n in one write and waits until
+// each is handled.
+func writeProduces(t *testing.T, c *rawClient, h *laterHandler, n int32) {
+	t.Helper()
+	var batch []byte
+	for corr := int32(1); corr <= n; corr++ {
+		batch = append(batch, encodeRequest(laterProduce(true), corr)...)
+	}
+	c.write(batch)
+	for corr := int32(1); corr <= n; corr++ {
+		waitStarted(t, h, corr)
+	}
+}
+
 func waitStarted(t *testing.T, h *laterHandler, corr int32) {
 	t.Helper()
 	select {
@@ -119,14 +133,7 @@ func TestLaterOverlapsRequestsOfItsKey(t *testing.T) {
 	h := newLaterHandler()
 	ts := startServer(t, Config{Handler: h})
 	c := dial(t, ts.Addr())
-	var batch []byte
-	for corr := int32(1); corr <= 3; corr++ {
-		batch = append(batch, encodeRequest(laterProduce(true), corr)...)
-	}
-	c.write(batch)
-	for corr := int32(1); corr <= 3; corr++ {
-		waitStarted(t, h, corr)
-	}
+	writeProduces(t, c, h, 3)
 	for corr := int32(3); corr >= 1; corr-- {
 		h.release(corr)
 	}
@@ -161,14 +168,7 @@ func TestLaterFlushesEarlierResponses(t *testing.T) {
 	ts := startServer(t, Config{Handler: h})
 	c := dial(t, ts.Addr())
 	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-	var batch []byte
-	for corr := int32(1); corr <= 3; corr++ {
-		batch = append(batch, encodeRequest(laterProduce(true), corr)...)
-	}
-	c.write(batch)
-	for corr := int32(1); corr <= 3; corr++ {
-		waitStarted(t, h, corr)
-	}
+	writeProduces(t, c, h, 3)
 	h.release(1)
 	readProduceMark(t, c, 1) // while 2 and 3 wait
 	h.release(2)

@@ -32,6 +32,20 @@ func stubWriteback(t *testing.T, hold chan struct{}) (got func() []wbSpan) {
 	}
 }
 
+// writebackLog is a new log and the size of the batches of 100-byte
+// records the tests append to it.
+func writebackLog(t *testing.T) (*Log, int64) {
+	t.Helper()
+	m := openManager(t, t.TempDir())
+	t.Cleanup(func() { m.Close() })
+	l, err := m.Create(tp0, topic, DefaultLogConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := batch(0, "x", 100)
+	return l, int64(len(b))
+}
+
 // writebackIdle waits until no writeback of l's active segment runs.
 func writebackIdle(t *testing.T, l *Log) {
 	t.Helper()
@@ -57,14 +71,7 @@ func writebackIdle(t *testing.T, l *Log) {
 // truncation point, so the rewritten bytes are not skipped.
 func TestWritebackStartsEveryChunk(t *testing.T) {
 	got := stubWriteback(t, nil)
-	m := openManager(t, t.TempDir())
-	defer m.Close()
-	l, err := m.Create(tp0, topic, DefaultLogConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := batch(0, "x", 100)
-	per := int64(len(b))
+	l, per := writebackLog(t)
 	n := int(4 * writebackChunk / per)
 	for i := range n {
 		mustAppend(t, l, int64(i), "x", 100)
@@ -112,14 +119,7 @@ func TestWritebackStartsEveryChunk(t *testing.T) {
 func TestWritebackDoesNotHoldAppends(t *testing.T) {
 	hold := make(chan struct{})
 	got := stubWriteback(t, hold)
-	m := openManager(t, t.TempDir())
-	defer m.Close()
-	l, err := m.Create(tp0, topic, DefaultLogConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := batch(0, "x", 100)
-	per := int64(len(b))
+	l, per := writebackLog(t)
 	n := int(3 * writebackChunk / per)
 	done := make(chan struct{})
 	go func() {
