@@ -15,6 +15,8 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -60,8 +62,13 @@ func (l *connLoop) answerLater(in inbound, resp kmsg.Response, finish func() boo
 		defer l.laters.Done()
 		defer l.c.inFlight.Add(-1)
 		defer close(lf.ready)
-		ok := finish()
+		ok, err := l.runFinish(finish)
 		l.s.metrics.observe(in.hdr.Key, time.Since(in.read))
+		if err != nil { // as a handler's: nothing answered, the connection closes
+			l.logHandlerError(in, err)
+			l.cancel()
+			return
+		}
 		if !ok || resp == nil {
 			return
 		}
@@ -69,6 +76,16 @@ func (l *connLoop) answerLater(in inbound, resp kmsg.Response, finish func() boo
 		l.c.touch()
 	}()
 	return true
+}
+
+// runFinish runs finish, recovering a panic as callHandler does.
+func (l *connLoop) runFinish(finish func() bool) (ok bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			ok, err = false, fmt.Errorf("%w: %v\n%s", errPanic, p, debug.Stack())
+		}
+	}()
+	return finish(), nil
 }
 
 // awaitLaters waits, before in is handled, for the Later answers before it

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,7 +18,7 @@ import (
 // (its first partition's error code set to the request's correlation id, a
 // mark the test reads back) is completed once release(corr) is called, or
 // not answered at all if the request's TimeoutMillis is 0 (finish reports
-// false). Metadata is answered at once, noting whether any Later answer was
+// false); with TimeoutMillis 1 finish panics. Metadata is answered at once, noting whether any Later answer was
 // still open then.
 type laterHandler struct {
 	started chan int32 // correlation ids of produce requests handled
@@ -52,7 +53,7 @@ func (h *laterHandler) Handle(ctx context.Context, c *Conn, hdr wire.RequestHead
 		rt := kmsg.NewProduceResponseTopic()
 		rt.Partitions = append(rt.Partitions, kmsg.NewProduceResponseTopicPartition())
 		resp.Topics = append(resp.Topics, rt)
-		corr, gate, answer := hdr.CorrelationID, h.gate(hdr.CorrelationID), req.TimeoutMillis != 0
+		corr, gate, answer, timeout := hdr.CorrelationID, h.gate(hdr.CorrelationID), req.TimeoutMillis != 0, req.TimeoutMillis
 		h.open.Add(1)
 		finish := func() bool {
 			defer h.open.Add(-1)
@@ -60,6 +61,9 @@ func (h *laterHandler) Handle(ctx context.Context, c *Conn, hdr wire.RequestHead
 			case <-gate:
 			case <-ctx.Done():
 				return false
+			}
+			if timeout == 1 {
+				panic("later handler: asked to panic")
 			}
 			resp.Topics[0].Partitions[0].ErrorCode = int16(corr)
 			return answer
@@ -189,4 +193,30 @@ func TestLaterNothingToAnswer(t *testing.T) {
 	h.release(1)
 	h.release(2)
 	readProduceMark(t, c, 2)
+}
+
+// TestLaterPanicClosesOnlyThatConnection: a finish that panics is
+// recovered as a handler's panic: its connection closes with an error
+// log line, the server and its other connections go on.
+func TestLaterPanicClosesOnlyThatConnection(t *testing.T) {
+	h := newLaterHandler()
+	ts := startServer(t, Config{Handler: h})
+	c := dial(t, ts.Addr())
+	r := laterProduce(true)
+	r.TimeoutMillis = 1
+	c.write(encodeRequest(r, 1))
+	waitStarted(t, h, 1)
+	h.release(1)
+	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, _, err := c.recv(); err == nil {
+		t.Fatal("a response after the panic")
+	}
+	other := dial(t, ts.Addr())
+	other.write(encodeRequest(laterProduce(true), 7))
+	waitStarted(t, h, 7)
+	h.release(7)
+	readProduceMark(t, other, 7)
+	if !strings.Contains(ts.logs.String(), "asked to panic") {
+		t.Fatalf("no log line of the panic:\n%s", ts.logs.String())
+	}
 }
