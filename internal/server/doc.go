@@ -36,8 +36,8 @@
 // Goroutines: Serve runs the accept loop in the caller's goroutine. Each
 // connection owns three goroutines (reader, the handling loop, writer), all
 // started and waited for by the connection's own goroutine, which Server
-// tracks, and one for each Later answer while it waits (the writer waits
-// for it before the connection ends). Close stops accepting, cancels every handler context, closes every
+// tracks. A Later answer's wait runs on the writer goroutine when it
+// reaches that answer, so the connection ends once it is over. Close stops accepting, cancels every handler context, closes every
 // connection and waits for all of them; a Handler must return once its
 // context is cancelled.
 package server

@@ -7,7 +7,7 @@ package server
 // acks=-1 replication wait of the one before. Here a produce handler
 // appends, then hands that wait to Later: the connection goes on with the
 // next requests of the same API key, whose appends follow in request order,
-// while the wait runs on a goroutine of its own. Responses still go out in
+// while the connection's writer goroutine waits. Responses still go out in
 // request order (clients match them by it), and a request of any other key
 // is handled only once every Later answer before it is complete, so
 // whatever it reads (a high watermark, a committed offset) is what it would
@@ -17,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -25,16 +26,22 @@ import (
 )
 
 // laterFrame is the place in the output of a response that Later
-// completes: f is set before ready closes (empty if nothing is answered).
+// completes. The writer goroutine, reaching it in order, runs run, which
+// waits for the handler's finish and encodes the response (false: nothing
+// to answer); done is called once, when run returned or the frame was
+// dropped (the output failed or closed before it).
 type laterFrame struct {
-	ready chan struct{}
-	f     frame
+	run  func() (frame, bool)
+	done func()
+	once sync.Once
 }
 
+func (lf *laterFrame) finish() { lf.once.Do(lf.done) }
+
 // Later asks that the response the handler is about to return be
-// completed by finish, which runs on a goroutine of its own once the
-// handler has returned and reports false if there is nothing to answer
-// (the connection is closing). It reports false, and the handler must then
+// completed by finish, which the connection's writer goroutine runs once
+// the handler has returned and the responses before it are written; it
+// reports false if there is nothing to answer (the connection is closing). It reports false, and the handler must then
 // call finish itself, outside a server connection or when the response
 // carries sections (AttachSections). A handler calls it at most once.
 func Later(ctx context.Context, finish func() bool) bool {
@@ -46,36 +53,32 @@ func Later(ctx context.Context, finish func() bool) bool {
 	return true
 }
 
-// answerLater queues the place of in's response, then completes it with
-// finish on a goroutine of its own. It reports whether the connection
-// stays open.
+// answerLater queues the place of in's response; the writer goroutine
+// completes it with finish when it reaches it (out.go), so the answers go
+// out in order and the goroutine woken by the end of finish's wait is the
+// one that writes. It reports whether the connection stays open.
 func (l *connLoop) answerLater(in inbound, resp kmsg.Response, finish func() bool) bool {
-	lf := &laterFrame{ready: make(chan struct{})}
-	if !l.out.send(frame{later: lf}) {
-		close(lf.ready)
-		return false
-	}
 	l.laterKey = in.hdr.Key
 	l.c.inFlight.Add(1)
 	l.laters.Add(1)
-	go func() {
-		defer l.laters.Done()
-		defer l.c.inFlight.Add(-1)
-		defer close(lf.ready)
+	lf := &laterFrame{done: func() {
+		l.c.inFlight.Add(-1)
+		l.laters.Done()
+	}}
+	lf.run = func() (frame, bool) {
 		ok, err := l.runFinish(finish)
 		l.s.metrics.observe(in.hdr.Key, time.Since(in.read))
 		if err != nil { // as a handler's: nothing answered, the connection closes
 			l.logHandlerError(in, err)
 			l.cancel()
-			return
+			return frame{}, false
 		}
 		if !ok || resp == nil {
-			return
+			return frame{}, false
 		}
-		lf.f = frame{buf: wire.AppendResponse(getResponseBuffer(), in.hdr, resp)}
-		l.c.touch()
-	}()
-	return true
+		return frame{buf: wire.AppendResponse(getResponseBuffer(), in.hdr, resp)}, true
+	}
+	return l.out.send(frame{later: lf})
 }
 
 // runFinish runs finish, recovering a panic as callHandler does.

@@ -63,7 +63,7 @@ func (o *output) send(b frame) bool {
 		b.release()
 		return false
 	}
-	if o.busy || len(o.queue) > 0 || b.later != nil { // a Later frame waits in the queue, not here
+	if o.busy || len(o.queue) > 0 || b.later != nil { // a Later frame is the writer goroutine's
 		o.queue = append(o.queue, b)
 		o.mu.Unlock()
 		o.signal()
@@ -115,14 +115,19 @@ func (o *output) write(frames []frame) error {
 	}()
 	var err error
 	for _, f := range frames {
-		if f.later != nil {
+		if lf := f.later; lf != nil {
 			// The responses before it go out now, not after its wait.
 			if err == nil && bw.Buffered() > 0 {
 				err = bw.Flush()
 			}
-			<-f.later.ready
-			f = f.later.f
-			if len(f.buf) == 0 { // nothing to answer
+			if err != nil { // nothing more goes out: its wait is moot
+				lf.finish()
+				continue
+			}
+			var ok bool
+			f, ok = lf.run()
+			lf.finish()
+			if !ok { // nothing to answer
 				continue
 			}
 		}

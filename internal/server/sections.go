@@ -102,7 +102,7 @@ type cut struct {
 type frame struct {
 	buf  []byte
 	cuts []cut
-	// later, if not nil, holds the frame instead, once it is ready
+	// later, if not nil, makes the frame when the writer reaches it
 	// (later.go); buf and cuts are then empty.
 	later *laterFrame
 }
@@ -116,15 +116,11 @@ func (f frame) size() int {
 	return n
 }
 
-// release returns the buffer and closes the sections. A Later frame not
-// ready yet is left to the collector.
+// release returns the buffer and closes the sections; a Later frame
+// dropped before the writer made it ends there.
 func (f frame) release() {
 	if f.later != nil {
-		select {
-		case <-f.later.ready:
-			f.later.f.release()
-		default:
-		}
+		f.later.finish()
 		return
 	}
 	releaseResponseBuffer(f.buf)
