@@ -70,7 +70,7 @@ func (h *Handler) writeTxnMarkers(ctx context.Context, req *kmsg.WriteTxnMarkers
 			}
 		}
 	}
-	if len(pending) > 0 && !h.awaitAcks(ctx, pending, markerAckTimeout) {
+	if pending = h.checkAcks(pending); len(pending) > 0 && !h.awaitAcks(ctx, pending, markerAckTimeout) {
 		return nil, nil // the connection is closing: nothing to answer
 	}
 	for _, mp := range written {

@@ -34,14 +34,12 @@ type pendingAck struct {
 }
 
 // awaitAcks waits until every pending partition is acknowledged or timeout
-// passes, setting the codes in their responses. It returns false when ctx
-// ends first (the connection is closing).
+// passes, setting the codes in their responses. pending is what checkAcks
+// left, so the caller can answer at once when it left nothing. It returns
+// false when ctx ends first (the connection is closing).
 func (h *Handler) awaitAcks(ctx context.Context, pending []pendingAck, timeoutMillis int32) bool {
 	deadline := h.Now().Add(time.Duration(timeoutMillis) * time.Millisecond)
-	left := h.checkAcks(pending)
-	if len(left) == 0 {
-		return true
-	}
+	left := pending
 	defer quota.Parked(ctx)() // not request time (quota.go)
 	w := replica.NewWaiter()
 	waitingOn := make([]*replica.Partition, len(left))

@@ -37,7 +37,8 @@
 // connection owns three goroutines (reader, the handling loop, writer), all
 // started and waited for by the connection's own goroutine, which Server
 // tracks. A Later answer's wait runs on the writer goroutine when it
-// reaches that answer, so the connection ends once it is over. Close stops accepting, cancels every handler context, closes every
-// connection and waits for all of them; a Handler must return once its
-// context is cancelled.
+// reaches that answer, so the connection ends once it is over. Close stops
+// accepting, cancels every handler context, closes every connection and
+// waits for all of them; a Handler must return once its context is
+// cancelled.
 package server

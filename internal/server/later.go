@@ -40,10 +40,11 @@ func (lf *laterFrame) finish() { lf.once.Do(lf.done) }
 
 // Later asks that the response the handler is about to return be
 // completed by finish, which the connection's writer goroutine runs once
-// the handler has returned and the responses before it are written; it
-// reports false if there is nothing to answer (the connection is closing). It reports false, and the handler must then
-// call finish itself, outside a server connection or when the response
-// carries sections (AttachSections). A handler calls it at most once.
+// the handler has returned and the responses before it are written; finish
+// reports false if there is nothing to answer (the connection is closing).
+// Later itself reports false, and the handler must then call finish
+// itself, outside a server connection or when the response carries
+// sections (AttachSections). A handler calls it at most once.
 func Later(ctx context.Context, finish func() bool) bool {
 	l, ok := ctx.Value(loopKey{}).(*connLoop)
 	if !ok || len(l.secs) > 0 || l.later != nil {

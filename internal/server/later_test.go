@@ -18,8 +18,8 @@ import (
 // (its first partition's error code set to the request's correlation id, a
 // mark the test reads back) is completed once release(corr) is called, or
 // not answered at all if the request's TimeoutMillis is 0 (finish reports
-// false); with TimeoutMillis 1 finish panics. Metadata is answered at once, noting whether any Later answer was
-// still open then.
+// false); with TimeoutMillis 1 finish panics. Metadata is answered at once,
+// noting whether any Later answer was still open then.
 type laterHandler struct {
 	started chan int32 // correlation ids of produce requests handled
 
@@ -27,6 +27,14 @@ type laterHandler struct {
 	releases map[int32]chan struct{}
 	open     atomic.Int32 // Later answers not finished
 	overlap  atomic.Bool  // a Metadata request was handled while one was open
+}
+
+// startLater starts a server on a laterHandler and dials it.
+func startLater(t *testing.T) (*laterHandler, *testServer, *rawClient) {
+	t.Helper()
+	h := newLaterHandler()
+	ts := startServer(t, Config{Handler: h})
+	return h, ts, dial(t, ts.Addr())
 }
 
 func newLaterHandler() *laterHandler {
@@ -134,9 +142,7 @@ func waitStarted(t *testing.T, h *laterHandler, corr int32) {
 // serving loop that waited for it would handle only the first), and their
 // responses go out in request order whatever order they complete in.
 func TestLaterOverlapsRequestsOfItsKey(t *testing.T) {
-	h := newLaterHandler()
-	ts := startServer(t, Config{Handler: h})
-	c := dial(t, ts.Addr())
+	h, _, c := startLater(t)
 	writeProduces(t, c, h, 3)
 	for corr := int32(3); corr >= 1; corr-- {
 		h.release(corr)
@@ -149,9 +155,7 @@ func TestLaterOverlapsRequestsOfItsKey(t *testing.T) {
 // TestLaterHoldsOtherKeys: a request of another key waits until the Later
 // answers before it are complete, so it sees what it would see after them.
 func TestLaterHoldsOtherKeys(t *testing.T) {
-	h := newLaterHandler()
-	ts := startServer(t, Config{Handler: h})
-	c := dial(t, ts.Addr())
+	h, _, c := startLater(t)
 	c.write(append(encodeRequest(laterProduce(true), 1), encodeRequest(metadataRequest(9), 2)...))
 	waitStarted(t, h, 1)
 	time.Sleep(50 * time.Millisecond) // room for the Metadata request to be handled too early
@@ -168,9 +172,7 @@ func TestLaterHoldsOtherKeys(t *testing.T) {
 // before the first is released, so the writer takes at least the last two
 // together: each response is read while the one after it waits.
 func TestLaterFlushesEarlierResponses(t *testing.T) {
-	h := newLaterHandler()
-	ts := startServer(t, Config{Handler: h})
-	c := dial(t, ts.Addr())
+	h, _, c := startLater(t)
 	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
 	writeProduces(t, c, h, 3)
 	h.release(1)
@@ -184,9 +186,7 @@ func TestLaterFlushesEarlierResponses(t *testing.T) {
 // TestLaterNothingToAnswer: a Later answer that finishes with nothing to
 // answer leaves no response, and the ones after it go on.
 func TestLaterNothingToAnswer(t *testing.T) {
-	h := newLaterHandler()
-	ts := startServer(t, Config{Handler: h})
-	c := dial(t, ts.Addr())
+	h, _, c := startLater(t)
 	c.write(append(encodeRequest(laterProduce(false), 1), encodeRequest(laterProduce(true), 2)...))
 	waitStarted(t, h, 1)
 	waitStarted(t, h, 2)
@@ -199,9 +199,7 @@ func TestLaterNothingToAnswer(t *testing.T) {
 // recovered as a handler's panic: its connection closes with an error
 // log line, the server and its other connections go on.
 func TestLaterPanicClosesOnlyThatConnection(t *testing.T) {
-	h := newLaterHandler()
-	ts := startServer(t, Config{Handler: h})
-	c := dial(t, ts.Addr())
+	h, ts, c := startLater(t)
 	r := laterProduce(true)
 	r.TimeoutMillis = 1
 	c.write(encodeRequest(r, 1))

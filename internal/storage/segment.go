@@ -46,8 +46,7 @@ type segment struct {
 	maxTS       int64 // largest batch MaxTimestamp, -1 none
 	maxTSOff    int64 // last offset of the batch holding maxTS
 	sinceIdx    int64 // bytes appended since the last offset index entry
-	wbFrom      int64 // writeback.go: where the bytes not yet handed to writeback start
-	wbKnown     bool  // wbFrom was set by a write in this process
+	wbFrom      int64 // writeback.go: where the bytes not yet handed to writeback start, -1 before a write in this process
 	wbBusy      bool  // a writeback goroutine runs for the segment
 }
 
@@ -57,7 +56,7 @@ func segmentPath(dir string, base int64) string {
 
 func newSegment(dir string, base int64, cache *fdCache, interval int32) *segment {
 	return &segment{base: base, path: segmentPath(dir, base), cache: cache, next: base,
-		rollWall: -1, rollTS: -1, interval: interval, maxTS: -1, maxTSOff: -1}
+		rollWall: -1, rollTS: -1, interval: interval, maxTS: -1, maxTSOff: -1, wbFrom: -1}
 }
 
 // acquire pins the segment with its files open. The caller holds the Log's

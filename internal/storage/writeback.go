@@ -59,8 +59,8 @@ var startWriteback = func(f *os.File, off, n int64) error {
 // writeback). A write below the last start (after a truncation) starts the
 // count there. s.mu is held.
 func (s *segment) writebackDueLocked(pos, end int64) (off, n int64) {
-	if !s.wbKnown || pos < s.wbFrom {
-		s.wbFrom, s.wbKnown = pos, true
+	if s.wbFrom < 0 || pos < s.wbFrom {
+		s.wbFrom = pos
 	}
 	if s.wbBusy || end-s.wbFrom < writebackChunk {
 		return 0, 0
