@@ -3,8 +3,9 @@ package api
 // DescribeConfigs (key 32), v0–v4.
 //
 // Resource types TOPIC (2) and BROKER (4), from this broker's current
-// configuration: static, with the dynamic layers it has applied
-// (Configs.Current, broker/dynconfig.go). A broker resource names this
+// configuration: static, with the dynamic layers it has applied, once it
+// has applied the store's last write of them (Configs.Synced,
+// broker/dynconfig.go). A broker resource names this
 // broker's id (every config with its source, Kafka's synonyms and read_only
 // for what cannot change at run time), or is empty for the cluster-wide
 // defaults (only the entries of /config/brokers/<default>, as Kafka);
@@ -58,10 +59,17 @@ func (h *Handler) configEntries(ctx context.Context, rr kmsg.DescribeConfigsRequ
 		if err != nil {
 			return nil, err
 		}
-		if !perBroker { // only the dynamic <default> entries, as Kafka
-			return h.current().DescribeBrokerDefault(), nil
+		cur := h.Broker
+		if h.Configs != nil {
+			if cur, err = h.Configs.Synced(ctx); err != nil {
+				h.Logger.Warn("describe configs: reading the broker's dynamic configs", "err", err)
+				return nil, err
+			}
 		}
-		return h.current().DescribeBroker(), nil
+		if !perBroker { // only the dynamic <default> entries, as Kafka
+			return cur.DescribeBrokerDefault(), nil
+		}
+		return cur.DescribeBroker(), nil
 	}
 	return nil, fmt.Errorf("%w: Unsupported resource type: %s", kerr.InvalidRequest, strings.ToUpper(rr.ResourceType.String()))
 }

@@ -43,6 +43,11 @@ import (
 type Configs interface {
 	// Current is this broker's configuration with its dynamic layers.
 	Current() *config.Broker
+	// Synced is Current once this broker has applied the store's last
+	// write of its dynamic config keys (/config/brokers/<default> and its
+	// own), as Kafka's DescribeConfigs reads them from ZooKeeper: a describe
+	// on any broker right after an AlterConfigs on another sees it.
+	Synced(ctx context.Context) (*config.Broker, error)
 	// AlterTopicConfig replaces a topic's stored overrides by what edit
 	// makes of them, written unless validateOnly, conditional on what was
 	// read and on the topic still existing (UNKNOWN_TOPIC_OR_PARTITION).

@@ -22,6 +22,9 @@ type memConfigs struct {
 
 func (m *memConfigs) Current() *config.Broker { return m.cfg }
 
+// Synced is Current: memConfigs applies its writes as it makes them.
+func (m *memConfigs) Synced(context.Context) (*config.Broker, error) { return m.cfg, nil }
+
 func (m *memConfigs) AlterTopicConfig(_ context.Context, topic string, validateOnly bool, edit ConfigEdit) error {
 	next, err := edit(m.topics[topic])
 	if err != nil || validateOnly {

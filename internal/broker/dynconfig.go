@@ -244,12 +244,39 @@ func (d *dynConfig) waitApplied(ctx context.Context, rev int64) error {
 	}
 }
 
+// syncedWait bounds Synced: a describe is not held longer by a store or a
+// watch that does not answer.
+const syncedWait = 10 * time.Second
+
 // configsAPI serves api.Configs for the handlers.
 type configsAPI struct{ b *Broker }
 
 var _ api.Configs = configsAPI{}
 
 func (c configsAPI) Current() *config.Broker { return c.b.current() }
+
+// Synced waits until this broker has applied the last write of
+// /config/brokers/<default> and of its own key (a deleted key's delete is
+// not waited for: the store keeps no revision of it), then is Current. It
+// gives up after syncedWait (REQUEST_TIMED_OUT, or the store's error).
+func (c configsAPI) Synced(ctx context.Context) (*config.Broker, error) {
+	ctx, cancel := context.WithTimeout(ctx, syncedWait)
+	defer cancel()
+	var rev int64
+	for _, key := range []string{metadata.BrokerDefaultConfigKey, metadata.BrokerConfigKey(c.b.nodeID)} {
+		kv, found, err := c.b.store.Get(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			rev = max(rev, kv.Version)
+		}
+	}
+	if err := c.b.dyn.waitApplied(ctx, rev); err != nil {
+		return nil, err
+	}
+	return c.b.current(), nil
+}
 
 // AlterTopicConfig rewrites /config/topics/<topic>, conditional on the
 // document read and on the topic's assignment (the topic still exists).
