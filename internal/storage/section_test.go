@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/samsa-kafka/samsa/internal/record"
 )
 
@@ -32,6 +34,10 @@ func readSection(t testing.TB, l *Log, off, maxOff int64, maxBytes int32, minOne
 	}
 	b := sectionBytes(t, res.Section)
 	if res.Section != nil {
+		// The section's own descriptor is not inherited by a child process.
+		if fl, err := unix.FcntlInt(uintptr(res.Section.Fd()), unix.F_GETFD, 0); err != nil || fl&unix.FD_CLOEXEC == 0 {
+			t.Fatalf("section descriptor flags %#x (%v): not close-on-exec", fl, err)
+		}
 		if res.Section.End != endOf(t, b) {
 			t.Fatalf("section end %d, batches end at %d", res.Section.End, endOf(t, b))
 		}
