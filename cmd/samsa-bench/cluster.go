@@ -199,12 +199,14 @@ func replicationBench(partitions, records, size int) error {
 		}
 		results = append(results, r)
 	}
-	fmt.Printf("%-8s %10s %8s %12s %10s %10s %10s %10s %10s %10s %11s %26s\n", "config", "partitions", "records",
-		"produce MB/s", "sat p50", "sat p99", "paced MB/s", "paced p50", "paced p99", "p99.9", "request p99", "broker p99 (bucket)")
+	fmt.Printf("%-8s %10s %8s %12s %10s %10s %10s %10s %10s %10s %11s %26s %14s %8s %7s\n", "config", "partitions", "records",
+		"produce MB/s", "sat p50", "sat p99", "paced MB/s", "paced p50", "paced p99", "p99.9", "request p99", "broker p99 (bucket)",
+		"tail episodes", "cpu wait", "io wait")
 	r10 := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
 	for _, r := range results {
-		fmt.Printf("%-8s %10d %8d %12.1f %10s %10s %10.1f %10s %10s %10s %11s %26s\n", r.target, r.partitions, r.records,
-			r.produceMBs, r10(r.satP50), r10(r.satP99), r.pacedMBs, r10(r.p50), r10(r.p99), r10(r.p999), r10(r.requestP99), r.brokerP99)
+		fmt.Printf("%-8s %10d %8d %12.1f %10s %10s %10.1f %10s %10s %10s %11s %26s %14s %8s %7s\n", r.target, r.partitions, r.records,
+			r.produceMBs, r10(r.satP50), r10(r.satP99), r.pacedMBs, r10(r.p50), r10(r.p99), r10(r.p999), r10(r.requestP99), r.brokerP99,
+			fmt.Sprintf("%d, %v", r.episodes, r.longestEpisode.Round(100*time.Microsecond)), r.cpuWait, r.ioWait)
 	}
 	fmt.Println("3 broker processes + client + embedded etcd on this machine; 1 KiB incompressible records, no compression;")
 	fmt.Println("rf3-all = replication factor 3, acks=all (min.insync.replicas=1); rf1-one = replication factor 1, acks=1;")
@@ -219,7 +221,12 @@ func replicationBench(partitions, records, size int) error {
 	fmt.Println("request p99 = the paced run's Produce requests, written to answer read (the client's kgo BrokerE2E); a record's")
 	fmt.Println("latency less its request's is its wait in the client for the request before (one in flight per broker);")
 	fmt.Println("broker p99 = the brokers' samsa_request_duration_seconds{api=\"Produce\"} over the paced run (frame read to")
-	fmt.Println("response queued), interpolated within its histogram bucket (bounds a factor of sqrt 2 apart).")
+	fmt.Println("response queued), interpolated within its histogram bucket (bounds a factor of sqrt 2 apart);")
+	fmt.Println("tail episodes = the paced records at or above its p99, grouped by when they were produced (ticks at most 2 ms")
+	fmt.Println("apart are one episode): how many, and the longest, from its first record's Produce call to its last one's")
+	fmt.Println("acknowledgement; few long episodes are stalls in which everything waited, many short ones queueing;")
+	fmt.Println("cpu wait, io wait = the share of the paced run's wall time in which some task of the machine was runnable")
+	fmt.Println("but waiting for a CPU, or waiting for I/O (/proc/pressure, \"some\").")
 	fmt.Printf("end: %s\n", uptimeLine())
 	return nil
 }

@@ -49,6 +49,9 @@ type result struct {
 	produceMBs          float64
 	satP50, satP99      time.Duration // at saturation: client queueing included
 	p50, p99, p999      time.Duration // at the paced rate
+	episodes            int           // the paced run's records at or above its p99, in episodes (stalls.go)
+	longestEpisode      time.Duration
+	cpuWait, ioWait     string        // the share of the paced run in which some task waited for a CPU, for I/O (stalls.go)
 	requestP99          time.Duration // the paced run's Produce requests' round trip (reqtimer.go)
 	brokerP99           string        // the brokers' estimate of the paced run's Produce p99 and its histogram bucket (-replication)
 	consumeMBs          float64
@@ -214,9 +217,15 @@ func runWith(rp runParams) (result, error) {
 	syscall.Sync()
 	res.syncTook = time.Since(syncStart)
 	timer.start()
-	if res.p50, res.p99, res.p999, err = pacedLatency(ctx, cl, topic, res.pacedMBs, values); err != nil {
+	psi := startPressure()
+	sent, lat, err := pacedLatency(ctx, cl, topic, res.pacedMBs, values)
+	if err != nil {
 		return res, err
 	}
+	res.cpuWait, res.ioWait = psi.share()
+	sorted := slices.Sorted(slices.Values(lat))
+	res.p50, res.p99, res.p999 = sorted[len(sorted)/2], sorted[len(sorted)*99/100], sorted[len(sorted)*999/1000]
+	res.episodes, res.longestEpisode = tailEpisodes(sent, lat, res.p99, 2*time.Millisecond)
 	res.requestP99 = p99(timer.stop())
 	res.brokerP99 = "-"
 	if len(rp.metrics) > 0 {
@@ -312,25 +321,33 @@ func consumeAll(ctx context.Context, addrs []string, topic string, partitions, r
 }
 
 // pacedLatency produces at rate MB/s for pacedFor with no linger and
-// returns the p50, p99 and p99.9 of Produce-call-to-acknowledgement latency.
-func pacedLatency(ctx context.Context, cl *kgo.Client, topic string, rate float64, values [][]byte) (p50, p99, p999 time.Duration, err error) {
+// returns, for each record in the order produced, when it was produced
+// (from the run's start) and its Produce-call-to-acknowledgement latency.
+func pacedLatency(ctx context.Context, cl *kgo.Client, topic string, rate float64, values [][]byte) (sent, lat []time.Duration, err error) {
 	const tick = time.Millisecond
 	size := len(values[0])
 	perTick := max(1, int(rate*(1<<20)/float64(size)*tick.Seconds()))
-	var mu sync.Mutex
-	var lat []time.Duration
+	records := int(pacedFor/tick+1) * perTick
+	sent, lat = make([]time.Duration, 0, records), make([]time.Duration, 0, records)
+	var mu sync.Mutex // lat, written by the callbacks
 	var firstErr error
 	var wg sync.WaitGroup
 	t := time.NewTicker(tick)
 	defer t.Stop()
-	for end := time.Now().Add(pacedFor); time.Now().Before(end); <-t.C {
+	start := time.Now()
+	for end := start.Add(pacedFor); time.Now().Before(end); <-t.C {
 		for i := range perTick {
-			sent := time.Now()
+			at := time.Now()
 			wg.Add(1)
+			mu.Lock()
+			sent = append(sent, at.Sub(start))
+			lat = append(lat, 0)
+			j := len(lat) - 1
+			mu.Unlock()
 			cl.Produce(ctx, &kgo.Record{Topic: topic, Value: values[i%len(values)]}, func(_ *kgo.Record, err error) {
-				d := time.Since(sent)
+				d := time.Since(at)
 				mu.Lock()
-				lat = append(lat, d)
+				lat[j] = d
 				if err != nil && firstErr == nil {
 					firstErr = err
 				}
@@ -340,8 +357,7 @@ func pacedLatency(ctx context.Context, cl *kgo.Client, topic string, rate float6
 		}
 	}
 	wg.Wait()
-	slices.Sort(lat)
-	return lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)*999/1000], firstErr
+	return sent, lat, firstErr
 }
 
 // startCPUProfile profiles this process into path until the returned
