@@ -203,8 +203,14 @@ func (l *connLoop) handle(in inbound) bool {
 			resp.SetVersion(in.hdr.Version)
 		}
 		if finish != nil {
-			defer l.mute()
-			return l.answerLater(in, resp, finish)
+			ok := l.answerLater(in, resp, finish)
+			if ok && l.c.throttle > 0 {
+				// Kafka mutes a throttled client's channel once the response
+				// is sent: nothing more is handled before this answer.
+				l.drainLaters()
+			}
+			l.mute()
+			return ok
 		}
 	}
 	l.c.touch()

@@ -98,6 +98,11 @@ func (l *connLoop) awaitLaters(in inbound) {
 	if in.err == nil && in.hdr.Key == l.laterKey {
 		return
 	}
+	l.drainLaters()
+}
+
+// drainLaters waits until every Later answer queued is complete.
+func (l *connLoop) drainLaters() {
 	l.laters.Wait()
 	l.laterKey = -1
 }

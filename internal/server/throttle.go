@@ -3,8 +3,9 @@ package server
 import "time"
 
 // Client quota throttling (KIP-219): a handler that throttles a client
-// calls Conn.Throttle; once the response is sent (or, for a request
-// without one, once it is handled) the connection is muted for that long,
+// calls Conn.Throttle; once the response is sent (for a request without
+// one, once it is handled; for a Later answer, once it is complete,
+// nothing being handled meanwhile) the connection is muted for that long,
 // as Kafka mutes the client's channel: the handling loop handles nothing
 // more and the reader reads no further frame until the throttle has
 // passed. A frame the reader had already begun waiting for is read and

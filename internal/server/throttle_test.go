@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -11,9 +12,10 @@ import (
 )
 
 // throttleHandler throttles the client for d on every Produce and notes
-// when each request was handled and each Produce's size.
+// when each request was handled and each Produce's size. An acks=-1
+// Produce is answered through Later, wait after its handler returned.
 type throttleHandler struct {
-	d       time.Duration
+	d, wait time.Duration
 	handled chan handled
 	sizes   chan int
 }
@@ -23,14 +25,19 @@ type handled struct {
 	at   time.Time
 }
 
-func (h *throttleHandler) Handle(_ context.Context, c *Conn, hdr wire.RequestHeader, req kmsg.Request) (kmsg.Response, error) {
+func (h *throttleHandler) Handle(ctx context.Context, c *Conn, hdr wire.RequestHeader, req kmsg.Request) (kmsg.Response, error) {
 	h.handled <- handled{c.ID, time.Now()}
 	if r, ok := req.(*kmsg.ProduceRequest); ok {
 		h.sizes <- c.RequestSize()
 		c.Throttle(h.d / 2)
 		c.Throttle(h.d) // the longest wins
-		if r.Acks == 0 {
+		switch r.Acks {
+		case 0:
 			return nil, nil
+		case -1:
+			if !Later(ctx, func() bool { time.Sleep(h.wait); return true }) {
+				return nil, errors.New("throttle handler: Later refused")
+			}
 		}
 		return r.ResponseKind(), nil
 	}
@@ -72,5 +79,30 @@ func TestThrottleMutesConnection(t *testing.T) {
 		if waited := (<-h.handled).at.Sub(first.at); waited < d {
 			t.Fatalf("acks=%d: the request after a %v throttle was handled after %v", acks, d, waited)
 		}
+	}
+}
+
+// A throttled acks=-1 Produce answered through Later mutes the connection
+// once its answer is written, as Kafka mutes the channel once the response
+// is sent: the Produce pipelined behind it (of the same key, which Later
+// otherwise lets through at once) is handled only after the answer's wait
+// and the throttle.
+func TestThrottleAfterLaterAnswer(t *testing.T) {
+	const d, wait = 500 * time.Millisecond, 400 * time.Millisecond
+	h := &throttleHandler{d: d, wait: wait, handled: make(chan handled, 16), sizes: make(chan int, 16)}
+	ts := startServer(t, Config{Handler: h})
+	c := dial(t, ts.Addr())
+	produce := kmsg.NewPtrProduceRequest()
+	produce.SetVersion(9)
+	produce.Acks = -1
+	c.write(append(encodeRequest(produce, 1), encodeRequest(produce, 2)...))
+	first := <-h.handled
+	<-h.sizes
+	c.read(produce.ResponseKind(), 1)
+	second := <-h.handled
+	<-h.sizes
+	c.read(produce.ResponseKind(), 2)
+	if waited := second.at.Sub(first.at); waited < wait+d {
+		t.Fatalf("the produce after a %v throttle answered after %v was handled after %v", d, wait, waited)
 	}
 }
