@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/samsa-kafka/samsa/internal/chaos"
 )
 
 var samsaBin string
@@ -28,13 +30,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	samsaBin = filepath.Join(dir, "samsa")
-	args := []string{"build", "-o", samsaBin}
-	if raceBuild {
-		args = append(args, "-race")
-	}
-	out, err := exec.Command("go", append(args, "../cmd/samsa")...).CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building samsa: %v\n%s", err, out)
+	if err := chaos.BuildSamsa(samsaBin, raceBuild); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()

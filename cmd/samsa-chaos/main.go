@@ -16,7 +16,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -71,8 +70,8 @@ func main() {
 	o.Bin = *bin
 	if o.Bin == "" {
 		o.Bin = filepath.Join(o.Dir, "samsa")
-		if out, err := exec.Command("go", "build", "-o", o.Bin, "./cmd/samsa").CombinedOutput(); err != nil {
-			fail(fmt.Errorf("building samsa: %v\n%s", err, out))
+		if err := chaos.BuildSamsa(o.Bin, false); err != nil {
+			fail(err)
 		}
 	}
 	rep, err := chaos.Run(ctx, o)

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,12 +26,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	samsaBin = filepath.Join(dir, "samsa")
-	args := []string{"build", "-o", samsaBin}
-	if raceBuild {
-		args = append(args, "-race")
-	}
-	if out, err := exec.Command("go", append(args, "../../cmd/samsa")...).CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building samsa: %v\n%s", err, out)
+	if err := chaos.BuildSamsa(samsaBin, raceBuild); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
