@@ -83,10 +83,10 @@ func TestThrottleMutesConnection(t *testing.T) {
 }
 
 // A throttled acks=-1 Produce answered through Later mutes the connection
-// once its answer is written, as Kafka mutes the channel once the response
-// is sent: the Produce pipelined behind it (of the same key, which Later
-// otherwise lets through at once) is handled only after the answer's wait
-// and the throttle.
+// once its answer is complete, as Kafka mutes the channel once the
+// response is sent: the Produce pipelined behind it (of the same key, which
+// Later otherwise lets through at once) is handled only after the answer's
+// wait and the throttle.
 func TestThrottleAfterLaterAnswer(t *testing.T) {
 	const d, wait = 500 * time.Millisecond, 400 * time.Millisecond
 	h := &throttleHandler{d: d, wait: wait, handled: make(chan handled, 16), sizes: make(chan int, 16)}
