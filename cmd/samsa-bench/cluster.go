@@ -193,20 +193,21 @@ func replicationBench(partitions, records, size int) error {
 			continue
 		}
 		r, err := runWith(runParams{target: m.name, addrs: c.addrs, partitions: partitions, records: records, size: size,
-			rf: m.rf, acks: m.acks, pacedHalf: !pacedSet, metrics: c.metrics})
+			rf: m.rf, acks: m.acks, pacedHalf: !pacedSet, metrics: c.metrics, serverCPU: func() float64 { return clusterCPU(c) }})
 		if err != nil {
 			return fmt.Errorf("%s: %w", m.name, err)
 		}
 		results = append(results, r)
 	}
-	fmt.Printf("%-8s %10s %8s %12s %10s %10s %10s %10s %10s %10s %11s %26s %14s %8s %7s\n", "config", "partitions", "records",
+	fmt.Printf("%-8s %10s %8s %12s %10s %10s %10s %10s %10s %10s %11s %26s %14s %8s %7s %15s\n", "config", "partitions", "records",
 		"produce MB/s", "sat p50", "sat p99", "paced MB/s", "paced p50", "paced p99", "p99.9", "request p99", "broker p99 (bucket)",
-		"tail episodes", "cpu wait", "io wait")
+		"tail episodes", "cpu wait", "io wait", "CPU-s/GiB b+c")
 	r10 := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
 	for _, r := range results {
-		fmt.Printf("%-8s %10d %8d %12.1f %10s %10s %10.1f %10s %10s %10s %11s %26s %14s %8s %7s\n", r.target, r.partitions, r.records,
+		fmt.Printf("%-8s %10d %8d %12.1f %10s %10s %10.1f %10s %10s %10s %11s %26s %14s %8s %7s %15s\n", r.target, r.partitions, r.records,
 			r.produceMBs, r10(r.satP50), r10(r.satP99), r.pacedMBs, r10(r.p50), r10(r.p99), r10(r.p999), r10(r.requestP99), r.brokerP99,
-			fmt.Sprintf("%d, %v", r.episodes, r.longestEpisode.Round(100*time.Microsecond)), r.cpuWait, r.ioWait)
+			fmt.Sprintf("%d, %v", r.episodes, r.longestEpisode.Round(100*time.Microsecond)), r.cpuWait, r.ioWait,
+			fmt.Sprintf("%.2f+%.2f", r.pacedCPU[0], r.pacedCPU[1]))
 	}
 	fmt.Println("3 broker processes + client + embedded etcd on this machine; 1 KiB incompressible records, no compression;")
 	fmt.Println("rf3-all = replication factor 3, acks=all (min.insync.replicas=1); rf1-one = replication factor 1, acks=1;")
@@ -226,7 +227,9 @@ func replicationBench(partitions, records, size int) error {
 	fmt.Println("apart are one episode): how many, and the longest, from its first record's Produce call to its last one's")
 	fmt.Println("acknowledgement; few long episodes are stalls in which everything waited, many short ones queueing;")
 	fmt.Println("cpu wait, io wait = the share of the paced run's wall time in which some task of the machine was runnable")
-	fmt.Println("but waiting for a CPU, or waiting for I/O (/proc/pressure, \"some\").")
+	fmt.Println("but waiting for a CPU, or waiting for I/O (/proc/pressure, \"some\");")
+	fmt.Println("CPU-s/GiB b+c = the paced run's CPU-seconds (utime+stime, /proc/<pid>/stat) per GiB the client produced: the three")
+	fmt.Println("brokers' together + the client process's (which holds the embedded etcd).")
 	fmt.Printf("end: %s\n", uptimeLine())
 	return nil
 }

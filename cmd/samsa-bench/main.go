@@ -52,6 +52,7 @@ type result struct {
 	episodes            int           // the paced run's records at or above its p99, in episodes (stalls.go)
 	longestEpisode      time.Duration
 	cpuWait, ioWait     string        // the share of the paced run in which some task waited for a CPU, for I/O (stalls.go)
+	pacedCPU            [2]float64    // the paced run's CPU-seconds per GiB produced: the brokers' together, the client's (-replication)
 	requestP99          time.Duration // the paced run's Produce requests' round trip (reqtimer.go)
 	brokerP99           string        // the brokers' estimate of the paced run's Produce p99 and its histogram bucket (-replication)
 	consumeMBs          float64
@@ -70,7 +71,8 @@ type runParams struct {
 	acks                kgo.Acks
 	pacedHalf           bool // pace the latency run at half the measured throughput
 	consume             bool
-	metrics             []string // brokers' metrics URLs: read around the paced run
+	metrics             []string       // brokers' metrics URLs: read around the paced run
+	serverCPU           func() float64 // the servers' CPU-seconds so far (-replication: clusterCPU), read around the paced run
 }
 
 func main() {
@@ -218,11 +220,21 @@ func runWith(rp runParams) (result, error) {
 	res.syncTook = time.Since(syncStart)
 	timer.start()
 	psi := startPressure()
+	var s0, c0 float64
+	if rp.serverCPU != nil {
+		s0 = rp.serverCPU()
+		c0, _ = procCPU(0)
+	}
 	sent, lat, err := pacedLatency(ctx, cl, topic, res.pacedMBs, values)
 	if err != nil {
 		return res, err
 	}
 	res.cpuWait, res.ioWait = psi.share()
+	if rp.serverCPU != nil {
+		c1, _ := procCPU(0)
+		gib := float64(len(lat)*rp.size) / (1 << 30)
+		res.pacedCPU = [2]float64{(rp.serverCPU() - s0) / gib, (c1 - c0) / gib}
+	}
 	sorted := slices.Sorted(slices.Values(lat))
 	res.p50, res.p99, res.p999 = sorted[len(sorted)/2], sorted[len(sorted)*99/100], sorted[len(sorted)*999/1000]
 	res.episodes, res.longestEpisode = tailEpisodes(sent, lat, res.p99, 2*time.Millisecond)
