@@ -48,7 +48,6 @@ type Broker struct {
 	LogIndexIntervalBytes      int32         // log.index.interval.bytes
 	LogIndexSizeMaxBytes       int32         // log.index.size.max.bytes
 	LogMessageTimestampType    string        // log.message.timestamp.type: CreateTime or LogAppendTime
-	LogPreallocate             bool          // log.preallocate
 	LogCleanupPolicy           []string      // log.cleanup.policy
 	LogCleanerEnable           bool          // log.cleaner.enable
 	LogCleanerThreads          int32         // log.cleaner.threads

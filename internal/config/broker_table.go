@@ -123,8 +123,6 @@ var logSettings = []setting{
 		tInt("log.index.size.max.bytes", "10485760", atLeast(4), "The maximum size in bytes of the offset index.").cluster()),
 	bind(func(b *Broker) any { return &b.LogMessageTimestampType },
 		tStr("log.message.timestamp.type", "CreateTime", oneOf("CreateTime", "LogAppendTime"), "Whether record timestamps are the producer's or the append time.").cluster()),
-	bind(func(b *Broker) any { return &b.LogPreallocate },
-		tBool("log.preallocate", "false", "Preallocate the file when creating a new segment.").cluster()),
 	bind(func(b *Broker) any { return &b.LogCleanupPolicy },
 		tList("log.cleanup.policy", "delete", listOf("delete", "compact"), "The default cleanup policy for segments beyond the retention window.").cluster()),
 	bind(func(b *Broker) any { return &b.LogCleanerEnable },
@@ -172,6 +170,7 @@ var logExtraKeys = accepted(
 	ms("log.message.timestamp.before.max.ms", longMax, atLeast(0), "Maximum allowed time a record timestamp may lag the broker's time.").cluster(),
 	ms("log.message.timestamp.after.max.ms", longMax, atLeast(0), "Maximum allowed time a record timestamp may lead the broker's time.").cluster(),
 	tBool("log.message.downconversion.enable", "true", "Whether down-conversion of message formats is enabled.").cluster(),
+	tBool("log.preallocate", "false", "Preallocate the file when creating a new segment (no effect in Samsa).").cluster(),
 	ms("log.local.retention.ms", "-2", atLeast(-2), "Tiered storage: local retention time; -2: use log.retention.ms.").cluster(),
 	tLong("log.local.retention.bytes", "-2", atLeast(-2), "Tiered storage: local retention size; -2: use log.retention.bytes.").cluster(),
 )

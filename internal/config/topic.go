@@ -26,7 +26,6 @@ type Topic struct {
 	MinCleanableDirtyRatio        float64       // min.cleanable.dirty.ratio
 	MinCompactionLag              time.Duration // min.compaction.lag.ms
 	MinInsyncReplicas             int32         // min.insync.replicas
-	Preallocate                   bool          // preallocate
 	RetentionBytes                int64         // retention.bytes; -1: unlimited
 	Retention                     time.Duration // retention.ms; negative: unlimited
 	SegmentBytes                  int32         // segment.bytes

@@ -57,8 +57,6 @@ func TestResolveTopic(t *testing.T) {
 			func(t Topic) any { return strings.Join(t.CleanupPolicy, "+") }, "compact+delete"},
 		{"compression.type default", nil, nil,
 			func(t Topic) any { return t.CompressionType }, "producer"},
-		{"preallocate", map[string]string{"log.preallocate": "true"}, nil,
-			func(t Topic) any { return t.Preallocate }, true},
 		{"dirty ratio", nil, map[string]string{"min.cleanable.dirty.ratio": "0.25"},
 			func(t Topic) any { return t.MinCleanableDirtyRatio }, 0.25},
 		{"index.interval.bytes", nil, nil,
