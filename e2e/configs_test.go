@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -22,7 +24,8 @@ import (
 // deletes the old segments); a broker restarted afterwards still applies
 // them; a cluster-wide dynamic default (log.retention.ms) applies to topics
 // without an override, and a per-broker value overrides it on its broker
-// until deleted.
+// until deleted; message.timestamp.before.max.ms refuses old records until
+// removed.
 func TestDynamicConfigs(t *testing.T) {
 	st := startStore(t, "samsa-store")
 	c := startCluster(t, st.endpoint, "log.retention.check.interval.ms=200", "log.segment.delete.delay.ms=0")
@@ -78,6 +81,35 @@ func TestDynamicConfigs(t *testing.T) {
 		func(bases []int64) bool { return len(bases) > 0 && bases[0] >= end })
 
 	testBrokerDynamicConfigs(ctx, t, c, adm, cl, bs)
+	testTimestampBounds(ctx, t, adm, cl)
+}
+
+// testTimestampBounds: a topic with message.timestamp.before.max.ms of an
+// hour refuses a day-old record with INVALID_TIMESTAMP and takes it once
+// the bound is removed at run time.
+func testTimestampBounds(ctx context.Context, t *testing.T, adm *kadm.Client, cl *kgo.Client) {
+	hour := "3600000"
+	createTopic(ctx, t, adm, "stamps", map[string]*string{"message.timestamp.before.max.ms": &hour})
+	dayOld := func() *kgo.Record {
+		return &kgo.Record{Topic: "stamps", Value: []byte("late"), Timestamp: time.Now().Add(-24 * time.Hour)}
+	}
+	if _, err := cl.ProduceSync(ctx, dayOld()).First(); !errors.Is(err, kerr.InvalidTimestamp) {
+		t.Fatalf("a day-old record with an hour allowed: %v, want INVALID_TIMESTAMP", err)
+	}
+	if res, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.DeleteConfig, Name: "message.timestamp.before.max.ms"}}, "stamps"); err != nil || res[0].Err != nil {
+		t.Fatalf("delete message.timestamp.before.max.ms: %v %+v", err, res)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := cl.ProduceSync(ctx, dayOld()).First()
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, kerr.InvalidTimestamp) || time.Now().After(deadline) {
+			t.Fatalf("a day-old record once the bound is gone: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // testBrokerDynamicConfigs: log.retention.ms at <default> and per broker.

@@ -131,6 +131,14 @@ func (h *Handler) produceOne(ctx context.Context, txnID *string, tp kafka.TopicP
 	case hdrs[0].ProducerID >= 0 && h.ProducerIDs != nil && !h.ProducerIDs.Issued(hdrs[0].ProducerID):
 		err = errNeverIssued(hdrs[0].ProducerID)
 	}
+	if err == nil {
+		cfg := p.Config().Log
+		var refused []record.RecordError
+		if refused, err = record.CheckTimestamps(rp.Records, hdrs[0], !cfg.LogAppendTime, now.UnixMilli(), cfg.Timestamps); len(refused) > 0 {
+			refuseTimestamps(sp, refused)
+			return nil, 0
+		}
+	}
 	guard, verified := uint64(0), false
 	if err == nil && hdrs[0].Transactional() {
 		guard, verified, err = h.verifyTxn(ctx, *txnID, &hdrs[0], tp, p)
@@ -159,6 +167,20 @@ func (h *Handler) produceOne(ctx context.Context, txnID *string, tp kafka.TopicP
 	sp.LogAppendTime = info.LogAppendTime
 	sp.LogStartOffset = info.LogStartOffset
 	return p, info.LastOffset + 1
+}
+
+// refuseTimestamps answers a partition whose batch holds records of
+// timestamps the topic refuses as Kafka does: INVALID_TIMESTAMP, its
+// message, and a record error (KIP-467) for each of them.
+func refuseTimestamps(sp *kmsg.ProduceResponseTopicPartition, refused []record.RecordError) {
+	sp.ErrorCode = kerr.InvalidTimestamp.Code
+	msg := "One or more records have been rejected due to invalid timestamp"
+	sp.ErrorMessage = &msg
+	for _, r := range refused {
+		e := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+		e.RelativeOffset, e.ErrorMessage = r.Index, &r.Message
+		sp.ErrorRecords = append(sp.ErrorRecords, e)
+	}
 }
 
 // verifyTxn is KIP-890 part 1 for a transactional batch h: unless the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -30,6 +31,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/metastore/zkstore"
 	"github.com/samsa-kafka/samsa/internal/producerid"
 	"github.com/samsa-kafka/samsa/internal/quota"
+	"github.com/samsa-kafka/samsa/internal/record"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/storage"
 	"github.com/samsa-kafka/samsa/internal/txn"
@@ -593,5 +595,22 @@ func logConfig(t config.Topic) storage.LogConfig {
 		NoDelete:          !slices.Contains(t.CleanupPolicy, "delete"),
 		DeleteRetentionMs: t.DeleteRetention.Milliseconds(), MinCompactionLagMs: t.MinCompactionLag.Milliseconds(),
 		MaxCompactionLagMs: t.MaxCompactionLag.Milliseconds(), MinCleanableRatio: t.MinCleanableDirtyRatio,
+		Timestamps: record.TimestampBounds{
+			Before: timestampBound(t.MessageTimestampBeforeMax, t.MessageTimestampDifferenceMax),
+			After:  timestampBound(t.MessageTimestampAfterMax, t.MessageTimestampDifferenceMax),
+		},
 	}
+}
+
+// timestampBound is message.timestamp.before.max.ms or .after.max.ms in
+// ms, falling back, as Kafka 3.6+ does while the deprecated key lives, to
+// message.timestamp.difference.max.ms when it is left at Long.MAX_VALUE.
+func timestampBound(bound, difference time.Duration) int64 {
+	if bound == config.Unlimited {
+		bound = difference
+	}
+	if bound == config.Unlimited {
+		return math.MaxInt64
+	}
+	return bound.Milliseconds()
 }

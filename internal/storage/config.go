@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/samsa-kafka/samsa/internal/kafka"
+	"github.com/samsa-kafka/samsa/internal/record"
 )
 
 // Sentinel errors; callers map them to Kafka error codes with errors.Is.
@@ -49,6 +50,10 @@ type LogConfig struct {
 	IndexIntervalBytes int32 // index.interval.bytes
 	SegmentIndexBytes  int32 // segment.index.bytes
 	LogAppendTime      bool  // message.timestamp.type=LogAppendTime
+	// message.timestamp.before/after.max.ms: the produced CreateTime
+	// timestamps the topic accepts (checked by the produce path, with
+	// record.CheckTimestamps, as Kafka's LogValidator does).
+	Timestamps record.TimestampBounds
 
 	// cleanup.policy: Compact if it holds compact, NoDelete if it lacks
 	// delete (the zero value is Kafka's default, delete). Retention by
@@ -74,6 +79,7 @@ func DefaultLogConfig() LogConfig {
 		DeleteRetentionMs:  86400000,
 		MaxCompactionLagMs: math.MaxInt64,
 		MinCleanableRatio:  0.5,
+		Timestamps:         record.TimestampBounds{Before: math.MaxInt64, After: math.MaxInt64},
 	}
 }
 
