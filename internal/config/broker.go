@@ -57,7 +57,6 @@ type Broker struct {
 	LogCleanerIOMaxBytesPerSecond float64
 	LogCleanerIOBufferLoadFactor  float64       // log.cleaner.io.buffer.load.factor
 	LogCleanerBackoff             time.Duration // log.cleaner.backoff.ms
-	CompressionType               string        // compression.type
 	NumRecoveryThreadsPerDir      int32         // num.recovery.threads.per.data.dir
 	HighWatermarkCheckpoint       time.Duration // replica.high.watermark.checkpoint.interval.ms
 	MessageMaxBytes               int32         // message.max.bytes

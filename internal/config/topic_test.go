@@ -55,8 +55,6 @@ func TestResolveTopic(t *testing.T) {
 			func(t Topic) any { return t.MinInsyncReplicas }, int32(2)},
 		{"cleanup.policy list", nil, map[string]string{"cleanup.policy": "compact,delete"},
 			func(t Topic) any { return strings.Join(t.CleanupPolicy, "+") }, "compact+delete"},
-		{"compression.type default", nil, nil,
-			func(t Topic) any { return t.CompressionType }, "producer"},
 		{"dirty ratio", nil, map[string]string{"min.cleanable.dirty.ratio": "0.25"},
 			func(t Topic) any { return t.MinCleanableDirtyRatio }, 0.25},
 		{"index.interval.bytes", nil, nil,
