@@ -586,7 +586,7 @@ func logConfig(t config.Topic) storage.LogConfig {
 		retention = -1
 	}
 	return storage.LogConfig{
-		SegmentBytes: int64(t.SegmentBytes), SegmentMs: t.Segment.Milliseconds(),
+		SegmentBytes: int64(t.SegmentBytes), SegmentMs: t.Segment.Milliseconds(), SegmentJitterMs: t.SegmentJitter.Milliseconds(),
 		RetentionMs: retention, RetentionBytes: t.RetentionBytes,
 		FlushMessages: t.FlushMessages, FlushMs: t.Flush.Milliseconds(),
 		IndexIntervalBytes: t.IndexIntervalBytes, SegmentIndexBytes: t.SegmentIndexBytes,

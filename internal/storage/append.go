@@ -280,8 +280,9 @@ func (l *Log) appendLocked(records []byte, hdrs []record.Header, nowMs int64) er
 }
 
 // shouldRoll is Kafka's LogSegment.shouldRoll: a non-empty segment rolls if
-// the append would pass segment.bytes, segment.ms elapsed on its roll
-// clock (or max.compaction.lag.ms if shorter on a compacted log, KIP-354),
+// the append would pass segment.bytes, segment.ms less the segment's
+// jitter elapsed on its roll clock (or max.compaction.lag.ms if shorter on
+// a compacted log, KIP-354),
 // an index is full, or the offsets would overflow the relative int32 of
 // the indexes.
 func (l *Log) shouldRoll(s *segment, size int64, hdrs []record.Header, nowMs int64) bool {
@@ -295,7 +296,7 @@ func (l *Log) shouldRoll(s *segment, size int64, hdrs []record.Header, nowMs int
 	}
 	lastOffset := hdrs[len(hdrs)-1].LastOffset()
 	return s.size+size > cfg.SegmentBytes ||
-		timeWaitedForRoll(s, hdrs, nowMs) >= rollMs ||
+		timeWaitedForRoll(s, hdrs, nowMs) >= rollMs-s.rollJitterMs(cfg) ||
 		s.indexFull(l.config().SegmentIndexBytes) ||
 		lastOffset-s.base > math.MaxInt32 || s.size+size > math.MaxInt32
 }

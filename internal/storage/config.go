@@ -43,6 +43,7 @@ func parseDirName(name string) (kafka.TopicPartition, bool) {
 type LogConfig struct {
 	SegmentBytes       int64 // segment.bytes
 	SegmentMs          int64 // segment.ms
+	SegmentJitterMs    int64 // segment.jitter.ms
 	RetentionMs        int64 // retention.ms, -1 = forever
 	RetentionBytes     int64 // retention.bytes, -1 = unlimited
 	FlushMessages      int64 // flush.messages

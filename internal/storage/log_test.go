@@ -563,3 +563,55 @@ func TestDeletedDirRemovedAfterDelay(t *testing.T) {
 		}
 	}
 }
+
+// TestRollJitter: with segment.jitter.ms a segment rolls its own jitter
+// (below min(segment.jitter.ms, segment.ms)) earlier than segment.ms, and
+// not a millisecond before.
+func TestRollJitter(t *testing.T) {
+	m := openManager(t, t.TempDir())
+	defer m.Close()
+	cfg := DefaultLogConfig()
+	cfg.SegmentMs, cfg.SegmentJitterMs = 1000, 5000
+	l, _ := m.Create(tp0, topic, cfg)
+	appendAt := func(at time.Time) int {
+		t.Helper()
+		b, h := batch(0, "x", 1)
+		if _, err := l.Append(b, h, at); err != nil {
+			t.Fatal(err)
+		}
+		l.mu.RLock()
+		defer l.mu.RUnlock()
+		return len(l.segs)
+	}
+	appendAt(t0)
+	l.mu.Lock()
+	jitter := l.segs[0].rollJitterMs(l.config())
+	l.mu.Unlock()
+	if jitter < 0 || jitter >= 1000 {
+		t.Fatalf("jitter %d ms, want within [0, 1000)", jitter)
+	}
+	if n := appendAt(t0.Add(time.Duration(999-jitter) * time.Millisecond)); n != 1 {
+		t.Fatalf("rolled %d ms before segment.ms less its %d ms jitter", 1, jitter)
+	}
+	if n := appendAt(t0.Add(time.Duration(1000-jitter) * time.Millisecond)); n != 2 {
+		t.Fatalf("%d segments at segment.ms less its %d ms jitter, want a roll", n, jitter)
+	}
+	// Each segment draws its own, below segment.ms here; without
+	// segment.jitter.ms there is none.
+	drawn := map[int64]bool{}
+	noJitter := DefaultLogConfig()
+	for i := range 20 {
+		s := newSegment(t.TempDir(), int64(i), nil, 4096)
+		j := s.rollJitterMs(&cfg)
+		if j < 0 || j >= 1000 || s.rollJitterMs(&cfg) != j {
+			t.Fatalf("jitter %d, then %d", j, s.rollJitterMs(&cfg))
+		}
+		drawn[j] = true
+		if j := newSegment(t.TempDir(), 0, nil, 4096).rollJitterMs(&noJitter); j != 0 {
+			t.Fatalf("jitter %d without segment.jitter.ms", j)
+		}
+	}
+	if len(drawn) < 10 {
+		t.Fatalf("20 segments drew %d distinct jitters", len(drawn))
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"sync"
 
@@ -30,8 +31,11 @@ type segment struct {
 	rollKnown bool
 	rollMtime bool
 	rollWall  int64 // unix ms of the first append in this process, -1 none
-	active    bool
-	interval  int32 // index.interval.bytes
+	// rollJitter is how much earlier than segment.ms it rolls (Kafka's
+	// rollJitterMs), drawn at its first roll check; -1 before.
+	rollJitter int64
+	active     bool
+	interval   int32 // index.interval.bytes
 
 	mu          sync.Mutex // guards everything below
 	f           *os.File
@@ -56,7 +60,21 @@ func segmentPath(dir string, base int64) string {
 
 func newSegment(dir string, base int64, cache *fdCache, interval int32) *segment {
 	return &segment{base: base, path: segmentPath(dir, base), cache: cache, next: base,
-		rollWall: -1, rollTS: -1, interval: interval, maxTS: -1, maxTSOff: -1, wbFrom: -1}
+		rollWall: -1, rollTS: -1, rollJitter: -1, interval: interval, maxTS: -1, maxTSOff: -1, wbFrom: -1}
+}
+
+// rollJitterMs is the segment's roll jitter, drawn the first time as
+// Kafka's LogConfig.randomSegmentJitter does: uniformly below
+// min(segment.jitter.ms, segment.ms), 0 without a jitter. Called under
+// the owning Log's mu held for writing.
+func (s *segment) rollJitterMs(cfg *LogConfig) int64 {
+	if s.rollJitter < 0 {
+		s.rollJitter = 0
+		if cfg.SegmentJitterMs > 0 {
+			s.rollJitter = rand.Int64N(min(cfg.SegmentJitterMs, cfg.SegmentMs))
+		}
+	}
+	return s.rollJitter
 }
 
 // acquire pins the segment with its files open. The caller holds the Log's
