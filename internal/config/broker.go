@@ -39,8 +39,6 @@ type Broker struct {
 	LogFlushIntervalMessages   int64         // log.flush.interval.messages
 	LogFlushInterval           time.Duration // log.flush.interval.ms over log.flush.scheduler.interval.ms; Unlimited: never
 	LogFlushSchedulerInterval  time.Duration // log.flush.scheduler.interval.ms
-	LogFlushOffsetCheckpoint   time.Duration // log.flush.offset.checkpoint.interval.ms
-	LogFlushStartOffsetCkpt    time.Duration // log.flush.start.offset.checkpoint.interval.ms
 	ProducerIDExpiration       time.Duration // producer.id.expiration.ms
 	QuotaWindowNum             int32         // quota.window.num
 	QuotaWindowSize            time.Duration // quota.window.size.seconds
@@ -57,7 +55,6 @@ type Broker struct {
 	LogCleanerIOMaxBytesPerSecond float64
 	LogCleanerIOBufferLoadFactor  float64       // log.cleaner.io.buffer.load.factor
 	LogCleanerBackoff             time.Duration // log.cleaner.backoff.ms
-	NumRecoveryThreadsPerDir      int32         // num.recovery.threads.per.data.dir
 	HighWatermarkCheckpoint       time.Duration // replica.high.watermark.checkpoint.interval.ms
 	MessageMaxBytes               int32         // message.max.bytes
 	SocketRequestMaxBytes         int32         // socket.request.max.bytes

@@ -66,6 +66,8 @@ var clusterSettings = []setting{
 // have no meaning in Samsa (Java threads, socket buffers, ZooKeeper,
 // transactions); they load silently and are described with their defaults.
 var noEffectKeys = accepted(
+	msInt("log.flush.offset.checkpoint.interval.ms", "60000", atLeast(0), "How often the last flush (recovery point) is persisted (no effect in Samsa)."),
+	msInt("log.flush.start.offset.checkpoint.interval.ms", "60000", atLeast(0), "How often log start offsets are persisted (no effect in Samsa: they are written with the high watermarks)."),
 	tInt("num.network.threads", "3", atLeast(1), "Kafka: threads receiving requests (no effect in Samsa).").kafka(clusterWide),
 	tInt("num.io.threads", "8", atLeast(1), "Kafka: threads processing requests (no effect in Samsa).").kafka(clusterWide),
 	tInt("background.threads", "10", atLeast(1), "Kafka: threads for background tasks (no effect in Samsa).").kafka(clusterWide),
