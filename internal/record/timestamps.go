@@ -34,9 +34,9 @@ type RecordError struct {
 // topic every record with a timestamp must lie within bounds around nowMs;
 // and a batch that says LogAppendTime is refused on any topic, that type
 // being the broker's to set. It returns the records refused, with Kafka's
-// messages; nil when the batch passes. With a LogAppendTime topic and a
-// CreateTime batch nothing is read; otherwise a compressed batch is
-// decompressed again.
+// messages; nil when the batch passes. A CreateTime batch on a
+// LogAppendTime topic or with no bounds is not read; otherwise the records
+// are walked again, a compressed batch decompressed again.
 func CheckTimestamps(batch []byte, h Header, createTime bool, nowMs int64, b TimestampBounds) ([]RecordError, error) {
 	if !h.LogAppendTime() && (!createTime || b.Unbounded()) {
 		return nil, nil

@@ -280,11 +280,10 @@ func (l *Log) appendLocked(records []byte, hdrs []record.Header, nowMs int64) er
 }
 
 // shouldRoll is Kafka's LogSegment.shouldRoll: a non-empty segment rolls if
-// the append would pass segment.bytes, segment.ms less the segment's
-// jitter elapsed on its roll clock (or max.compaction.lag.ms if shorter on
-// a compacted log, KIP-354),
-// an index is full, or the offsets would overflow the relative int32 of
-// the indexes.
+// the append would pass segment.bytes, segment.ms (or max.compaction.lag.ms
+// if shorter on a compacted log, KIP-354) less the segment's jitter elapsed
+// on its roll clock, an index is full, or the offsets would overflow the
+// relative int32 of the indexes.
 func (l *Log) shouldRoll(s *segment, size int64, hdrs []record.Header, nowMs int64) bool {
 	if s.size == 0 {
 		return false
