@@ -34,7 +34,8 @@ type RecordError struct {
 // topic every record with a timestamp must lie within bounds around nowMs;
 // and a batch that says LogAppendTime is refused on any topic, that type
 // being the broker's to set. It returns the records refused, with Kafka's
-// messages; nil when the batch passes. A CreateTime batch on a
+// messages (the LogAppendTime one names the record by its offset where
+// Kafka's prints the whole record); nil when the batch passes. A CreateTime batch on a
 // LogAppendTime topic or with no bounds is not read; otherwise the records
 // are walked again, a compressed batch decompressed again.
 func CheckTimestamps(batch []byte, h Header, createTime bool, nowMs int64, b TimestampBounds) ([]RecordError, error) {
