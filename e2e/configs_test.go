@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-kafka/samsa/internal/record"
 )
 
 // TestDynamicConfigs changes configs of a running 3-broker cluster the
@@ -82,6 +84,74 @@ func TestDynamicConfigs(t *testing.T) {
 
 	testBrokerDynamicConfigs(ctx, t, c, adm, cl, bs)
 	testTimestampBounds(ctx, t, adm, cl)
+	testCompressionType(ctx, t, c, adm)
+}
+
+// testCompressionType: a topic with compression.type=zstd stores an
+// uncompressed producer's records zstd-compressed on every replica, and a
+// consumer reads them back unchanged.
+func testCompressionType(ctx context.Context, t *testing.T, c *cluster, adm *kadm.Client) {
+	zstd, forever := "zstd", "-1" // no retention: the segments stay to be read
+	createTopic(ctx, t, adm, "zstd", map[string]*string{"compression.type": &zstd, "retention.ms": &forever})
+	pcl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs(-1)...), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pcl.Close()
+	var want []string
+	for i := range 20 {
+		want = append(want, fmt.Sprintf("value %d %s", i, strings.Repeat("z", 100)))
+		if err := pcl.ProduceSync(ctx, &kgo.Record{Topic: "zstd", Value: []byte(want[i])}).FirstErr(); err != nil {
+			t.Fatalf("produce to a zstd topic: %v", err)
+		}
+	}
+	for id := range c.procs {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			n, codecs := storedBatches(filepath.Join(c.dirs[id], "zstd-0"))
+			if n == 20 && len(codecs) == 1 && codecs[record.CompressionZstd] {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("broker %d: %d records stored, codecs %v; want 20, all zstd", id, n, codecs)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	ccl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs(-1)...), kgo.ConsumeTopics("zstd"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ccl.Close()
+	var got []string
+	for len(got) < len(want) && ctx.Err() == nil {
+		ccl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("consumed %d records from the zstd topic, not the %d produced", len(got), len(want))
+	}
+}
+
+// storedBatches reads the batches of a partition directory's segment
+// files: how many records they hold and which codecs they are stored in.
+func storedBatches(dir string) (int, map[int8]bool) {
+	n, codecs := 0, map[int8]bool{}
+	segs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	var b []byte
+	for _, seg := range segs {
+		data, _ := os.ReadFile(seg)
+		b = append(b, data...)
+	}
+	for len(b) > 0 {
+		h, err := record.ReadHeader(b)
+		if err != nil || h.Size() > len(b) {
+			break
+		}
+		n += int(h.NumRecords)
+		codecs[h.Compression()] = true
+		b = b[h.Size():]
+	}
+	return n, codecs
 }
 
 // testTimestampBounds: a topic with message.timestamp.before.max.ms of an

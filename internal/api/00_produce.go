@@ -131,12 +131,20 @@ func (h *Handler) produceOne(ctx context.Context, txnID *string, tp kafka.TopicP
 	case hdrs[0].ProducerID >= 0 && h.ProducerIDs != nil && !h.ProducerIDs.Issued(hdrs[0].ProducerID):
 		err = errNeverIssued(hdrs[0].ProducerID)
 	}
+	records := rp.Records
 	if err == nil {
-		cfg := p.Config().Log
+		cfg := p.Config()
 		var refused []record.RecordError
-		if refused, err = record.CheckTimestamps(rp.Records, hdrs[0], !cfg.LogAppendTime, now.UnixMilli(), cfg.Timestamps); len(refused) > 0 {
+		if refused, err = record.CheckTimestamps(records, hdrs[0], !cfg.Log.LogAppendTime, now.UnixMilli(), cfg.Log.Timestamps); len(refused) > 0 {
 			refuseTimestamps(sp, refused)
 			return nil, 0
+		}
+		if c := cfg.Log.Compression; err == nil && c >= 0 && c != hdrs[0].Compression() {
+			// compression.type is not the producer's codec: stored, and
+			// limited by max.message.bytes, recompressed.
+			if records, hdrs[0], err = record.Recompress(records, hdrs[0], c); err == nil && hdrs[0].Size() > cfg.MaxMessageBytes {
+				err = fmt.Errorf("%w: batch of %d bytes once recompressed, limit %d", record.ErrTooLarge, hdrs[0].Size(), cfg.MaxMessageBytes)
+			}
 		}
 	}
 	guard, verified := uint64(0), false
@@ -150,9 +158,9 @@ func (h *Handler) produceOne(ctx context.Context, txnID *string, tp kafka.TopicP
 	}
 	var info storage.AppendInfo
 	if verified {
-		info, err = p.AppendVerified(rp.Records, hdrs, now, acks, guard)
+		info, err = p.AppendVerified(records, hdrs, now, acks, guard)
 	} else {
-		info, err = p.AppendAsLeader(rp.Records, hdrs, now, acks)
+		info, err = p.AppendAsLeader(records, hdrs, now, acks)
 	}
 	if err != nil {
 		sp.ErrorCode, sp.ErrorMessage = errorCode(err), errorMessage(err)

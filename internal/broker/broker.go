@@ -595,11 +595,30 @@ func logConfig(t config.Topic) storage.LogConfig {
 		NoDelete:          !slices.Contains(t.CleanupPolicy, "delete"),
 		DeleteRetentionMs: t.DeleteRetention.Milliseconds(), MinCompactionLagMs: t.MinCompactionLag.Milliseconds(),
 		MaxCompactionLagMs: t.MaxCompactionLag.Milliseconds(), MinCleanableRatio: t.MinCleanableDirtyRatio,
+		Compression: codecOf(t.CompressionType),
 		Timestamps: record.TimestampBounds{
 			Before: timestampBound(t.MessageTimestampBeforeMax, t.MessageTimestampDifferenceMax),
 			After:  timestampBound(t.MessageTimestampAfterMax, t.MessageTimestampDifferenceMax),
 		},
 	}
+}
+
+// codecOf is the codec compression.type stores batches in, -1 for the
+// producer's.
+func codecOf(compressionType string) int8 {
+	switch compressionType {
+	case "uncompressed":
+		return record.CompressionNone
+	case "gzip":
+		return record.CompressionGzip
+	case "snappy":
+		return record.CompressionSnappy
+	case "lz4":
+		return record.CompressionLz4
+	case "zstd":
+		return record.CompressionZstd
+	}
+	return -1
 }
 
 // timestampBound is message.timestamp.before.max.ms or .after.max.ms in

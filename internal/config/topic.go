@@ -11,6 +11,7 @@ import (
 // broker's values (and their synonyms) over Kafka's defaults.
 type Topic struct {
 	CleanupPolicy                 []string      // cleanup.policy
+	CompressionType               string        // compression.type: producer, uncompressed or a codec
 	DeleteRetention               time.Duration // delete.retention.ms
 	FileDeleteDelay               time.Duration // file.delete.delay.ms
 	FlushMessages                 int64         // flush.messages

@@ -55,6 +55,10 @@ type LogConfig struct {
 	// timestamps the topic accepts (checked by the produce path, with
 	// record.CheckTimestamps, as Kafka's LogValidator does).
 	Timestamps record.TimestampBounds
+	// compression.type: the codec produced batches are stored in
+	// (record.Compression*), -1 for the producer's (the produce path
+	// recompresses with record.Recompress, as Kafka's LogValidator does).
+	Compression int8
 
 	// cleanup.policy: Compact if it holds compact, NoDelete if it lacks
 	// delete (the zero value is Kafka's default, delete). Retention by
@@ -81,6 +85,7 @@ func DefaultLogConfig() LogConfig {
 		MaxCompactionLagMs: math.MaxInt64,
 		MinCleanableRatio:  0.5,
 		Timestamps:         record.TimestampBounds{Before: math.MaxInt64, After: math.MaxInt64},
+		Compression:        -1,
 	}
 }
 
