@@ -117,7 +117,8 @@ func (h *Handler) produceOne(ctx context.Context, txnID *string, tp kafka.TopicP
 		sp.ErrorCode = h.missingPartitionCode(tp.Topic, tp.Partition)
 		return nil, 0
 	}
-	hdrs, err := record.Validate(rp.Records, p.Config().MaxMessageBytes)
+	cfg := p.Config()
+	hdrs, err := record.Validate(rp.Records, cfg.MaxMessageBytes)
 	switch {
 	case err != nil:
 	case len(hdrs) != 1:
@@ -133,7 +134,6 @@ func (h *Handler) produceOne(ctx context.Context, txnID *string, tp kafka.TopicP
 	}
 	records := rp.Records
 	if err == nil {
-		cfg := p.Config()
 		var refused []record.RecordError
 		if refused, err = record.CheckTimestamps(records, hdrs[0], !cfg.Log.LogAppendTime, now.UnixMilli(), cfg.Log.Timestamps); len(refused) > 0 {
 			refuseTimestamps(sp, refused)
