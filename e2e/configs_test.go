@@ -266,20 +266,29 @@ func produceN(ctx context.Context, t *testing.T, cl *kgo.Client, topic string, n
 // leaderOf is the leader of topic's partition 0.
 func (c *cluster) leaderOf(ctx context.Context, t *testing.T, adm *kadm.Client, topic string) int32 {
 	t.Helper()
-	td, err := adm.ListTopics(ctx, topic)
-	if err != nil || td[topic].Err != nil {
-		t.Fatalf("metadata of %s: %v %v", topic, err, td[topic].Err)
+	return partition0(ctx, t, adm, topic).Leader
+}
+
+// partition0 is topic's partition 0 as metadata describes it, once the
+// broker asked knows the topic (just created, a broker may not yet: the
+// controller's UpdateMetadata reaches each broker in its time).
+func partition0(ctx context.Context, t *testing.T, adm *kadm.Client, topic string) kadm.PartitionDetail {
+	t.Helper()
+	for {
+		td, err := adm.ListTopics(ctx, topic)
+		if err == nil && td[topic].Err == nil && len(td[topic].Partitions) > 0 && td[topic].Partitions[0].Leader >= 0 {
+			return td[topic].Partitions[0]
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("metadata of %s: %v %v", topic, err, td[topic].Err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	return td[topic].Partitions[0].Leader
 }
 
 func (c *cluster) follower(ctx context.Context, t *testing.T, adm *kadm.Client, topic string, except int32) int32 {
 	t.Helper()
-	td, err := adm.ListTopics(ctx, topic)
-	if err != nil || td[topic].Err != nil {
-		t.Fatalf("metadata of %s: %v %v", topic, err, td[topic].Err)
-	}
-	p := td[topic].Partitions[0]
+	p := partition0(ctx, t, adm, topic)
 	for _, r := range p.Replicas {
 		if r != p.Leader && r != except {
 			return r
