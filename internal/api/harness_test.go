@@ -87,6 +87,13 @@ func (x *harness) become(topic string, role replica.Role, leader, epoch int32, r
 	return p
 }
 
+// configure changes p's configuration with edit, as a config change does.
+func configure(p *replica.Partition, edit func(*replica.Config)) {
+	cfg := p.Config()
+	edit(&cfg)
+	p.SetConfig(cfg)
+}
+
 func (x *harness) lead(topic string, epoch int32, replicas, isr []int32, minISR int) *replica.Partition {
 	x.t.Helper()
 	return x.become(topic, replica.Leader, self, epoch, replicas, isr, minISR)

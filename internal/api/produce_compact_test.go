@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-kafka/samsa/internal/record/recordtest"
+	"github.com/samsa-kafka/samsa/internal/replica"
 )
 
 // TestProduceKeylessToCompactedTopic: INVALID_RECORD for that partition
@@ -13,9 +14,7 @@ import (
 func TestProduceKeylessToCompactedTopic(t *testing.T) {
 	x := newHarness(t)
 	p := x.lead("c", 1, []int32{1}, []int32{1}, 1)
-	cfg := p.Config()
-	cfg.Log.Compact, cfg.Log.NoDelete = true, true
-	p.SetConfig(cfg)
+	configure(p, func(c *replica.Config) { c.Log.Compact, c.Log.NoDelete = true, true })
 	r := x.produceOne("c", 1, 1000, recordtest.Values(1000, "no key"))
 	if r.ErrorCode != kerr.InvalidRecord.Code || r.ErrorMessage == nil || p.LogEndOffset() != 0 {
 		t.Fatalf("keyless produce to a compacted topic: %+v, LEO %d", r, p.LogEndOffset())
@@ -31,9 +30,7 @@ func TestProduceKeylessToCompactedTopic(t *testing.T) {
 func TestProduceLargerThanSegment(t *testing.T) {
 	x := newHarness(t)
 	p := x.lead("s", 1, []int32{1}, []int32{1}, 1)
-	cfg := p.Config()
-	cfg.Log.SegmentBytes = 100
-	p.SetConfig(cfg)
+	configure(p, func(c *replica.Config) { c.Log.SegmentBytes = 100 })
 	vals := []string{"0123456789012345678901234567890123456789", "0123456789012345678901234567890123456789"}
 	if r := x.produceOne("s", 1, 1000, recordtest.Values(1000, vals...)); r.ErrorCode != kerr.RecordListTooLarge.Code {
 		t.Fatalf("batch over segment.bytes: %+v", r)

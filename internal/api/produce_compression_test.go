@@ -9,6 +9,7 @@ import (
 
 	"github.com/samsa-kafka/samsa/internal/record"
 	"github.com/samsa-kafka/samsa/internal/record/recordtest"
+	"github.com/samsa-kafka/samsa/internal/replica"
 )
 
 // TestProduceRecompresses: a topic whose compression.type is a codec
@@ -32,9 +33,7 @@ func TestProduceRecompresses(t *testing.T) {
 		name := fmt.Sprintf("topic %d from %d", c.topic, c.from)
 		x := newHarness(t)
 		p := x.lead("z", 1, []int32{1}, []int32{1}, 1)
-		cfg := p.Config()
-		cfg.Log.Compression = c.topic
-		p.SetConfig(cfg)
+		configure(p, func(cfg *replica.Config) { cfg.Log.Compression = c.topic })
 		sent := recordtest.Batch(1000, c.from, recs...)
 		if r := x.produceOne("z", 1, 1000, sent); r.ErrorCode != 0 || r.BaseOffset != 0 {
 			t.Fatalf("%s: %+v", name, r)
@@ -51,9 +50,7 @@ func TestProduceRecompresses(t *testing.T) {
 
 	x := newHarness(t)
 	p := x.lead("z", 1, []int32{1}, []int32{1}, 1)
-	cfg := p.Config()
-	cfg.Log.Compression, cfg.MaxMessageBytes = record.CompressionNone, 200
-	p.SetConfig(cfg)
+	configure(p, func(c *replica.Config) { c.Log.Compression, c.MaxMessageBytes = record.CompressionNone, 200 })
 	big := recordtest.Batch(1000, recordtest.Zstd, recordtest.Rec{Value: make([]byte, 1000)})
 	if r := x.produceOne("z", 1, 1000, big); r.ErrorCode != kerr.MessageTooLarge.Code || p.LogEndOffset() != 0 {
 		t.Fatalf("%d bytes decompressed into a 200-byte limit: %+v", len(big), r)

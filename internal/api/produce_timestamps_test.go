@@ -10,6 +10,7 @@ import (
 
 	"github.com/samsa-kafka/samsa/internal/record"
 	"github.com/samsa-kafka/samsa/internal/record/recordtest"
+	"github.com/samsa-kafka/samsa/internal/replica"
 )
 
 // TestProduceTimestampBounds: on a CreateTime topic with
@@ -20,9 +21,9 @@ import (
 func TestProduceTimestampBounds(t *testing.T) {
 	x := newHarness(t)
 	p := x.lead("ts", 1, []int32{1}, []int32{1}, 1)
-	cfg := p.Config()
-	cfg.Log.Timestamps = record.TimestampBounds{Before: time.Hour.Milliseconds(), After: math.MaxInt64}
-	p.SetConfig(cfg)
+	configure(p, func(c *replica.Config) {
+		c.Log.Timestamps = record.TimestampBounds{Before: time.Hour.Milliseconds(), After: math.MaxInt64}
+	})
 	now := time.Now().UnixMilli()
 	old := recordtest.Batch(now, recordtest.None, recordtest.Rec{Value: []byte("fresh")},
 		recordtest.Rec{Value: []byte("a day old"), TimestampDelta: -24 * time.Hour.Milliseconds()})
@@ -37,8 +38,7 @@ func TestProduceTimestampBounds(t *testing.T) {
 	if r := x.produceOne("ts", 1, 1000, recordtest.Batch(now, recordtest.Zstd, recordtest.Rec{Value: []byte("fresh")})); r.ErrorCode != 0 {
 		t.Fatalf("a fresh record: %+v", r)
 	}
-	cfg.Log.LogAppendTime = true
-	p.SetConfig(cfg)
+	configure(p, func(c *replica.Config) { c.Log.LogAppendTime = true })
 	if r := x.produceOne("ts", 1, 1000, old); r.ErrorCode != 0 {
 		t.Fatalf("a day-old record on a LogAppendTime topic: %+v", r)
 	}

@@ -5,9 +5,9 @@ import (
 	"math"
 )
 
-// NoTimestamp is the timestamp of a record that has none (Kafka's
+// noTimestamp is the timestamp of a record that has none (Kafka's
 // RecordBatch.NO_TIMESTAMP).
-const NoTimestamp = -1
+const noTimestamp = -1
 
 // TimestampBounds are a topic's limits on produced CreateTime timestamps
 // (message.timestamp.before.max.ms and message.timestamp.after.max.ms):
@@ -51,7 +51,7 @@ func CheckTimestamps(batch []byte, h Header, createTime bool, nowMs int64, b Tim
 	err = walk(h, data, func(r *rawRecord) bool {
 		ts := h.FirstTimestamp + r.timestampDelta
 		switch {
-		case createTime && ts != NoTimestamp && (ts < lo || ts > hi):
+		case createTime && ts != noTimestamp && (ts < lo || ts > hi):
 			errs = append(errs, RecordError{r.offsetDelta, fmt.Sprintf(
 				"Timestamp %d of message with offset %d is out of range. The timestamp should be within [%d, %d]",
 				ts, h.BaseOffset+int64(r.offsetDelta), lo, hi)})

@@ -51,7 +51,7 @@ func TestCheckTimestamps(t *testing.T) {
 	}
 
 	// A record without a timestamp passes.
-	b := recordtest.Batch(NoTimestamp, recordtest.None, recordtest.Rec{})
+	b := recordtest.Batch(noTimestamp, recordtest.None, recordtest.Rec{})
 	if errs, err := CheckTimestamps(b, mustHeader(t, b), true, now, bounds); err != nil || errs != nil {
 		t.Fatalf("no timestamp: %+v %v", errs, err)
 	}
