@@ -214,6 +214,29 @@ func TestLeaveAndEmpty(t *testing.T) {
 	}
 }
 
+// The last member of a Stable group leaving empties it at once: the
+// rebalance it starts has every remaining member (none) joined, so it
+// completes there and then, as Kafka's DelayedJoin does when first tried,
+// not at the coordinator's next tick. A DescribeGroups right after a
+// consumer's close reads Empty.
+func TestLastMemberLeavingEmptiesAtOnce(t *testing.T) {
+	f, la, lb := stable(t)
+	f.g.Leave([]LeaveMember{{MemberID: lb}}, f.now)
+	f.wantState(PreparingRebalance) // la has yet to rejoin
+	a := f.join(req(la))
+	if !a.done() || a.r.Generation != 2 {
+		t.Fatalf("rejoin: %+v", a.r)
+	}
+	f.sync(la, 2, map[string][]byte{la: []byte("A")})
+	f.store(nil)
+	f.wantState(Stable)
+	f.g.Leave([]LeaveMember{{MemberID: la}}, f.now)
+	f.wantState(Empty)
+	if f.g.Generation() != 3 || len(f.stores) != 1 {
+		t.Fatalf("generation %d, writes %d", f.g.Generation(), len(f.stores))
+	}
+}
+
 func TestJoinErrors(t *testing.T) {
 	f, la, lb := stable(t)
 	r := req("")

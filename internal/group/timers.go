@@ -40,6 +40,10 @@ func (g *Group) prepareRebalance(now time.Time) {
 		g.join = joinTimer{deadline: now.Add(rt)}
 	}
 	g.transition(PreparingRebalance, now)
+	// Tried at once, as Kafka's tryCompleteElseWatch tries its DelayedJoin:
+	// a group whose last member left completes the join with none and is
+	// Empty now, not at the next tick.
+	g.maybeCompleteJoin(now)
 }
 
 // maybeCompleteJoin completes the join phase early once every member has
