@@ -85,6 +85,58 @@ func TestDeleteRecordsSurvivesLeaderKill(t *testing.T) {
 	checkStart(t, all, topic, 60)
 }
 
+// DeleteRecords after retention moved every replica's log start offset:
+// the followers' retention reaches the leader through their fetches, so a
+// DeleteRecords at or below that start, or at the high watermark, is
+// answered at once with the low watermark, as Kafka answers it (before,
+// the followers' new start never reached the leader and it answered
+// REQUEST_TIMED_OUT).
+func TestDeleteRecordsAfterRetention(t *testing.T) {
+	st := startStore(t, "samsa-store")
+	c := startCluster(t, st.endpoint, "log.retention.check.interval.ms=200")
+	all := c.addrs(-1)
+	c.waitView(all[0], "3 brokers and a controller", func(n int, ctl int32) bool { return n == 3 && ctl >= 0 })
+	const topic = "expiring"
+	c.createTopic(all, topic, 3)
+	c.waitPartitions(all, topic, "full ISR", fullISR(3))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(all...), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	old := time.Now().Add(-48 * time.Hour)
+	for i := range 20 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Partition: 0, Value: []byte(fmt.Sprint(i)), Timestamp: old}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adm := kadm.NewClient(cl)
+	if _, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "retention.ms", Value: kadm.StringPtr("86400000")}}, topic); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		starts, err := adm.ListStartOffsets(ctx, topic)
+		if o, _ := starts.Lookup(topic, 0); err == nil && o.Offset == 20 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("retention never deleted the day-old records")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, at := range []int64{5, 20, -1} {
+		var req kadm.Offsets
+		req.Add(kadm.Offset{Topic: topic, Partition: 0, At: at})
+		res, err := adm.DeleteRecords(ctx, req)
+		if r, _ := res.Lookup(topic, 0); err != nil || r.Err != nil || r.LowWatermark != 20 {
+			t.Fatalf("DeleteRecords to %d after retention: low watermark %d, %v %v; want 20", at, r.LowWatermark, err, r.Err)
+		}
+	}
+}
+
 // checkStart checks ListOffsets earliest of partition 0 and the first
 // record a consumer from the start gets.
 func checkStart(t *testing.T, addrs []string, topic string, want int64) {

@@ -172,6 +172,8 @@ func (b *Broker) openStorage() (err error) {
 		CleanerBackoff:                    cfg.LogCleanerBackoff,
 		Logger:                            b.log.With("component", "storage"),
 		OnDirFailure:                      b.onLogDirFailure,
+		// b.fetchers is set before the retention passes start (Run).
+		OnLogStartMoved: func(tps []kafka.TopicPartition) { b.fetchers.LogStartsMoved(tps) },
 	})
 	if err != nil {
 		return err

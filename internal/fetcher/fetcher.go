@@ -111,6 +111,18 @@ func (f *fetcher) addEach(n int, at func(i int) *Target) {
 	f.wakeUp()
 }
 
+// requeue queues the states of tps (those it holds) as pending: the next
+// request reconsiders them.
+func (f *fetcher) requeue(tps []kafka.TopicPartition) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, tp := range tps {
+		if ps := f.parts.get(tp); ps != nil {
+			f.queue(ps)
+		}
+	}
+}
+
 // removeAll drops tps, under one lock; once it returns no response is
 // applied to them.
 func (f *fetcher) removeAll(tps []kafka.TopicPartition) { f.takeAll(tps, nil) }

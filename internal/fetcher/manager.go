@@ -111,6 +111,24 @@ func (m *Manager) RemovePartitions(tps []kafka.TopicPartition) {
 	m.apply(&b, nil)
 }
 
+// LogStartsMoved tells the fetchers that the log start offsets of tps
+// moved here (retention): each partition this broker follows goes out in
+// its fetcher's next request, which tells the leader (Kafka's follower
+// sends its log start offset in every fetch; DeleteRecords waits for it).
+func (m *Manager) LogStartsMoved(tps []kafka.TopicPartition) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	byFetcher := map[fetcherKey][]kafka.TopicPartition{}
+	for _, tp := range tps {
+		if src := m.leaders.get(tp); src.ok {
+			byFetcher[src.fetcherKey] = append(byFetcher[src.fetcherKey], tp)
+		}
+	}
+	for key, tps := range byFetcher {
+		m.fetchers[key].requeue(tps)
+	}
+}
+
 // apply hands b (built from ts) to the fetchers, starting those missing,
 // and stops those left without a partition. Caller holds m.mu.
 func (m *Manager) apply(b *handover, ts []Target) {

@@ -172,3 +172,44 @@ func TestRequestTopicsFromInterleavedRuns(t *testing.T) {
 		t.Fatalf("request topics %v, want a: [0 1], b: [0]", got)
 	}
 }
+
+// A follower's log start offset moved by its own retention reaches the
+// leader: once told (Manager.LogStartsMoved), the fetcher lists the
+// partition, at its new log start, in the next incremental request of its
+// session, which otherwise carries only what the leader's answers moved
+// (before, the leader never learned it, and a DeleteRecords at or below it
+// waited for its low watermark until it timed out). A partition this
+// broker does not follow is ignored.
+func TestMovedLogStartGoesOutInNextFetch(t *testing.T) {
+	m := NewManager(Config{NodeID: followerID})
+	m.start = func(*fetcher) {} // driven by hand: plan and applyFetch
+	t.Cleanup(m.Close)
+	logs := []*fakeLog{{}, {}}
+	for _, l := range logs {
+		l.write(1, "a", "b", "c")
+		l.setHW(3)
+	}
+	m.AddPartitions([]Target{target(tpN(0), 1, 1, logs[0]), target(tpN(1), 1, 1, logs[1])})
+	f := m.fetchers[fetcherKey{leader: 1}]
+	now := time.Now()
+	f.mu.Lock()
+	f.setFetching(tpN(0), f.parts.get(tpN(0)))
+	f.setFetching(tpN(1), f.parts.get(tpN(1)))
+	f.mu.Unlock()
+	_, fr, _ := f.plan(now)
+	r := kmsg.NewPtrFetchResponse()
+	r.SessionID = 9
+	answer(r, tpN(0), 0, 3, nil)
+	answer(r, tpN(1), 0, 3, nil)
+	f.applyFetch(fr, r, now)
+
+	logs[1].RaiseLogStartOffset(2) // as retention would
+	m.LogStartsMoved([]kafka.TopicPartition{tpN(1), {Topic: "other", Partition: 0}})
+	_, fr, _ = f.plan(now)
+	if up := tps(fr.upserts); !slices.Equal(up, []int32{1}) || fr.req.SessionEpoch != 1 {
+		t.Fatalf("after partition 1's log start moved: upserts %v (session epoch %d), want [1]", up, fr.req.SessionEpoch)
+	}
+	if got := fr.req.Topics[0].Partitions[0].LogStartOffset; got != 2 {
+		t.Fatalf("partition 1 listed with log start %d, want 2", got)
+	}
+}

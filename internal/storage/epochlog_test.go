@@ -240,7 +240,7 @@ func TestRetentionTruncatesEpochsFromStart(t *testing.T) {
 		}
 	}
 	l.SetHighWatermark(12)
-	if err := l.enforceRetention(t0); err != nil {
+	if _, err := l.enforceRetention(t0); err != nil {
 		t.Fatal(err)
 	}
 	if l.LogStartOffset() != 8 || l.HighWatermark() != 12 {

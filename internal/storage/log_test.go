@@ -318,9 +318,20 @@ func TestRetention(t *testing.T) {
 				}
 			}
 			commitAll(l)
+			var moved [][]kafka.TopicPartition
+			m.cfg.OnLogStartMoved = func(tps []kafka.TopicPartition) { moved = append(moved, tps) }
 			m.RunOnce(tc.now)
 			if got := l.LogStartOffset(); got != tc.wantStart {
 				t.Fatalf("log start %d want %d", got, tc.wantStart)
+			}
+			m.RunOnce(tc.now) // nothing more to delete
+			// Reported once, by the pass that moved it.
+			var want [][]kafka.TopicPartition
+			if tc.wantStart > 0 {
+				want = [][]kafka.TopicPartition{{tp0}}
+			}
+			if !slices.EqualFunc(moved, want, slices.Equal) {
+				t.Fatalf("retention passes reported log starts moved: %v, want %v", moved, want)
 			}
 			if l.LogEndOffset() != 50 {
 				t.Fatalf("LEO %d", l.LogEndOffset())

@@ -54,6 +54,12 @@ type ManagerConfig struct {
 	// dir's logs refuse reads and writes. It must not call back into a log
 	// of that goroutine's (the log's lock may be held).
 	OnDirFailure func(DirFailure)
+	// OnLogStartMoved is called after a retention pass (RunOnce) with the
+	// partitions whose log start offset it moved: a follower's leader
+	// learns the new one only from a fetch request that carries it
+	// (DeleteRecords waits for it), and an incremental fetch carries only
+	// the partitions its fetcher was told may have changed.
+	OnLogStartMoved func([]kafka.TopicPartition)
 }
 
 // logDir is one of the configured log directories.
@@ -347,6 +353,7 @@ func (m *Manager) detach(tp kafka.TopicPartition) *Log {
 // delete, so a pass over 100k idle partitions costs a few system calls each
 // and opens no segment.
 func (m *Manager) RunOnce(now time.Time) {
+	var moved []kafka.TopicPartition
 	for _, l := range m.snapshot() {
 		if l.dirs.offline.Load() {
 			continue
@@ -354,9 +361,16 @@ func (m *Manager) RunOnce(now time.Time) {
 		if !l.loaded.Load() && !l.retentionDue(now.UnixMilli()) {
 			continue // not worth loading: nothing to delete
 		}
-		if err := l.enforceRetention(now); err != nil && !errors.Is(err, ErrLogClosed) {
+		ok, err := l.enforceRetention(now)
+		if err != nil && !errors.Is(err, ErrLogClosed) {
 			m.log.Warn("storage: retention", "partition", l.tp, "err", err)
 		}
+		if ok {
+			moved = append(moved, l.tp)
+		}
+	}
+	if len(moved) > 0 && m.cfg.OnLogStartMoved != nil {
+		m.cfg.OnLogStartMoved(moved)
 	}
 	m.flushDue(now)
 	m.removeDue(now)

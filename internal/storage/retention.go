@@ -17,18 +17,21 @@ import (
 // one (empty) segment; LogStartOffset moves to the first remaining base,
 // the leader-epoch cache forgets what lies below it (truncateFromStart) and
 // the high watermark is raised to it if below. Segments wholly below the
-// log start offset (logstart.go) go under any cleanup policy.
-func (l *Log) enforceRetention(now time.Time) (err error) {
+// log start offset (logstart.go) go under any cleanup policy. moved
+// reports whether the log start offset moved.
+func (l *Log) enforceRetention(now time.Time) (moved bool, err error) {
 	defer func() { err = l.dirs.failed(err) }()
 	if err := l.lockLoaded(); err != nil {
-		return err
+		return false, err
 	}
 	defer l.mu.Unlock()
 	if l.lazy.Load() {
-		return nil
+		return false, nil
 	}
+	start := l.startLocked()
+	defer func() { moved = l.startLocked() != start }()
 	if l.config().NoDelete {
-		return l.deleteSegmentsLocked(l.breachedCount())
+		return false, l.deleteSegmentsLocked(l.breachedCount())
 	}
 	sizes := make([]int64, len(l.segs))
 	for i, s := range l.segs {
@@ -43,14 +46,14 @@ func (l *Log) enforceRetention(now time.Time) (err error) {
 		return ts, err
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
 	// Only what every in-sync replica holds may go (Kafka deletes a segment
 	// only when the next one starts at or below the high watermark).
 	for n > 0 && l.segmentEnd(n-1) > l.hw.Load() {
 		n--
 	}
-	return l.deleteSegmentsLocked(max(n, l.breachedCount()))
+	return false, l.deleteSegmentsLocked(max(n, l.breachedCount()))
 }
 
 // deleteSegmentsLocked deletes the n oldest segments (mu held for writing),

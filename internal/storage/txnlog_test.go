@@ -292,7 +292,7 @@ func TestTxnIndexRetention(t *testing.T) {
 	first := l.aborted[0].file
 	cfg.RetentionBytes = 1 // keep the least
 	l.SetConfig(cfg)
-	if err := l.enforceRetention(t0); err != nil {
+	if _, err := l.enforceRetention(t0); err != nil {
 		t.Fatal(err)
 	}
 	start := l.LogStartOffset()
