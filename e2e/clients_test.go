@@ -7,7 +7,8 @@ package e2e
 // creates a topic, produces acks=all (idempotently and with transactions
 // where the client can), consumes the topic through a consumer group and
 // commits, leaves the group, reads its committed offsets and the group's
-// state back with its own admin client, and deletes the topic. The test
+// state back with its own admin client, asks for the ACLs, and deletes the
+// topic. The test
 // checks what the client read and reported (clientRun.check), then that
 // the topic and the group's offsets of it are gone.
 
@@ -81,7 +82,7 @@ func runClient(t *testing.T, name string, args ...string) []string {
 
 // clientRun is one client's run: what it was asked to do and the lines
 // it printed ("read PARTITION OFFSET VALUE", "committed PARTITION OFFSET",
-// "group STATE MEMBERS").
+// "group STATE MEMBERS", "acls ERROR": how describing ACLs failed).
 type clientRun struct {
 	client, topic, group string
 	n                    int  // records produced, values CLIENT-0 ..
@@ -92,14 +93,15 @@ type clientRun struct {
 // check: every record produced was read once, the committed one of a
 // transaction too and the aborted one never; the committed offsets the
 // client read back are each partition's last offset read + 1; the group
-// was Empty once the consumer left; the topic and the group's offsets of
-// it are gone once the client deleted it.
+// was Empty once the consumer left; describing ACLs failed with
+// SECURITY_DISABLED, as on a Kafka without an authorizer; the topic and
+// the group's offsets of it are gone once the client deleted it.
 func (r clientRun) check(t *testing.T, addrs []string) {
 	t.Helper()
 	count := map[string]int{}
 	last := map[int32]int64{}
 	committed := map[int32]int64{}
-	group := ""
+	group, acls := "", ""
 	for _, line := range r.lines {
 		f := strings.Fields(line)
 		switch {
@@ -111,6 +113,8 @@ func (r clientRun) check(t *testing.T, addrs []string) {
 			committed[atoi32(t, f[1])] = atoi64(t, f[2])
 		case len(f) == 3 && f[0] == "group":
 			group = f[1] + " " + f[2]
+		case len(f) == 2 && f[0] == "acls":
+			acls = f[1]
 		default:
 			t.Fatalf("%s printed %q", r.client, line)
 		}
@@ -136,6 +140,9 @@ func (r clientRun) check(t *testing.T, addrs []string) {
 	}
 	if group != "Empty 0" {
 		t.Errorf("%s: the group after its consumer left is %q, want Empty with 0 members", r.client, group)
+	}
+	if acls != "SECURITY_DISABLED" {
+		t.Errorf("%s: describing ACLs failed with %q, want SECURITY_DISABLED (no authorizer)", r.client, acls)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -290,6 +297,13 @@ func saramaApp(t *testing.T, addrs []string, r clientRun) []string {
 		t.Fatal(err)
 	}
 	lines = append(lines, fmt.Sprintf("group %s %d", gd[0].State, len(gd[0].Members)))
+	_, err = admin.ListAcls(sarama.AclFilter{ResourceType: sarama.AclResourceAny, Operation: sarama.AclOperationAny,
+		PermissionType: sarama.AclPermissionAny, ResourcePatternTypeFilter: sarama.AclPatternAny})
+	if errors.Is(err, sarama.ErrSecurityDisabled) {
+		lines = append(lines, "acls SECURITY_DISABLED")
+	} else {
+		lines = append(lines, fmt.Sprintf("acls %q", fmt.Sprint(err)))
+	}
 	if err := admin.DeleteTopic(r.topic); err != nil {
 		t.Fatalf("delete: %v", err)
 	}

@@ -4,13 +4,16 @@ consumer group from the earliest offset and commit, leave the group, read
 the committed offsets and the group's state back, delete the topic.
 
 Prints "read PARTITION OFFSET VALUE" per record consumed, "committed
-PARTITION OFFSET" per partition and "group STATE MEMBERS"; the Go test
+PARTITION OFFSET" per partition, "group STATE MEMBERS" and "acls ERROR"
+(describing ACLs); the Go test
 (clients_test.go) checks them. Exits non-zero on any client error."""
 import sys
 import time
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.admin import NewTopic
+from kafka.admin import (ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType, NewTopic,
+                         ResourcePatternFilter, ResourceType)
+from kafka.errors import KafkaError
 from kafka.structs import OffsetAndMetadata
 
 bootstrap, topic, group, n = sys.argv[1].split(","), sys.argv[2], sys.argv[3], int(sys.argv[4])
@@ -46,5 +49,12 @@ for tp, om in sorted(admin.list_consumer_group_offsets(group).items()):
         print("committed %d %d" % (tp.partition, om.offset))
 g = admin.describe_consumer_groups([group])[0]
 print("group %s %d" % (g.state, len(g.members)))
+try:
+    admin.describe_acls(ACLFilter(principal=None, host="*", operation=ACLOperation.ANY,
+                                  permission_type=ACLPermissionType.ANY,
+                                  resource_pattern=ResourcePatternFilter(ResourceType.ANY, None, ACLResourcePatternType.ANY)))
+    print("acls none")
+except KafkaError as e:
+    print("acls %s" % type(e).message)
 admin.delete_topics([topic])
 admin.close()

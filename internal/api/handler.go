@@ -227,6 +227,12 @@ func (h *Handler) dispatch(ctx context.Context, c *server.Conn, hdr wire.Request
 		return h.describeConfigs(ctx, r), nil
 	case *kmsg.DescribeClusterRequest:
 		return h.describeCluster(r, listenerOf(c)), nil
+	case *kmsg.DescribeACLsRequest:
+		return describeACLs(r), nil
+	case *kmsg.CreateACLsRequest:
+		return createACLs(r), nil
+	case *kmsg.DeleteACLsRequest:
+		return deleteACLs(r), nil
 	case *kmsg.LeaderAndISRRequest:
 		return h.leaderAndIsr(ctx, r), nil
 	case *kmsg.StopReplicaRequest:

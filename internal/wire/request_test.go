@@ -149,7 +149,7 @@ func TestParseRequestErrors(t *testing.T) {
 		{"short header", []byte{0, 18, 0, 0, 0}, ErrMalformed},
 		{"unknown key", rawHeader(999, 0, 0xff, 0xff), ErrUnknownKey},
 		{"negative key", rawHeader(-1, 0), ErrUnknownKey},
-		{"key not served", frameOf(kmsg.NewPtrDescribeACLsRequest(), 1, nil), ErrUnknownKey},
+		{"key not served", frameOf(kmsg.NewPtrDescribeDelegationTokenRequest(), 1, nil), ErrUnknownKey},
 		{"produce v2", frameOf(withVersion(kmsg.NewPtrProduceRequest(), 2), 1, nil), ErrUnsupportedVersion},
 		{"produce v12", rawHeader(0, 12, 0xff, 0xff, 0), ErrUnsupportedVersion},
 		{"api versions v9", frameOf(withVersion(kmsg.NewPtrApiVersionsRequest(), 9), 1, nil), ErrUnsupportedVersion},

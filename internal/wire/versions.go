@@ -82,6 +82,12 @@ var Supported = map[int16]VersionRange{
 	int16(kmsg.DescribeLogDirs):     {0, 4},
 	int16(kmsg.AlterReplicaLogDirs): {0, 2},
 
+	// ACLs, answered as by a Kafka broker without an authorizer:
+	// SECURITY_DISABLED (api/29_acls.go).
+	int16(kmsg.DescribeACLs): {0, 3},
+	int16(kmsg.CreateACLs):   {0, 3},
+	int16(kmsg.DeleteACLs):   {0, 3},
+
 	// Operating a cluster (issue 20): client quotas.
 	int16(kmsg.DescribeClientQuotas): {0, 1},
 	int16(kmsg.AlterClientQuotas):    {0, 1},

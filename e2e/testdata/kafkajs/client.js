@@ -5,9 +5,13 @@
 // read the committed offsets and the group's state back, delete the topic.
 //
 // Prints "read PARTITION OFFSET VALUE" per record consumed, "committed
-// PARTITION OFFSET" per partition and "group STATE MEMBERS"; the Go test
+// PARTITION OFFSET" per partition, "group STATE MEMBERS" and "acls ERROR"
+// (describing ACLs); the Go test
 // (clients_test.go) checks them. Exits non-zero on any client error.
-const { Kafka, logLevel, CompressionTypes, Partitioners } = require('kafkajs')
+const {
+  Kafka, logLevel, CompressionTypes, Partitioners,
+  AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes
+} = require('kafkajs')
 
 const [bootstrap, topic, group, txnID, nArg] = process.argv.slice(2)
 const n = Number(nArg)
@@ -60,6 +64,13 @@ async function main () {
   }
   const g = (await admin.describeGroups([group])).groups[0]
   console.log(`group ${g.state} ${g.members.length}`)
+  try {
+    await admin.describeAcls({ resourceType: AclResourceTypes.ANY, resourcePatternType: ResourcePatternTypes.ANY,
+      operation: AclOperationTypes.ANY, permissionType: AclPermissionTypes.ANY })
+    console.log('acls none')
+  } catch (e) {
+    console.log(`acls ${e.type}`)
+  }
   await admin.deleteTopics({ topics: [topic] })
   await admin.disconnect()
 }
