@@ -163,7 +163,14 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	m.cleanerCfg = cfg.cleanerConfig()
 	m.created.L = &m.mu
 	for _, p := range cfg.Dirs {
-		d, err := m.openDir(p)
+		// Absolute, as Kafka's LogManager holds them: DescribeLogDirs
+		// reports them so and AlterReplicaLogDirs names them so.
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			m.releaseLocks()
+			return nil, fmt.Errorf("storage: log dir %s: %w", p, err)
+		}
+		d, err := m.openDir(abs)
 		if err != nil {
 			m.releaseLocks()
 			return nil, err
