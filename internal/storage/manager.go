@@ -55,10 +55,8 @@ type ManagerConfig struct {
 	// of that goroutine's (the log's lock may be held).
 	OnDirFailure func(DirFailure)
 	// OnLogStartMoved is called after a retention pass (RunOnce) with the
-	// partitions whose log start offset it moved: a follower's leader
-	// learns the new one only from a fetch request that carries it
-	// (DeleteRecords waits for it), and an incremental fetch carries only
-	// the partitions its fetcher was told may have changed.
+	// partitions whose log start offset it moved (a broker has its
+	// followers among them report theirs to their leaders).
 	OnLogStartMoved func([]kafka.TopicPartition)
 }
 
