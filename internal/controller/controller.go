@@ -162,7 +162,7 @@ func (c *Controller) Handle(ctx context.Context, ev Event) {
 		c.session = e.Session
 		err = c.elect(ctx)
 	case SessionExpired:
-		c.resign("session expired")
+		c.resign(slog.LevelWarn, "session expired")
 	case AlterPartition:
 		err = c.onAlterPartition(ctx, e)
 	case AlterReassignments:
@@ -180,7 +180,7 @@ func (c *Controller) Handle(ctx context.Context, ev Event) {
 	case storeChange:
 		err = c.onStoreChange(ctx, e)
 	case Expire:
-		c.resign("expired by the broker")
+		c.resign(slog.LevelInfo, "the broker is stopping")
 	case decodeWarm:
 		if c.warmPending() {
 			c.decodePending(c.warm, warmDecodeSlice)
@@ -190,7 +190,7 @@ func (c *Controller) Handle(ctx context.Context, ev Event) {
 		c.cfg.Logger.Error("controller: unknown event dropped", "event", ev.name(), "type", fmt.Sprintf("%T", ev))
 	}
 	if errors.Is(err, metadata.ErrControllerMoved) {
-		c.resign("controller moved")
+		c.resign(slog.LevelWarn, "controller moved")
 		return
 	}
 	if err != nil && ctx.Err() == nil {
@@ -243,7 +243,7 @@ func (c *Controller) failover(ctx context.Context) error {
 		if ctx.Err() == nil {
 			c.cfg.Logger.Error("controller failover failed; giving up the controllership", "err", err)
 		}
-		c.resign("failover failed")
+		c.resign(slog.LevelWarn, "failover failed")
 		c.giveUpControllerKey(ctx, ver)
 		return nil
 	}
@@ -275,25 +275,26 @@ func (c *Controller) onControllerChange(ctx context.Context) error {
 	}
 	if found {
 		if c.ctx != nil && id != c.cfg.NodeID {
-			c.resign("another broker is controller")
+			c.resign(slog.LevelWarn, "another broker is controller")
 		}
 		c.setController(id, c.ctx != nil)
 		return nil
 	}
 	if c.ctx != nil {
-		c.resign("controller key deleted")
+		c.resign(slog.LevelWarn, "controller key deleted")
 	}
 	c.setController(-1, false)
 	return c.elect(ctx)
 }
 
 // resign stops acting as controller and drops its state (Kafka's
-// onControllerResignation).
-func (c *Controller) resign(why string) {
+// onControllerResignation), logging why at level (a stopping broker's
+// resignation is no warning).
+func (c *Controller) resign(level slog.Level, why string) {
 	if c.ctx == nil {
 		return
 	}
-	c.cfg.Logger.Warn("resigning as controller", "reason", why, "epoch", c.ctx.epoch)
+	c.cfg.Logger.Log(context.Background(), level, "resigning as controller", "reason", why, "epoch", c.ctx.epoch)
 	for id := range c.ctx.liveBrokers {
 		c.cfg.Sender.RemoveBroker(id)
 	}
