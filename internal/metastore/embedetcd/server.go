@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -51,6 +52,7 @@ type Config struct {
 type Server struct {
 	e         *embed.Etcd
 	endpoints []string
+	closing   *atomic.Bool // Close has begun (zap.go)
 }
 
 // Start starts the member and waits until it serves clients.
@@ -59,6 +61,8 @@ func Start(c Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	closing := new(atomic.Bool)
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(newZap(c.Logger, closing))
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("embedetcd: start %s: %w", cfg.Name, err)
@@ -72,7 +76,7 @@ func Start(c Config) (*Server, error) {
 		e.Close()
 		return nil, fmt.Errorf("embedetcd: %s not ready after %v (does the initial cluster have a quorum?)", cfg.Name, StartTimeout)
 	}
-	s := &Server{e: e}
+	s := &Server{e: e, closing: closing}
 	for _, u := range cfg.AdvertiseClientUrls {
 		s.endpoints = append(s.endpoints, u.Host)
 	}
@@ -118,7 +122,10 @@ func (c Config) embedConfig() (*embed.Config, error) {
 	cfg.QuotaBackendBytes = 8 << 30
 	cfg.MaxTxnOps, cfg.MaxRequestBytes = MaxTxnOps, MaxRequestBytes
 	cfg.WarningUnaryRequestDuration = embed.DefaultWarningUnaryRequestDuration
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(newZap(c.Logger))
+	// etcd's authentication stays off (the store is Samsa's own): no auth
+	// tokens, rather than etcd's default simple ones, which it warns
+	// about at every start.
+	cfg.AuthToken = ""
 	return cfg, nil
 }
 
@@ -129,7 +136,10 @@ func (s *Server) Endpoints() []string { return append([]string(nil), s.endpoints
 func (s *Server) Err() <-chan error { return s.e.Err() }
 
 // Close stops the member. Close clients first.
-func (s *Server) Close() { s.e.Close() }
+func (s *Server) Close() {
+	s.closing.Store(true)
+	s.e.Close()
+}
 
 func or(v, def string) string {
 	if v == "" {

@@ -2,6 +2,9 @@ package embedetcd_test
 
 import (
 	"context"
+	"log/slog"
+	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,4 +66,53 @@ func put(t *testing.T, endpoints []string, k, v string) {
 	if _, err := cli.Put(context.Background(), k, v); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A member started and closed cleanly logs nothing at Warn or above:
+// not etcd's warning about simple auth tokens (no tokens are used), nor
+// its advice to serve HTTP on a port of its own (Info), nor the errors its
+// serving goroutines end with when Close closes their listeners (Debug,
+// still there for whoever looks).
+func TestStartAndCloseQuiet(t *testing.T) {
+	var rec recorder
+	s, err := embedetcd.StartLocal(filepath.Join(t.TempDir(), "store"), slog.New(&rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if loud := rec.atLeast(slog.LevelWarn); len(loud) > 0 {
+		t.Fatalf("logged at Warn or above: %q", loud)
+	}
+	if len(rec.atLeast(slog.LevelDebug)) == 0 {
+		t.Fatal("nothing logged at Debug: the closed listeners' errors went nowhere")
+	}
+}
+
+// recorder is a slog.Handler keeping every record's level and message.
+type recorder struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recs = append(r.recs, rec)
+	return nil
+}
+func (r *recorder) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *recorder) WithGroup(string) slog.Handler      { return r }
+
+// atLeast lists the messages of the records at level or above.
+func (r *recorder) atLeast(level slog.Level) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, rec := range r.recs {
+		if rec.Level >= level {
+			out = append(out, rec.Level.String()+" "+rec.Message)
+		}
+	}
+	return out
 }

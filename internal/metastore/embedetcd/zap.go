@@ -2,31 +2,61 @@ package embedetcd
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
 
+	"github.com/soheilhy/cmux"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"google.golang.org/grpc"
 )
 
 // newZap returns a zap logger that forwards warnings and errors to lg
-// (nil: a no-op logger).
-func newZap(lg *slog.Logger) *zap.Logger {
+// (nil: a no-op logger). Once closing is set, those carrying the error of
+// a closed listener or server are how etcd's serving goroutines end, not
+// trouble: they go to lg at Debug (etcd logs them at Error and Warn).
+func newZap(lg *slog.Logger, closing *atomic.Bool) *zap.Logger {
 	if lg == nil {
 		return zap.NewNop()
 	}
-	return zap.New(&slogCore{lg: lg.With("component", "etcd")})
+	return zap.New(&slogCore{lg: lg.With("component", "etcd"), closing: closing})
 }
 
 // slogCore is a zapcore.Core writing to slog.
 type slogCore struct {
-	lg     *slog.Logger
-	fields []zapcore.Field
+	lg      *slog.Logger
+	closing *atomic.Bool
+	fields  []zapcore.Field
+}
+
+// advice are etcd's warnings that are advice for its own deployments
+// and not about an embedded store: logged at Info.
+var advice = map[string]bool{
+	// Samsa's store clients speak gRPC only; etcd's HTTP endpoints share
+	// the client port unused.
+	"Running http and grpc server on single port. This is not recommended for production.": true,
+}
+
+// closedError reports whether fields carry the error of a closed
+// listener or server.
+func closedError(fields []zapcore.Field) bool {
+	for _, f := range fields {
+		if err, ok := f.Interface.(error); ok && f.Type == zapcore.ErrorType &&
+			(errors.Is(err, net.ErrClosed) || errors.Is(err, http.ErrServerClosed) ||
+				errors.Is(err, grpc.ErrServerStopped) || errors.Is(err, cmux.ErrListenerClosed) || errors.Is(err, cmux.ErrServerClosed)) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *slogCore) Enabled(l zapcore.Level) bool { return l >= zapcore.WarnLevel }
 
 func (c *slogCore) With(fields []zapcore.Field) zapcore.Core {
-	return &slogCore{lg: c.lg, fields: append(append([]zapcore.Field(nil), c.fields...), fields...)}
+	return &slogCore{lg: c.lg, closing: c.closing, fields: append(append([]zapcore.Field(nil), c.fields...), fields...)}
 }
 
 func (c *slogCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
@@ -52,7 +82,12 @@ func (c *slogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 		attrs = append(attrs, slog.Any(k, v))
 	}
 	level := slog.LevelWarn
-	if e.Level >= zapcore.ErrorLevel {
+	switch {
+	case c.closing.Load() && (closedError(fields) || closedError(c.fields)):
+		level = slog.LevelDebug
+	case advice[e.Message]:
+		level = slog.LevelInfo
+	case e.Level >= zapcore.ErrorLevel:
 		level = slog.LevelError
 	}
 	c.lg.LogAttrs(context.Background(), level, e.Message, attrs...)
