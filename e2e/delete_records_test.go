@@ -22,21 +22,10 @@ import (
 )
 
 func TestDeleteRecordsSurvivesLeaderKill(t *testing.T) {
-	st := startStore(t, "samsa-store")
-	c := startCluster(t, st.endpoint)
-	all := c.addrs(-1)
-	c.waitView(all[0], "3 brokers and a controller", func(n int, ctl int32) bool { return n == 3 && ctl >= 0 })
 	const topic = "purge"
-	c.createTopic(all, topic, 3)
-	v := c.waitPartitions(all, topic, "full ISR", fullISR(3))
-
+	c, all, v, cl := deleteRecordsCluster(t, topic)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(all...), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
 	for i := range 100 {
 		r := &kgo.Record{Partition: 0, Value: []byte(fmt.Sprint(i))}
 		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
@@ -92,21 +81,10 @@ func TestDeleteRecordsSurvivesLeaderKill(t *testing.T) {
 // the followers' new start never reached the leader and it answered
 // REQUEST_TIMED_OUT).
 func TestDeleteRecordsAfterRetention(t *testing.T) {
-	st := startStore(t, "samsa-store")
-	c := startCluster(t, st.endpoint, "log.retention.check.interval.ms=200")
-	all := c.addrs(-1)
-	c.waitView(all[0], "3 brokers and a controller", func(n int, ctl int32) bool { return n == 3 && ctl >= 0 })
 	const topic = "expiring"
-	c.createTopic(all, topic, 3)
-	c.waitPartitions(all, topic, "full ISR", fullISR(3))
-
+	_, _, _, cl := deleteRecordsCluster(t, topic, "log.retention.check.interval.ms=200")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(all...), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
 	old := time.Now().Add(-48 * time.Hour)
 	for i := range 20 {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Partition: 0, Value: []byte(fmt.Sprint(i)), Timestamp: old}).FirstErr(); err != nil {
@@ -135,6 +113,26 @@ func TestDeleteRecordsAfterRetention(t *testing.T) {
 			t.Fatalf("DeleteRecords to %d after retention: low watermark %d, %v %v; want 20", at, r.LowWatermark, err, r.Err)
 		}
 	}
+}
+
+// deleteRecordsCluster starts three brokers (extra: more server settings),
+// creates topic with three replicas and waits for their full ISR; it
+// returns the cluster, its addresses, the topic's partitions and a client
+// producing to topic by partition number, closed with the test.
+func deleteRecordsCluster(t *testing.T, topic string, extra ...string) (*cluster, []string, map[int32]partitionView, *kgo.Client) {
+	t.Helper()
+	st := startStore(t, "samsa-store")
+	c := startCluster(t, st.endpoint, extra...)
+	all := c.addrs(-1)
+	c.waitView(all[0], "3 brokers and a controller", func(n int, ctl int32) bool { return n == 3 && ctl >= 0 })
+	c.createTopic(all, topic, 3)
+	v := c.waitPartitions(all, topic, "full ISR", fullISR(3))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(all...), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return c, all, v, cl
 }
 
 // checkStart checks ListOffsets earliest of partition 0 and the first
