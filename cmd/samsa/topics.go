@@ -279,8 +279,7 @@ func (e *kafkaError) Error() string { return errorText(e) }
 func (e *kafkaError) Unwrap() error { return e.err }
 
 // errorText is the message Kafka's tool prints for err: the broker's
-// message when there is one (without the code name that Samsa's wrapped
-// errors put in front), else the error code's description.
+// message when there is one, else the error code's description.
 func errorText(err error) string {
 	var ke *kafkaError
 	if !errors.As(err, &ke) {
@@ -291,7 +290,7 @@ func errorText(err error) string {
 		return ke.err.Error()
 	}
 	if ke.msg != nil && *ke.msg != "" {
-		return strings.TrimPrefix(*ke.msg, code.Error()+": ")
+		return *ke.msg
 	}
 	return code.Description
 }

@@ -229,7 +229,6 @@ func TestErrorText(t *testing.T) {
 		want string
 	}{
 		{&kafkaError{err: kerr.TopicAlreadyExists, msg: sp("Topic 'x' already exists.")}, "Topic 'x' already exists."},
-		{&kafkaError{err: kerr.InvalidPartitions, msg: sp(kerr.InvalidPartitions.Error() + ": Topic already has 3 partitions.")}, "Topic already has 3 partitions."},
 		{&kafkaError{err: kerr.NotController}, kerr.NotController.Description},
 		{&kafkaError{err: kerr.NotController, msg: sp("")}, kerr.NotController.Description},
 	}

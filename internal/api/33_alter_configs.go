@@ -26,7 +26,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -176,11 +175,7 @@ func configErrorMessage(err error) *string {
 	if err == nil {
 		return nil
 	}
-	msg := err.Error()
-	var ke *kerr.Error
-	if errors.As(err, &ke) {
-		msg = strings.TrimPrefix(msg, ke.Error()+": ")
-	}
+	msg := *errorMessage(err)
 	msg = strings.ReplaceAll(msg, "config: ", "")
 	msg = strings.Join(slices.DeleteFunc(strings.Split(msg, "\n"), func(s string) bool { return s == "" }), "; ")
 	return &msg

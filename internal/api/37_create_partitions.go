@@ -21,7 +21,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -79,7 +78,7 @@ func (h *Handler) createPartitions(ctx context.Context, req *kmsg.CreatePartitio
 			err = h.addPartitions(ctx, rt, req.ValidateOnly)
 		}
 		if err != nil {
-			st.ErrorCode, st.ErrorMessage = errorCode(err), kafkaMessage(err)
+			st.ErrorCode, st.ErrorMessage = errorCode(err), errorMessage(err)
 			if ctx.Err() != nil && !errors.Is(err, kerr.NotController) {
 				st.ErrorCode = kerr.RequestTimedOut.Code
 			}
@@ -102,16 +101,4 @@ func (h *Handler) addPartitions(ctx context.Context, rt kmsg.CreatePartitionsReq
 		}
 	}
 	return adder.AddPartitions(ctx, rt.Topic, rt.Count, assignment, validateOnly)
-}
-
-// kafkaMessage is err's text without the leading kerr name and description
-// that wrapping adds ("INVALID_PARTITIONS: <description>: "), so that
-// clients print what Kafka would print.
-func kafkaMessage(err error) *string {
-	msg := err.Error()
-	var ke *kerr.Error
-	if errors.As(err, &ke) {
-		msg = strings.TrimPrefix(msg, ke.Error()+": ")
-	}
-	return &msg
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -69,11 +70,17 @@ func errorCode(err error) int16 {
 	return kerr.UnknownServerError.Code
 }
 
-// errorMessage returns the message to put beside a code, or nil.
+// errorMessage returns the message to put beside a code, or nil: for an
+// error made as fmt.Errorf("%w: detail", kerr.X), the detail alone, as
+// Kafka sends its exception's message (the code already names the error).
 func errorMessage(err error) *string {
 	if err == nil {
 		return nil
 	}
-	s := err.Error()
-	return &s
+	msg := err.Error()
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		msg = strings.TrimPrefix(msg, ke.Error()+": ")
+	}
+	return &msg
 }

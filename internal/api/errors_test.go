@@ -26,3 +26,27 @@ func TestErrorCodeKafkaStorage(t *testing.T) {
 		t.Error("KAFKA_STORAGE_ERROR is not retriable")
 	}
 }
+
+// The message beside a code is what Kafka puts there, its exception's
+// message: a wrapped kerr error's detail alone, not the code's name and
+// description in front of it (clients print both the code and the
+// message); any other error's text as it is.
+func TestErrorMessage(t *testing.T) {
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("%w: Topic 'x' already exists.", kerr.TopicAlreadyExists), "Topic 'x' already exists."},
+		{fmt.Errorf("api: %w", fmt.Errorf("%w: Topic already has 3 partitions.", kerr.InvalidPartitions)), "api: " + kerr.InvalidPartitions.Error() + ": Topic already has 3 partitions."},
+		{kerr.NotController, kerr.NotController.Error()},
+		{fmt.Errorf("storage: read: %w", syscall.EIO), "storage: read: input/output error"},
+	}
+	for _, c := range cases {
+		if got := errorMessage(c.err); got == nil || *got != c.want {
+			t.Errorf("errorMessage(%v) = %v, want %q", c.err, got, c.want)
+		}
+	}
+	if errorMessage(nil) != nil {
+		t.Error("a message for no error")
+	}
+}

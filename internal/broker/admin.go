@@ -120,7 +120,7 @@ func (a *clusterAdmin) assign(partitions, rf int) (map[int32][]int32, error) {
 func (a *clusterAdmin) write(ctx context.Context, ct api.CreateTopic, info api.TopicInfo, assignment map[int32][]int32) error {
 	err := a.md.CreateTopic(ctx, ct.Name, metadata.Assignment{TopicID: info.ID, Partitions: assignment}, ct.Configs)
 	if errors.Is(err, metadata.ErrTopicExists) {
-		return fmt.Errorf("%w: topic %q already exists", kerr.TopicAlreadyExists, ct.Name)
+		return fmt.Errorf("%w: Topic '%s' already exists.", kerr.TopicAlreadyExists, ct.Name)
 	}
 	return err
 }
