@@ -10,7 +10,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -524,10 +523,7 @@ func TestDeadProducerTransactionAborted(t *testing.T) {
 func TestLibrdkafkaTransactions(t *testing.T) {
 	py := "/usr/bin/python3"
 	if err := exec.Command(py, "-c", "import confluent_kafka").Run(); err != nil {
-		if os.Getenv("SAMSA_REQUIRE_CONFLUENT_KAFKA") != "" {
-			t.Fatalf("python3-confluent-kafka is required: %v", err)
-		}
-		t.Skip("python3-confluent-kafka not installed")
+		requireOrSkip(t, "SAMSA_REQUIRE_CONFLUENT_KAFKA", "python3-confluent-kafka", err)
 	}
 	c := startTxnCluster(t)
 	all := c.addrs(-1)
