@@ -49,6 +49,14 @@ func TestReplicatedTopicLeadersAndFollowers(t *testing.T) {
 			t.Fatalf("broker %d does not host its replica", b.NodeID())
 		}
 	}
+	// The answer to CreateTopics does not wait for every broker's
+	// LeaderAndIsr: a follower not yet told answers UNKNOWN_TOPIC_OR_PARTITION.
+	for follower.replicas.Get(tpOf("spread", 0)) == nil {
+		if ctx.Err() != nil {
+			t.Fatalf("broker %d never hosted its replica of spread-0", follower.NodeID())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 
 	produce := kmsg.NewPtrProduceRequest()
 	produce.Acks, produce.TimeoutMillis = 1, 5000
