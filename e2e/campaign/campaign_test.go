@@ -4,10 +4,12 @@
 package campaign
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -66,7 +68,47 @@ func TestFaultCampaign(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n := rep.Violations(); n > 0 {
+		logTopicLines(t, o.Dir, rep.Topics)
 		t.Fatalf("%d violations (seed %d; SAMSA_CHAOS_SEED=%d replays the faults)", n, seed, seed)
+	}
+}
+
+// churnTopic finds the churn topics a violation names.
+var churnTopic = regexp.MustCompile(`chaos-churn-[0-9]+`)
+
+// logTopicLines logs the processes' log lines (dir/*.log, gone with the
+// test) that name a topic of the topic violations, so that a failure a
+// replay of its seed does not repeat can still be read.
+func logTopicLines(t *testing.T, dir string, violations []string) {
+	topics := map[string]bool{}
+	for _, v := range violations {
+		for _, m := range churnTopic.FindAllString(v, -1) {
+			topics[m] = true
+		}
+	}
+	if len(topics) == 0 {
+		return
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	const most = 300
+	n := 0
+	for _, path := range logs {
+		f, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() && n < most {
+			for _, m := range churnTopic.FindAllString(sc.Text(), -1) {
+				if topics[m] {
+					t.Logf("%s: %s", filepath.Base(path), sc.Text())
+					n++
+					break
+				}
+			}
+		}
+		f.Close()
 	}
 }
 
