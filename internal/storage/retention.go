@@ -28,11 +28,23 @@ func (l *Log) enforceRetention(now time.Time) (moved bool, err error) {
 	if l.lazy.Load() {
 		return false, nil
 	}
-	start := l.startLocked()
-	defer func() { moved = l.startLocked() != start }()
-	if l.config().NoDelete {
-		return false, l.deleteSegmentsLocked(l.breachedCount())
+	n := l.breachedCount()
+	if !l.config().NoDelete {
+		expired, err := l.expiredBelowHW(now)
+		if err != nil {
+			return false, err
+		}
+		n = max(n, expired)
 	}
+	start := l.startLocked()
+	err = l.deleteSegmentsLocked(n)
+	return l.startLocked() != start, err
+}
+
+// expiredBelowHW is the count of oldest segments past retention.ms or
+// beyond retention.bytes that every in-sync replica holds (Kafka deletes a
+// segment only when the next one starts at or below the high watermark).
+func (l *Log) expiredBelowHW(now time.Time) (int, error) {
 	sizes := make([]int64, len(l.segs))
 	for i, s := range l.segs {
 		sizes[i] = s.size
@@ -46,14 +58,12 @@ func (l *Log) enforceRetention(now time.Time) (moved bool, err error) {
 		return ts, err
 	})
 	if err != nil {
-		return false, err
+		return 0, err
 	}
-	// Only what every in-sync replica holds may go (Kafka deletes a segment
-	// only when the next one starts at or below the high watermark).
 	for n > 0 && l.segmentEnd(n-1) > l.hw.Load() {
 		n--
 	}
-	return false, l.deleteSegmentsLocked(max(n, l.breachedCount()))
+	return n, nil
 }
 
 // deleteSegmentsLocked deletes the n oldest segments (mu held for writing),
