@@ -3,9 +3,13 @@ package api
 // Produce (key 0), v3–v11: record batch v2 only.
 //
 // acks must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS on every partition).
-// Each partition's payload must be exactly one v2 batch, checked by
-// record.Validate (CRC32C, structure, max.message.bytes) before the leader
-// appends it (NOT_LEADER_OR_FOLLOWER on a follower). acks=0 gets no response
+// Each partition's payload must be exactly one v2 batch: its frame is
+// checked by record.ReadProduced (one whole batch, max.message.bytes,
+// CRC32C), its header by the rules below, then its records by
+// record.CheckProduced in one pass (Kafka's LogValidator: framing, a
+// compacted topic's keys, the topic's timestamp rules, re-encoding for
+// compression.type), before the leader appends it
+// (NOT_LEADER_OR_FOLLOWER on a follower). acks=0 gets no response
 // at all; acks=1 is answered once the leader has written. acks=-1 is refused
 // when the ISR is smaller than min.insync.replicas (NOT_ENOUGH_REPLICAS,
 // nothing written); otherwise the request waits for the ISR to replicate
@@ -48,6 +52,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -118,38 +123,36 @@ func (h *Handler) produceOne(ctx context.Context, txnID *string, tp kafka.TopicP
 		return nil, 0
 	}
 	cfg := p.Config()
-	hdrs, err := record.Validate(rp.Records, cfg.MaxMessageBytes)
+	hdr, err := record.ReadProduced(rp.Records, cfg.MaxMessageBytes)
 	switch {
 	case err != nil:
-	case len(hdrs) != 1:
-		err = fmt.Errorf("%w: produce must carry exactly one record batch, got %d", record.ErrInvalidRecord, len(hdrs))
-	case hdrs[0].Control():
+	case hdr.Control():
 		err = fmt.Errorf("%w: clients may not produce control batches", record.ErrInvalidRecord)
-	case hdrs[0].Transactional() && hdrs[0].ProducerID < 0:
+	case hdr.Transactional() && hdr.ProducerID < 0:
 		err = fmt.Errorf("%w: transactional batch without a producer id", record.ErrInvalidRecord)
-	case hdrs[0].Transactional() && txnID == nil:
+	case hdr.Transactional() && txnID == nil:
 		err = fmt.Errorf("api: transactional batch in a produce request without a transactional id: %w", kerr.TransactionalIDAuthorizationFailed)
-	case hdrs[0].ProducerID >= 0 && h.ProducerIDs != nil && !h.ProducerIDs.Issued(hdrs[0].ProducerID):
-		err = errNeverIssued(hdrs[0].ProducerID)
+	case hdr.ProducerID >= 0 && h.ProducerIDs != nil && !h.ProducerIDs.Issued(hdr.ProducerID):
+		err = errNeverIssued(hdr.ProducerID)
 	}
 	records := rp.Records
 	if err == nil {
 		var refused []record.RecordError
-		if refused, err = record.CheckTimestamps(records, hdrs[0], !cfg.Log.LogAppendTime, now.UnixMilli(), cfg.Log.Timestamps); len(refused) > 0 {
+		records, hdr, refused, err = record.CheckProduced(records, hdr, record.ProduceRules{
+			CreateTime: !cfg.Log.LogAppendTime, NowMs: now.UnixMilli(), Bounds: cfg.Log.Timestamps,
+			Keys: cfg.Log.Compact, Codec: cfg.Log.Compression, MaxBatchBytes: cfg.MaxMessageBytes,
+		})
+		if len(refused) > 0 {
 			refuseTimestamps(sp, refused)
 			return nil, 0
 		}
-		if c := cfg.Log.Compression; err == nil && c >= 0 && c != hdrs[0].Compression() {
-			// compression.type is not the producer's codec: stored, and
-			// limited by max.message.bytes, recompressed.
-			if records, hdrs[0], err = record.Recompress(records, hdrs[0], c); err == nil && hdrs[0].Size() > cfg.MaxMessageBytes {
-				err = fmt.Errorf("%w: batch of %d bytes once recompressed, limit %d", record.ErrTooLarge, hdrs[0].Size(), cfg.MaxMessageBytes)
-			}
+		if errors.Is(err, record.ErrNoKey) {
+			err = fmt.Errorf("%w: Compacted topic cannot accept message without key in topic partition %s.", kerr.InvalidRecord, tp)
 		}
 	}
 	guard, verified := uint64(0), false
-	if err == nil && hdrs[0].Transactional() {
-		guard, verified, err = h.verifyTxn(ctx, *txnID, &hdrs[0], tp, p)
+	if err == nil && hdr.Transactional() {
+		guard, verified, err = h.verifyTxn(ctx, *txnID, &hdr, tp, p)
 	}
 	if err != nil {
 		h.Logger.Debug("produce rejected", "topic", tp.Topic, "partition", tp.Partition, "err", err)
@@ -158,9 +161,9 @@ func (h *Handler) produceOne(ctx context.Context, txnID *string, tp kafka.TopicP
 	}
 	var info storage.AppendInfo
 	if verified {
-		info, err = p.AppendVerified(records, hdrs, now, acks, guard)
+		info, err = p.AppendVerified(records, []record.Header{hdr}, now, acks, guard)
 	} else {
-		info, err = p.AppendAsLeader(records, hdrs, now, acks)
+		info, err = p.AppendAsLeader(records, []record.Header{hdr}, now, acks)
 	}
 	if err != nil {
 		sp.ErrorCode, sp.ErrorMessage = errorCode(err), errorMessage(err)

@@ -16,8 +16,9 @@ func TestProduceKeylessToCompactedTopic(t *testing.T) {
 	p := x.lead("c", 1, []int32{1}, []int32{1}, 1)
 	configure(p, func(c *replica.Config) { c.Log.Compact, c.Log.NoDelete = true, true })
 	r := x.produceOne("c", 1, 1000, recordtest.Values(1000, "no key"))
-	if r.ErrorCode != kerr.InvalidRecord.Code || r.ErrorMessage == nil || p.LogEndOffset() != 0 {
-		t.Fatalf("keyless produce to a compacted topic: %+v, LEO %d", r, p.LogEndOffset())
+	want := "Compacted topic cannot accept message without key in topic partition c-0."
+	if r.ErrorCode != kerr.InvalidRecord.Code || r.ErrorMessage == nil || *r.ErrorMessage != want || p.LogEndOffset() != 0 {
+		t.Fatalf("keyless produce to a compacted topic: %+v (%q), LEO %d", r, *r.ErrorMessage, p.LogEndOffset())
 	}
 	keyed := recordtest.Batch(1000, recordtest.None, recordtest.Rec{Key: []byte("k"), Value: []byte("v")})
 	if r := x.produceOne("c", 1, 1000, keyed); r.ErrorCode != 0 {

@@ -137,22 +137,3 @@ func Build(ts int64, recs []KV) []byte {
 	SetCRC(out)
 	return out
 }
-
-// Recompress re-encodes the records of a produced batch (h its header, as
-// Validate returned it) with codec, CompressionNone included, as Kafka's
-// broker does for a topic whose compression.type is not the producer's:
-// offsets, timestamps, producer id, epoch and base sequence, and the
-// transactional flag are kept. It returns the new batch and its header.
-func Recompress(batch []byte, h Header, codec int8) ([]byte, Header, error) {
-	var recs []Record
-	if err := Records(batch[:h.Size()], func(r Record) bool { recs = append(recs, r); return true }); err != nil {
-		return nil, h, err
-	}
-	h.Attributes = h.Attributes&^attrCompressionMask | int16(codec)
-	out, err := Rebuild(nil, h, recs, -1)
-	if err != nil {
-		return nil, h, err
-	}
-	nh, err := ReadHeader(out)
-	return out, nh, err
-}

@@ -16,8 +16,12 @@
 //   - The batch CRC (CRC-32C) covers bytes from the attributes field to the end
 //     of the batch; SetBaseOffset and SetPartitionLeaderEpoch change bytes
 //     outside it, SetLogAppendTime recomputes it.
-//   - Validate accepting a payload implies Records succeeds on each batch in it
-//     (checked by FuzzValidate).
+//   - Validate accepting a payload implies Records succeeds on each batch in it,
+//     and ReadProduced with CheckProduced (Kafka's default rules) accept a
+//     payload exactly when it is one batch Validate accepts (both checked by
+//     FuzzValidate).
+//   - CheckProduced reads a produced batch's records once, decompressing
+//     once, whatever rules of its topic apply (produced.go).
 //   - Validate wants what producers send: NumRecords = LastOffsetDelta+1,
 //     offset deltas 0..n-1. Records also reads what compaction leaves:
 //     increasing deltas with gaps, and empty batches (no records); such

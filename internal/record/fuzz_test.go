@@ -14,6 +14,16 @@ func FuzzValidate(f *testing.F) {
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		hdrs, err := Validate(in, 1<<20)
+		// A produced payload passes ReadProduced and CheckProduced (with
+		// Kafka's default rules) exactly when it is one batch Validate
+		// accepts.
+		h, perr := ReadProduced(in, 1<<20)
+		if perr == nil {
+			_, _, _, perr = CheckProduced(in, h, noRules)
+		}
+		if single := err == nil && len(hdrs) == 1; single != (perr == nil) {
+			t.Fatalf("Validate: %d batches, %v; ReadProduced and CheckProduced: %v", len(hdrs), err, perr)
+		}
 		if err != nil {
 			return
 		}

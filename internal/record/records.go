@@ -42,19 +42,22 @@ func Records(batch []byte, fn func(Record) bool) error {
 	if err != nil {
 		return err
 	}
-	return walkStored(h, data, func(r *rawRecord) bool {
-		rec := Record{
-			Offset:    h.BaseOffset + int64(r.offsetDelta),
-			Timestamp: h.FirstTimestamp + r.timestampDelta,
-			Key:       r.key,
-			Value:     r.value,
-			Headers:   r.headers,
-		}
-		if h.LogAppendTime() {
-			rec.Timestamp = h.MaxTimestamp
-		}
-		return fn(rec)
-	}, true)
+	return walkStored(h, data, func(r *rawRecord) bool { return fn(recordOf(h, r)) }, true)
+}
+
+// recordOf is r of the batch h as a Record (its headers collected).
+func recordOf(h Header, r *rawRecord) Record {
+	rec := Record{
+		Offset:    h.BaseOffset + int64(r.offsetDelta),
+		Timestamp: h.FirstTimestamp + r.timestampDelta,
+		Key:       r.key,
+		Value:     r.value,
+		Headers:   r.headers,
+	}
+	if h.LogAppendTime() {
+		rec.Timestamp = h.MaxTimestamp
+	}
+	return rec
 }
 
 // payload returns the record bytes of the batch, decompressed if needed.

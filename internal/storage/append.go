@@ -26,7 +26,8 @@ func (l *Log) Append(records []byte, hdrs []record.Header, now time.Time) (Appen
 }
 
 // AppendAsLeader is the leader path. records holds whole batches validated
-// by record.Validate, whose headers are hdrs. Offsets and the
+// by record.Validate (or, produced, by record.ReadProduced and
+// CheckProduced), whose headers are hdrs. Offsets and the
 // PartitionLeaderEpoch leaderEpoch are written in place (records and hdrs
 // are modified), LogAppendTime is stamped if configured, the segment is
 // rolled first if needed, and the batches are written with one pwrite. A
@@ -73,11 +74,6 @@ func (l *Log) appendLeaderGuarded(records []byte, hdrs []record.Header, now time
 			if h.Transactional() && h.ProducerID < 0 {
 				return AppendInfo{}, fmt.Errorf("%w: transactional batch without a producer id (partition %s)", record.ErrInvalidRecord, l.tp)
 			}
-		}
-	}
-	if marker == nil && l.config().Compact {
-		if err := l.checkKeys(records, hdrs); err != nil {
-			return AppendInfo{}, err
 		}
 	}
 	var dup *AppendInfo
@@ -141,31 +137,6 @@ func (l *Log) appendLeaderGuarded(records []byte, hdrs []record.Header, now time
 		return AppendInfo{}, err
 	}
 	return info, nil
-}
-
-// checkKeys is Kafka's LogValidator rule for compacted topics: every record
-// of a data batch has a key, else the append is refused (INVALID_RECORD)
-// and nothing is written.
-func (l *Log) checkKeys(records []byte, hdrs []record.Header) error {
-	pos := 0
-	for _, h := range hdrs {
-		b := records[pos : pos+h.Size()]
-		pos += h.Size()
-		if h.Control() {
-			continue
-		}
-		keyless := false
-		if err := record.Records(b, func(r record.Record) bool {
-			keyless = r.Key == nil
-			return !keyless
-		}); err != nil {
-			return err
-		}
-		if keyless {
-			return fmt.Errorf("%w: Compacted topic cannot accept message without key in topic partition %s.", record.ErrInvalidRecord, l.tp)
-		}
-	}
-	return nil
 }
 
 // errDuplicate makes lockForAppend give up on a retried batch: nothing is

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -204,28 +203,6 @@ func TestCleanerProperty(t *testing.T) {
 			l.SetConfig(compactConfig())
 			checkCompacted(t, l, mdl, true)
 		})
-	}
-}
-
-// TestCompactedLogRefusesKeylessRecords: Kafka's rule, INVALID_RECORD
-// (record.ErrInvalidRecord) and nothing appended; a delete-policy log
-// takes them.
-func TestCompactedLogRefusesKeylessRecords(t *testing.T) {
-	m := openManager(t, t.TempDir())
-	defer m.Close()
-	l, _ := m.Create(tp0, topic, compactConfig())
-	b, h := keyedBatch(t0.UnixMilli(), recordtest.Gzip, [2][]byte{[]byte("k"), []byte("v")}, [2][]byte{nil, []byte("v")})
-	if _, err := l.Append(b, h, t0); !errors.Is(err, record.ErrInvalidRecord) {
-		t.Fatalf("keyless record on a compacted log: %v", err)
-	}
-	if l.LogEndOffset() != 0 {
-		t.Fatalf("log end %d after a refused append", l.LogEndOffset())
-	}
-	cfg := compactConfig()
-	cfg.Compact = false
-	l.SetConfig(cfg)
-	if _, err := l.Append(b, h, t0); err != nil {
-		t.Fatal(err)
 	}
 }
 

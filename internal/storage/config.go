@@ -53,11 +53,11 @@ type LogConfig struct {
 	LogAppendTime      bool  // message.timestamp.type=LogAppendTime
 	// message.timestamp.before/after.max.ms: the produced CreateTime
 	// timestamps the topic accepts (checked by the produce path, with
-	// record.CheckTimestamps, as Kafka's LogValidator does).
+	// record.CheckProduced, as Kafka's LogValidator does).
 	Timestamps record.TimestampBounds
 	// compression.type: the codec produced batches are stored in
 	// (record.Compression*), -1 for the producer's (the produce path
-	// recompresses with record.Recompress, as Kafka's LogValidator does).
+	// recompresses with record.CheckProduced, as Kafka's LogValidator does).
 	Compression int8
 
 	// cleanup.policy: Compact if it holds compact, NoDelete if it lacks
