@@ -258,17 +258,20 @@ func (c configsAPI) Current() *config.Broker { return c.b.current() }
 // Synced waits until this broker has applied the last write of
 // /config/brokers/<default> and of its own key (a deleted key's delete is
 // not waited for: the store keeps no revision of it), then is Current. It
-// gives up after syncedWait (REQUEST_TIMED_OUT, or the store's error).
+// reads both in one request, a list of /config/brokers/ (a document per
+// broker with dynamic configs at most). It gives up after syncedWait
+// (REQUEST_TIMED_OUT, or the store's error).
 func (c configsAPI) Synced(ctx context.Context) (*config.Broker, error) {
 	ctx, cancel := context.WithTimeout(ctx, syncedWait)
 	defer cancel()
+	kvs, _, err := c.b.store.List(ctx, metadata.BrokerConfigsPrefix)
+	if err != nil {
+		return nil, err
+	}
 	var rev int64
-	for _, key := range []string{metadata.BrokerDefaultConfigKey, metadata.BrokerConfigKey(c.b.nodeID)} {
-		kv, found, err := c.b.store.Get(ctx, key)
-		if err != nil {
-			return nil, err
-		}
-		if found {
+	own := metadata.BrokerConfigKey(c.b.nodeID)
+	for _, kv := range kvs {
+		if kv.Key == metadata.BrokerDefaultConfigKey || kv.Key == own {
 			rev = max(rev, kv.Version)
 		}
 	}
