@@ -11,7 +11,9 @@ package api
 // through Elections (NOT_CONTROLLER for every partition when there is
 // none); the implementation answers a partition 0 once this broker's
 // metadata shows its new leader, and REQUEST_TIMED_OUT if TimeoutMillis
-// passes first. An unknown election type is INVALID_REQUEST for every
+// passes first. TimeoutMillis bounds that wait only, as in Kafka (whose
+// DelayedElectLeader it is): the controller's answers (ELECTION_NOT_NEEDED,
+// an error) come whatever it is, 0 included. An unknown election type is INVALID_REQUEST for every
 // partition and (v1+) at the top. The response lists topics and partitions
 // sorted.
 
@@ -29,8 +31,10 @@ import (
 // Elections runs leader elections on the controller.
 type Elections interface {
 	// ElectLeaders elects leaders of partitions with election type typ
-	// (0 preferred, 1 unclean) and answers each partition once.
-	ElectLeaders(ctx context.Context, typ int8, partitions []kafka.TopicPartition) []ElectionResult
+	// (0 preferred, 1 unclean) and answers each partition once, waiting
+	// at most timeout for the elected leaders to show in this broker's
+	// metadata.
+	ElectLeaders(ctx context.Context, timeout time.Duration, typ int8, partitions []kafka.TopicPartition) []ElectionResult
 }
 
 // ElectionResult is one partition's outcome (Code 0: elected and shown in
@@ -57,9 +61,7 @@ func (h *Handler) electLeaders(ctx context.Context, req *kmsg.ElectLeadersReques
 	case h.Elections == nil:
 		results = electionErrors(tps, kerr.NotController.Code)
 	default:
-		ctx, cancel := context.WithTimeout(ctx, time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
-		defer cancel()
-		results = h.Elections.ElectLeaders(ctx, typ, tps)
+		results = h.Elections.ElectLeaders(ctx, time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond, typ, tps)
 	}
 	if all {
 		results = slices.DeleteFunc(results, func(r ElectionResult) bool { return r.Code == kerr.ElectionNotNeeded.Code })

@@ -16,17 +16,14 @@ import (
 
 // fakeElections answers from a table and records what it was asked.
 type fakeElections struct {
-	codes    map[kafka.TopicPartition]int16
-	typ      int8
-	asked    []kafka.TopicPartition
-	deadline time.Duration
+	codes   map[kafka.TopicPartition]int16
+	typ     int8
+	asked   []kafka.TopicPartition
+	timeout time.Duration
 }
 
-func (f *fakeElections) ElectLeaders(ctx context.Context, typ int8, tps []kafka.TopicPartition) []ElectionResult {
-	f.typ, f.asked = typ, tps
-	if d, ok := ctx.Deadline(); ok {
-		f.deadline = time.Until(d)
-	}
+func (f *fakeElections) ElectLeaders(ctx context.Context, timeout time.Duration, typ int8, tps []kafka.TopicPartition) []ElectionResult {
+	f.typ, f.asked, f.timeout = typ, tps, timeout
 	var out []ElectionResult
 	for _, tp := range tps {
 		code, ok := f.codes[tp]
@@ -95,8 +92,8 @@ func TestElectLeaders(t *testing.T) {
 	if got, want := electSummary(resp), "top=NONE a-0:NONE a-1:ELECTION_NOT_NEEDED b-0:PREFERRED_LEADER_NOT_AVAILABLE zz-3:UNKNOWN_TOPIC_OR_PARTITION"; got != want {
 		t.Errorf("named partitions:\n got %s\nwant %s", got, want)
 	}
-	if el.typ != 1 || len(el.asked) != 4 || el.deadline <= 0 || el.deadline > 5*time.Second {
-		t.Errorf("asked type %d for %v with deadline in %v", el.typ, el.asked, el.deadline)
+	if el.typ != 1 || len(el.asked) != 4 || el.timeout != 5*time.Second {
+		t.Errorf("asked type %d for %v with timeout %v", el.typ, el.asked, el.timeout)
 	}
 	if m := resp.Topics[0].Partitions[1].ErrorMessage; m == nil || *m == "" {
 		t.Errorf("ELECTION_NOT_NEEDED without its message")

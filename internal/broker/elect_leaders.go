@@ -3,12 +3,15 @@ package broker
 // ElectLeaders on a broker (api.Elections), as Kafka's
 // ReplicaManager.electLeaders: the election goes to this broker's
 // controller (controller.Loop.ElectLeaders, NOT_CONTROLLER unless it is the
-// active one); each partition it elected then waits until this broker's
+// active one), whose answer is waited for whatever the request's timeout
+// (as Kafka's controller callback is; the connection closing ends the
+// wait); each partition it elected then waits until this broker's
 // metadata cache shows the new leader (Kafka's DelayedElectLeader), and
-// answers REQUEST_TIMED_OUT if the request's deadline passes first.
+// answers REQUEST_TIMED_OUT if the request's timeout passes first.
 
 import (
 	"context"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -24,8 +27,10 @@ type leaderElections struct {
 	cache *metacache.Cache
 }
 
-func (e *leaderElections) ElectLeaders(ctx context.Context, typ int8, parts []kafka.TopicPartition) []api.ElectionResult {
+func (e *leaderElections) ElectLeaders(ctx context.Context, timeout time.Duration, typ int8, parts []kafka.TopicPartition) []api.ElectionResult {
 	results := e.loop.ElectLeaders(ctx, controller.ElectionType(typ), parts)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	waiting := map[controller.TP]int32{}
 	for _, r := range results {
 		if r.Code == 0 {

@@ -8,6 +8,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // ElectLeaders through a broker: a broker that stopped and came back gets
@@ -69,9 +70,29 @@ func TestElectLeadersAfterRestart(t *testing.T) {
 		}
 	}
 
+	// Asked again with a timeout of 0 (segmentio/kafka-go's default): the
+	// controller's answers are not bounded by it, so every partition is
+	// ELECTION_NOT_NEEDED, as in Kafka, not REQUEST_TIMED_OUT.
+	req := kmsg.NewPtrElectLeadersRequest()
+	req.Version, req.TimeoutMillis = 1, 0
+	rt := kmsg.NewElectLeadersRequestTopic()
+	rt.Topic, rt.Partitions = "t", []int32{0, 1, 2, 3, 4, 5}
+	req.Topics = append(req.Topics, rt)
+	again, err := req.RequestWith(ctx, newClient(t, ctl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range again.Topics {
+		for _, rp := range rt.Partitions {
+			if rp.ErrorCode != kerr.ElectionNotNeeded.Code {
+				t.Errorf("timeout 0: %s-%d answered %v", rt.Topic, rp.Partition, kerr.ErrorForCode(rp.ErrorCode))
+			}
+		}
+	}
+
 	// The same election sent to a broker that is not the controller.
 	raw := leaderElections{loop: restarted.loop, cache: restarted.cache}
-	for _, r := range raw.ElectLeaders(ctx, 0, []kafka.TopicPartition{tpOf("t", 0)}) {
+	for _, r := range raw.ElectLeaders(ctx, time.Second, 0, []kafka.TopicPartition{tpOf("t", 0)}) {
 		if r.Code != kerr.NotController.Code {
 			t.Fatalf("non-controller answered %+v", r)
 		}
