@@ -105,7 +105,9 @@ func TestBadInputClosesOnlyThatConnection(t *testing.T) {
 		level      string
 	}{
 		{"garbage", sized([]byte("hello, kafka broker")), false, "WARN"},
-		{"malformed body", sized(append(encodeRequest(metadataRequest(9), 7)[4:], 0xff, 0xff, 0xff)), false, "WARN"},
+		// Metadata v9 (header: key, version, correlation id, null client
+		// id, no tags) whose topics array says 4 topics and holds a byte.
+		{"malformed body", sized([]byte{0, 3, 0, 9, 0, 0, 0, 7, 0xff, 0xff, 0, 0x05, 0xff}), false, "WARN"},
 		{"oversized size prefix", []byte{0, 0x10, 0, 0}, false, "WARN"},
 		{"negative size prefix", []byte{0x80, 0, 0, 0}, false, "WARN"},
 		{"truncated body", sized(produce[:len(produce)-5]), false, "WARN"},

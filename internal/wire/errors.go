@@ -14,7 +14,7 @@ var (
 	ErrUnknownKey = errors.New("wire: unknown api key")
 	// ErrUnsupportedVersion: the key is served, but not at this version.
 	ErrUnsupportedVersion = errors.New("wire: unsupported api version")
-	// ErrMalformed: the header or the body does not decode, or bytes remain
-	// after the body.
+	// ErrMalformed: the header or the body does not decode. Bytes after the
+	// body are not an error: Kafka ignores them too.
 	ErrMalformed = errors.New("wire: malformed request")
 )

@@ -8,7 +8,7 @@ import (
 )
 
 // FuzzParseRequest: no input panics, every error wraps a sentinel, and a
-// parsed request re-encodes to exactly the body it came from.
+// parsed request re-encodes without panicking.
 func FuzzParseRequest(f *testing.F) {
 	for _, req := range sampleRequests() {
 		f.Add(frameOf(req, 1, kmsg.StringPtr("fuzz")))

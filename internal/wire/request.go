@@ -109,17 +109,11 @@ func parseHeaderTail(h *RequestHeader, b []byte, version int) ([]byte, error) {
 }
 
 // parseBody decodes the body with a fresh request of h's key and version.
-// kmsg does not report unread input, so trailing bytes are detected by
-// decoding all but the last byte first: kmsg reads strictly forward, so that
-// shorter decode succeeds only if the full one would stop before the end.
-// This costs a second decode, which for produce is cheap (records alias).
+// Bytes after the body are ignored, as Kafka's broker ignores them (its
+// generated request classes read what their schema holds and no more):
+// segmentio/kafka-go, for one, sends DescribeAcls v2+ with a tagged-field
+// byte too many.
 func parseBody(h RequestHeader, body []byte) (kmsg.Request, error) {
-	if len(body) > 0 {
-		if newRequest(h).ReadFrom(body[:len(body)-1]) == nil {
-			return nil, fmt.Errorf("%w: %s v%d: bytes after the body",
-				ErrMalformed, kmsg.NameForKey(h.Key), h.Version)
-		}
-	}
 	req := newRequest(h)
 	if err := req.ReadFrom(body); err != nil {
 		return nil, fmt.Errorf("%w: %s v%d: %v", ErrMalformed, kmsg.NameForKey(h.Key), h.Version, err)
