@@ -2,8 +2,9 @@ package e2e
 
 // The Kafka clients beside franz-go and librdkafka (tested elsewhere) that
 // applications use, each run as an application runs it against one
-// cluster: sarama (in this process), kafka-python (Debian's python3-kafka)
-// and kafkajs (npm; scripts/test installs it in testdata/kafkajs). Each
+// cluster: sarama and segmentio/kafka-go (in this process), kafka-python
+// (Debian's python3-kafka) and kafkajs (npm; scripts/test installs it in
+// testdata/kafkajs). Each
 // creates a topic, produces acks=all (idempotently and with transactions
 // where the client can), consumes the topic through a consumer group and
 // commits, leaves the group, reads its committed offsets and the group's
@@ -34,6 +35,11 @@ func TestKafkaClients(t *testing.T) {
 	t.Run("sarama", func(t *testing.T) {
 		run := clientRun{client: "sarama", topic: "sarama-t", group: "sarama-g", n: 500, txn: true}
 		run.lines = saramaApp(t, all, run)
+		run.check(t, all)
+	})
+	t.Run("kafka-go", func(t *testing.T) {
+		run := clientRun{client: "kafka-go", topic: "kafka-go-t", group: "kafka-go-g", n: 500}
+		run.lines = kafkaGoApp(t, all, run)
 		run.check(t, all)
 	})
 	t.Run("kafka-python", func(t *testing.T) {
