@@ -12,10 +12,11 @@ import (
 
 // kafkaGoApp is kafka_python_client.py's run with segmentio/kafka-go: its
 // Writer (acks=all, lz4) and its consumer-group Reader, committing each
-// message; it has no transactional producer. It also asks for a preferred
-// leader election with the client's default timeout of 0, which Kafka
-// answers ELECTION_NOT_NEEDED for partitions led by their preferred
-// replica. It returns the lines the scripts would print.
+// message; it has no transactional producer. It also asks for a user's
+// SCRAM credentials (none: RESOURCE_NOT_FOUND) and for a preferred leader
+// election with the client's default timeout of 0, which Kafka answers
+// ELECTION_NOT_NEEDED for partitions led by their preferred replica. It
+// returns the lines the scripts would print.
 func kafkaGoApp(t *testing.T, addrs []string, r clientRun) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -83,6 +84,12 @@ func kafkaGoApp(t *testing.T, addrs []string, r clientRun) []string {
 		lines = append(lines, "acls SECURITY_DISABLED")
 	default:
 		lines = append(lines, fmt.Sprintf("acls %q", fmt.Sprint(da.Error)))
+	}
+
+	// No user has a SCRAM credential: Samsa has no SASL.
+	ds, err := cl.DescribeUserScramCredentials(ctx, &kafka.DescribeUserScramCredentialsRequest{Users: []kafka.UserScramCredentialsUser{{Name: "alice"}}})
+	if err != nil || ds.Error != nil || len(ds.Results) != 1 || !errors.Is(ds.Results[0].Error, kafka.ResourceNotFound) {
+		t.Errorf("describe SCRAM credentials of alice: %v %+v, want RESOURCE_NOT_FOUND", err, ds)
 	}
 
 	el, err := cl.ElectLeaders(ctx, &kafka.ElectLeadersRequest{Topic: r.topic, Partitions: []int{0, 1, 2}})

@@ -233,6 +233,8 @@ func (h *Handler) dispatch(ctx context.Context, c *server.Conn, hdr wire.Request
 		return createACLs(r), nil
 	case *kmsg.DeleteACLsRequest:
 		return deleteACLs(r), nil
+	case *kmsg.DescribeUserSCRAMCredentialsRequest:
+		return describeUserSCRAMCredentials(r), nil
 	case *kmsg.LeaderAndISRRequest:
 		return h.leaderAndIsr(ctx, r), nil
 	case *kmsg.StopReplicaRequest:

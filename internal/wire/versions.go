@@ -88,6 +88,10 @@ var Supported = map[int16]VersionRange{
 	int16(kmsg.CreateACLs):   {0, 3},
 	int16(kmsg.DeleteACLs):   {0, 3},
 
+	// SCRAM credentials: none to describe, none to set (Samsa has no SASL;
+	// api/50_describe_user_scram_credentials.go).
+	int16(kmsg.DescribeUserSCRAMCredentials): {0, 0},
+
 	// Operating a cluster (issue 20): client quotas.
 	int16(kmsg.DescribeClientQuotas): {0, 1},
 	int16(kmsg.AlterClientQuotas):    {0, 1},
