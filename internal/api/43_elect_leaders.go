@@ -13,9 +13,9 @@ package api
 // metadata shows its new leader, and REQUEST_TIMED_OUT if TimeoutMillis
 // passes first. TimeoutMillis bounds that wait only, as in Kafka (whose
 // DelayedElectLeader it is): the controller's answers (ELECTION_NOT_NEEDED,
-// an error) come whatever it is, 0 included. An unknown election type is INVALID_REQUEST for every
-// partition and (v1+) at the top. The response lists topics and partitions
-// sorted.
+// an error) come whatever it is, 0 included. An unknown election type is
+// INVALID_REQUEST for every partition and (v1+) at the top. The response
+// lists topics and partitions sorted.
 
 import (
 	"cmp"

@@ -82,12 +82,17 @@ func TestElectLeadersAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	answered := 0
 	for _, rt := range again.Topics {
 		for _, rp := range rt.Partitions {
+			answered++
 			if rp.ErrorCode != kerr.ElectionNotNeeded.Code {
 				t.Errorf("timeout 0: %s-%d answered %v", rt.Topic, rp.Partition, kerr.ErrorForCode(rp.ErrorCode))
 			}
 		}
+	}
+	if answered != 6 || again.ErrorCode != 0 {
+		t.Errorf("timeout 0: %d of 6 partitions answered, top-level %v", answered, kerr.ErrorForCode(again.ErrorCode))
 	}
 
 	// The same election sent to a broker that is not the controller.
