@@ -2,14 +2,16 @@ package record
 
 import "fmt"
 
-// Validate checks a produce payload: one or more whole v2 batches back to
-// back. Per batch, in order: plausible length and whole batch present
-// (ErrCorrupt), magic 2 (ErrUnsupportedMagic), size <= maxBatchBytes
-// (ErrTooLarge), CRC (ErrCorrupt), NumRecords == LastOffsetDelta+1 > 0 and
-// every record well framed with offset deltas 0..n-1 (ErrInvalidRecord);
-// compressed batches are decompressed to walk their records. It returns the
-// headers in order. It does not reject control batches; producers may not
-// send them, which the caller checks with Header.Control.
+// Validate checks one or more whole v2 batches back to back, as producers
+// write them (the coordinators' own batches; a client's produced batch goes
+// through ReadProduced and CheckProduced, produced.go, which apply the same
+// checks and the topic's rules). Per batch, in order: plausible length and
+// whole batch present (ErrCorrupt), magic 2 (ErrUnsupportedMagic), size <=
+// maxBatchBytes (ErrTooLarge), CRC (ErrCorrupt), NumRecords ==
+// LastOffsetDelta+1 > 0 and every record well framed with offset deltas
+// 0..n-1 (ErrInvalidRecord); compressed batches are decompressed to walk
+// their records. It returns the headers in order. It does not reject
+// control batches; the caller checks Header.Control.
 func Validate(records []byte, maxBatchBytes int) ([]Header, error) {
 	if len(records) == 0 {
 		return nil, fmt.Errorf("%w: empty record set", ErrCorrupt)
