@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -51,10 +50,7 @@ func startStore(t *testing.T, kind string) *storeProc {
 	case "debian-etcd":
 		path, err := exec.LookPath("etcd")
 		if err != nil {
-			if os.Getenv("SAMSA_REQUIRE_ETCD") != "" {
-				t.Fatal("Debian's etcd is required but not installed")
-			}
-			t.Skip("etcd not installed")
+			requireOrSkip(t, "SAMSA_REQUIRE_ETCD", "Debian's etcd", err)
 		}
 		cmd = exec.Command(path, "--data-dir", dir, "--listen-client-urls", curl, "--advertise-client-urls", curl,
 			"--listen-peer-urls", purl, "--initial-advertise-peer-urls", purl, "--initial-cluster", "default="+purl)
