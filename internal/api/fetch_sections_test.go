@@ -227,8 +227,16 @@ func (h *bigSectionHandler) Handle(ctx context.Context, c *server.Conn, hdr wire
 // TestTruncationDuringSectionSend: a truncation while a section is being
 // sent, with new batches appended at the same positions, ends the
 // connection before the response is complete: the client never sees a
-// response whose records changed under it.
+// response whose records changed under it. At v11 the records are the
+// response's last bytes (the server holds back the section's own last
+// byte), at v12 tagged fields follow them.
 func TestTruncationDuringSectionSend(t *testing.T) {
+	for _, v := range []int16{11, 12} {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { truncateDuringSectionSend(t, v) })
+	}
+}
+
+func truncateDuringSectionSend(t *testing.T, version int16) {
 	logs := newSectionLogs(t)
 	m := logs.m
 	l, err := m.Create(kafka.TopicPartition{Topic: "t", Partition: 0}, [16]byte{1}, storage.DefaultLogConfig())
@@ -249,7 +257,7 @@ func TestTruncationDuringSectionSend(t *testing.T) {
 	}
 	defer nc.Close()
 	req := kmsg.NewPtrFetchRequest()
-	req.SetVersion(12)
+	req.SetVersion(version)
 	if _, err := nc.Write(kmsg.NewRequestFormatter().AppendRequest(nil, req, 1)); err != nil {
 		t.Fatal(err)
 	}

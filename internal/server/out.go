@@ -199,21 +199,18 @@ func (o *output) deadline() {
 }
 
 // writeSections writes a frame with sections (sections.go): the pieces of
-// its buffer through bw, each section but its last byte with sendfile,
-// that byte read with pread and written with the piece after it. The
-// response's last byte is written only once every section's bytes were
-// read and every section is still intact: a truncation meanwhile ends the
-// connection with the response unfinished (errSectionChanged).
+// its buffer through bw, the sections with sendfile. The response's last
+// byte is written only once every section's bytes were read and every
+// section is still intact: a truncation meanwhile ends the connection with
+// the response unfinished (errSectionChanged). That byte is the last piece's
+// (a flexible response's tags, the partitions after the section); only when
+// a section ends the frame is its own last byte held back, read with pread
+// once sendfile has returned.
 func (o *output) writeSections(bw *bufio.Writer, f frame) error {
 	var last [1]byte
-	pending := false // last holds the previous section's last byte
+	held := false // last holds the final section's last byte
 	from := 0
-	for _, c := range f.cuts {
-		if pending {
-			if err := bw.WriteByte(last[0]); err != nil {
-				return err
-			}
-		}
+	for i, c := range f.cuts {
 		if _, err := bw.Write(f.buf[from:c.at]); err != nil {
 			return err
 		}
@@ -221,17 +218,23 @@ func (o *output) writeSections(bw *bufio.Writer, f frame) error {
 			return err
 		}
 		n := c.sec.Len()
+		held = i == len(f.cuts)-1 && c.at == len(f.buf)
+		if held {
+			n--
+		}
 		o.deadline()
-		if err := sendfile(o.l.rc, c.sec.Fd(), c.sec.Offset(), n-1); err != nil {
+		if err := sendfile(o.l.rc, c.sec.Fd(), c.sec.Offset(), n); err != nil {
 			return err
 		}
-		if err := preadFull(c.sec.Fd(), last[:], c.sec.Offset()+int64(n-1)); err != nil {
-			return err
+		if held {
+			if err := preadFull(c.sec.Fd(), last[:], c.sec.Offset()+int64(n)); err != nil {
+				return err
+			}
 		}
 		if !c.sec.Intact() {
 			return errSectionChanged
 		}
-		pending, from = true, c.at
+		from = c.at
 	}
 	for _, c := range f.cuts { // the bytes of every section were read
 		if !c.sec.Intact() {
@@ -239,8 +242,10 @@ func (o *output) writeSections(bw *bufio.Writer, f frame) error {
 		}
 	}
 	o.deadline()
-	if err := bw.WriteByte(last[0]); err != nil {
-		return err
+	if held {
+		if err := bw.WriteByte(last[0]); err != nil {
+			return err
+		}
 	}
 	_, err := bw.Write(f.buf[from:])
 	return err

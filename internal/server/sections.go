@@ -11,10 +11,11 @@ package server
 //
 // A section may be cut by a truncation while it is being sent (its
 // Intact turns false): the server holds back the response's last byte
-// until every section's bytes were read by the kernel (sendfile returned
-// and the section's own last byte was read with pread) and every section
-// is still intact; otherwise it closes the connection with the response
-// unfinished, and the client retries on a new one. Only a plain TCP
+// until every section's bytes were read by the kernel (sendfile returned;
+// a section that ends the response also had its own last byte, which is
+// then the response's, read with pread) and every section is still intact;
+// otherwise it closes the connection with the response unfinished, and
+// the client retries on a new one. Only a plain TCP
 // connection takes this path (SendsSections); a Handler attaches sections
 // only when it does, and the server copies them into the frame otherwise.
 //
