@@ -66,9 +66,13 @@ type Controller struct {
 	warmRev         int64
 	pendingFailover int64
 	deleting        map[string]bool
-	shutting        map[int32]bool
-	unclean         map[string]bool // per-topic unclean.leader.election.enable
-	lists           int32Lists      // new ISRs (lists.go)
+	// deletedAt is the store revision at which this controller deleted a
+	// topic's keys, kept until the store changes it follows reach that
+	// revision (deletion.go, staleForDeleted).
+	deletedAt map[string]int64
+	shutting  map[int32]bool
+	unclean   map[string]bool // per-topic unclean.leader.election.enable
+	lists     int32Lists      // new ISRs (lists.go)
 
 	// unclean.leader.election.enable of /config/brokers/<default> and of
 	// this broker's entry; nil where not set (unclean.go)
@@ -96,7 +100,7 @@ func New(cfg Config) *Controller {
 	if cfg.InterBrokerListener == "" {
 		cfg.InterBrokerListener = "PLAINTEXT"
 	}
-	c := &Controller{cfg: cfg, md: metadata.New(cfg.Store), deleting: map[string]bool{}, unclean: map[string]bool{}}
+	c := &Controller{cfg: cfg, md: metadata.New(cfg.Store), deleting: map[string]bool{}, deletedAt: map[string]int64{}, unclean: map[string]bool{}}
 	c.controllerID.Store(-1)
 	c.enqueue = func(Event) {}
 	return c

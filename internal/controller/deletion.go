@@ -151,9 +151,11 @@ func (c *Controller) completeDeletion(ctx context.Context, b *requestBatch, topi
 	// crash in between leaves a topic a new controller resumes deleting.
 	ops = append(ops, metastore.Delete(metadata.TopicConfigKey(topic)), metastore.Delete(metadata.TopicKey(topic)),
 		metastore.Delete(metadata.DeleteTopicKey(topic)))
-	if err := c.md.FencedWrite(ctx, c.ctx.fence, ops); err != nil {
+	rev, err := c.md.FencedWriteRevision(ctx, c.ctx.fence, ops)
+	if err != nil {
 		return err
 	}
+	c.deletedAt[topic] = rev // the last transaction's: the assignment's and the marker's deletion
 	c.ctx.delTopic(topic)
 	delete(c.deleting, topic)
 	delete(c.unclean, topic)
@@ -191,4 +193,28 @@ func sortedTopics(m map[string]bool) []string {
 	}
 	sortStrings(out)
 	return out
+}
+
+// staleForDeleted reports whether a put of topic's keys (assignment, state
+// chunk, config) at store revision version predates this controller's
+// deletion of the topic. The loop can take such a put after the deletion:
+// a snapshot read before it (a watch broken meanwhile, read on the follow
+// goroutine while the loop deleted), or the echo of an older write. Acted
+// on, it would create the deleted topic's partitions again, and write
+// partition states no assignment owns. Kafka's TopicChange handler reads
+// the topics afresh from ZooKeeper and so never sees a deleted one.
+func (c *Controller) staleForDeleted(topic string, version int64) bool {
+	d, ok := c.deletedAt[topic]
+	return ok && version < d
+}
+
+// forgetDeletions drops the deletions the store changes followed have
+// reached: a snapshot at revision rev or later holds none of a topic
+// deleted at rev, and the changes after one that reaches it are newer.
+func (c *Controller) forgetDeletions(rev int64) {
+	for topic, d := range c.deletedAt {
+		if d <= rev {
+			delete(c.deletedAt, topic)
+		}
+	}
 }

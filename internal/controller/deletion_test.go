@@ -107,3 +107,48 @@ func TestDeletionResumesAfterFailover(t *testing.T) {
 		t.Fatalf("%d keys remain", n)
 	}
 }
+
+// A snapshot read before the active controller deleted a topic reaches its
+// loop after the deletion (the follow goroutine read it while the loop
+// deleted: a watch broken meanwhile). It still holds the topic's
+// assignment and states; the topic stays deleted: no partition of it is
+// created again and no key of it comes back. Created anew later, it is.
+func TestStaleSnapshotKeepsTopicDeleted(t *testing.T) {
+	cl := newCluster(t, 1, 2, 3)
+	cl.startupAll()
+	cl.createTopic("gone", map[int32][]int32{0: {1, 2, 3}, 1: {2, 3, 1}})
+	cl.nodes[1].sender.take()
+	kvs, rev, err := cl.store.List(cl.ctx, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.markForDeletion("gone")
+	if n := cl.answerStopReplicas(1); n != 6 {
+		t.Fatalf("%d replica deletions answered, want 6", n)
+	}
+	cl.handle(1, storeChange{snapshot: true, kvs: kvs, revision: rev})
+	c := cl.nodes[1].c
+	if c.ctx.topics["gone"] != nil {
+		t.Fatal("the stale snapshot brought the deleted topic back into the controller's context")
+	}
+	if n := cl.topicKeys("gone"); n != 0 {
+		t.Fatalf("%d keys of the deleted topic written again after the stale snapshot", n)
+	}
+	for _, s := range cl.nodes[1].sender.take() {
+		if lr, ok := s.req.(*kmsg.LeaderAndISRRequest); ok {
+			for _, ts := range lr.TopicStates {
+				if ts.Topic == "gone" {
+					t.Fatalf("LeaderAndIsr for the deleted topic to broker %d", s.broker)
+				}
+			}
+		}
+	}
+	cl.settle() // the deletion's own changes come back through the watch
+	if n := cl.topicKeys("gone"); n != 0 || len(c.deletedAt) != 0 {
+		t.Fatalf("after the watch caught up: %d keys of the deleted topic, deletions remembered %v", n, c.deletedAt)
+	}
+	cl.createTopic("gone", map[int32][]int32{0: {2, 3, 1}})
+	if st := cl.state("gone", 0); st.Leader != 2 {
+		t.Fatalf("the topic created again: gone-0 %+v, want led by 2", st)
+	}
+}

@@ -49,6 +49,18 @@ func (c *Controller) onStoreChange(ctx context.Context, sc storeChange) error {
 		events = c.startOver(sc.kvs)
 	}
 	changed := c.fold(events)
+	if len(c.deletedAt) > 0 {
+		reached := sc.revision // a snapshot's: what it holds is as of then
+		if !sc.snapshot {
+			// A watch response's revision may run ahead of its events
+			// while the watch catches up; theirs do not.
+			reached = 0
+			for _, ev := range sc.events {
+				reached = max(reached, ev.KV.Version)
+			}
+		}
+		defer c.forgetDeletions(reached)
+	}
 	changed.uncleanEnabled = !wasUnclean && c.brokerUnclean()
 	if c.ctx == nil {
 		c.warmRev = sc.revision
@@ -131,6 +143,9 @@ func (c *Controller) fold(events []metastore.Event) watched {
 				w.topicPuts = append(w.topicPuts, *t)
 			}
 		case strings.HasPrefix(key, metadata.TopicConfigsPrefix):
+			if ev.Type == metastore.EventPut && c.ctx != nil && c.staleForDeleted(key[len(metadata.TopicConfigsPrefix):], ev.KV.Version) {
+				continue
+			}
 			if ev.Type == metastore.EventPut {
 				c.applyTopicConfig(ev.KV)
 			} else {
@@ -200,6 +215,12 @@ func (c *Controller) applyBroker(cx *Context, ev metastore.Event) {
 func (c *Controller) applyTopicsEvent(cx *Context, ev metastore.Event) *metastore.KV {
 	topic, chunk, ok := metadata.ParseTopicsKey(ev.KV.Key)
 	if !ok {
+		return nil
+	}
+	if c.ctx != nil && ev.Type == metastore.EventPut && c.staleForDeleted(topic, ev.KV.Version) {
+		if chunk < 0 {
+			c.cfg.Logger.Info("ignoring an assignment written before this controller deleted its topic", "topic", topic, "version", ev.KV.Version)
+		}
 		return nil
 	}
 	if chunk >= 0 {

@@ -195,17 +195,29 @@ func (c *Client) FencedTxn(ctx context.Context, f Fence, cmps []metastore.Cmp, o
 // FencedWrite applies unconditional ops under the fence, in as many
 // transactions as the store's limit needs (each one fenced).
 func (c *Client) FencedWrite(ctx context.Context, f Fence, ops []metastore.Op) error {
+	_, err := c.FencedWriteRevision(ctx, f, ops)
+	return err
+}
+
+// FencedWriteRevision is FencedWrite returning the revision of its last
+// transaction, which applies the last ops: as many as a transaction holds
+// (the first ones take the rest).
+func (c *Client) FencedWriteRevision(ctx context.Context, f Fence, ops []metastore.Op) (int64, error) {
 	per := c.s.MaxTxnOps() - 1
+	var rev int64
 	for len(ops) > 0 {
-		n := min(per, len(ops))
-		ok, err := c.FencedTxn(ctx, f, nil, ops[:n])
-		if err != nil {
-			return err
+		n := len(ops) % per
+		if n == 0 {
+			n = per
 		}
-		if !ok {
-			return ErrControllerMoved
+		var err error
+		if rev, err = c.FencedTxnRevision(ctx, f, nil, ops[:n]); err != nil {
+			return 0, err
+		}
+		if rev == 0 {
+			return 0, ErrControllerMoved
 		}
 		ops = ops[n:]
 	}
-	return nil
+	return rev, nil
 }

@@ -3,6 +3,8 @@ package metadata
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -113,5 +115,36 @@ func TestWriteChunksLostFence(t *testing.T) {
 	kvs, _, _ := mem.List(context.Background(), TopicsPrefix)
 	if len(kvs) != 0 {
 		t.Fatalf("%d chunks written without the fence", len(kvs))
+	}
+}
+
+// FencedWriteRevision splits a write larger than a transaction so that the
+// last one applies the last ops, as many as fit (completeDeletion's
+// assignment and marker deletions go together), and returns its revision.
+func TestFencedWriteRevisionLastTransaction(t *testing.T) {
+	mem := memstore.New(memstore.WithMaxTxnOps(4)) // 3 ops and the fence a transaction
+	c, f := fencedClient(t, mem, mem)
+	ctx := context.Background()
+	var ops []metastore.Op
+	for i := range 7 {
+		ops = append(ops, metastore.Put(fmt.Sprintf("/k/%d", i), []byte("v")))
+	}
+	rev, err := c.FencedWriteRevision(ctx, f, ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kvs, _, err := mem.List(ctx, "/k/")
+	if err != nil || len(kvs) != 7 {
+		t.Fatalf("%d keys written: %v", len(kvs), err)
+	}
+	revs := map[int64][]string{}
+	for _, kv := range kvs {
+		revs[kv.Version] = append(revs[kv.Version], kv.Key)
+	}
+	if last := revs[rev]; len(last) != 3 || !slices.Contains(last, "/k/6") || !slices.Contains(last, "/k/4") {
+		t.Fatalf("the last transaction (revision %d) wrote %v, want /k/4../k/6", rev, last)
+	}
+	if len(revs) != 3 {
+		t.Fatalf("written in %d transactions (%v), want 3", len(revs), revs)
 	}
 }
