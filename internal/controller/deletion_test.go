@@ -134,14 +134,8 @@ func TestStaleSnapshotKeepsTopicDeleted(t *testing.T) {
 	if n := cl.topicKeys("gone"); n != 0 {
 		t.Fatalf("%d keys of the deleted topic written again after the stale snapshot", n)
 	}
-	for _, s := range cl.nodes[1].sender.take() {
-		if lr, ok := s.req.(*kmsg.LeaderAndISRRequest); ok {
-			for _, ts := range lr.TopicStates {
-				if ts.Topic == "gone" {
-					t.Fatalf("LeaderAndIsr for the deleted topic to broker %d", s.broker)
-				}
-			}
-		}
+	if b, sent := cl.tookLeaderAndIsrFor(1, "gone"); sent {
+		t.Fatalf("LeaderAndIsr for the deleted topic to broker %d", b)
 	}
 	cl.settle() // the deletion's own changes come back through the watch
 	if n := cl.topicKeys("gone"); n != 0 || len(c.deletedAt) != 0 {
@@ -151,4 +145,19 @@ func TestStaleSnapshotKeepsTopicDeleted(t *testing.T) {
 	if st := cl.state("gone", 0); st.Leader != 2 {
 		t.Fatalf("the topic created again: gone-0 %+v, want led by 2", st)
 	}
+}
+
+// tookLeaderAndIsrFor takes what node id sent and reports whether a
+// LeaderAndIsr among it names topic, and to which broker.
+func (cl *cluster) tookLeaderAndIsrFor(id int32, topic string) (int32, bool) {
+	for _, s := range cl.nodes[id].sender.take() {
+		if lr, ok := s.req.(*kmsg.LeaderAndISRRequest); ok {
+			for _, ts := range lr.TopicStates {
+				if ts.Topic == topic {
+					return s.broker, true
+				}
+			}
+		}
+	}
+	return 0, false
 }

@@ -135,14 +135,8 @@ func TestActiveControllerStartsOverFromSnapshot(t *testing.T) {
 	if st := cl.state("t", 0); st.Leader != 1 || slices.Contains(st.ISR, 3) {
 		t.Fatalf("t-0 after broker 3 vanished during the gap: %+v", st)
 	}
-	for _, s := range cl.nodes[1].sender.take() {
-		if lr, ok := s.req.(*kmsg.LeaderAndISRRequest); ok {
-			for _, ts := range lr.TopicStates {
-				if ts.Topic == "gone" {
-					t.Fatalf("LeaderAndIsr for the topic being deleted to broker %d", s.broker)
-				}
-			}
-		}
+	if b, sent := cl.tookLeaderAndIsrFor(1, "gone"); sent {
+		t.Fatalf("LeaderAndIsr for the topic being deleted to broker %d", b)
 	}
 	c := cl.nodes[1].c
 	if !c.deleting["gone"] {

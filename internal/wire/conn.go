@@ -162,14 +162,14 @@ func (c *Conn) readFrame() ([]byte, error) {
 	return buf[4 : 4+size], nil
 }
 
-// readAtLeast reads into buf[n:] until buf holds at least min bytes and
+// readAtLeast reads into buf[n:] until buf holds at least want bytes and
 // returns how many it holds.
-func (c *Conn) readAtLeast(buf []byte, n, min int) (int, error) {
-	for n < min {
+func (c *Conn) readAtLeast(buf []byte, n, want int) (int, error) {
+	for n < want {
 		m, err := c.nc.Read(buf[n:])
 		n += m
 		if err != nil {
-			if n >= min {
+			if n >= want {
 				break
 			}
 			if err == io.EOF && n > 0 {
