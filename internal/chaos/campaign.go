@@ -137,8 +137,11 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	final := map[Partition][]Read{}
 	for _, t := range []string{topic, movesTopic} {
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		f, err := ReadAll(rctx, c.Bootstrap(), t)
+		f, waited, err := ReadAll(rctx, c.Bootstrap(), t)
 		cancel()
+		if waited >= time.Second {
+			fmt.Fprintf(out, "chaos: reading %s back waited %v for a leader of every partition\n", t, waited.Round(100*time.Millisecond))
+		}
 		if err != nil {
 			return rep, err
 		}

@@ -273,39 +273,38 @@ func (t *Traffic) Errors() map[string]int {
 }
 
 // ReadAll reads every partition of topic from its log start offset to its
-// high watermark with a new client.
-func ReadAll(ctx context.Context, seeds []string, topic string) (map[Partition][]Read, error) {
+// high watermark with a new client. Until every partition has a leader to
+// answer ListOffsets (an election may still run after the last heal), it
+// asks again, as a client would, until ctx ends; waited is how long that
+// took.
+func ReadAll(ctx context.Context, seeds []string, topic string) (_ map[Partition][]Read, waited time.Duration, _ error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DialTimeout(3*time.Second))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	start, err := adm.ListStartOffsets(ctx, topic)
-	if err != nil {
-		return nil, err
+	asked := time.Now()
+	var start, end kadm.ListedOffsets
+	for {
+		if start, end, err = listOffsets(ctx, adm, topic); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil, time.Since(asked), fmt.Errorf("%w (still so %v after the first try)", err, time.Since(asked).Round(time.Second))
+		}
+		sleep(ctx, 250*time.Millisecond)
 	}
-	end, err := adm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		return nil, err
-	}
+	waited = time.Since(asked)
 	from := map[string]map[int32]kgo.Offset{topic: {}}
 	want := map[Partition]int64{}
-	var errs []string
 	end.Each(func(o kadm.ListedOffset) {
-		if o.Err != nil {
-			errs = append(errs, fmt.Sprintf("%s-%d: %v", o.Topic, o.Partition, o.Err))
-			return
-		}
 		s, _ := start.Lookup(o.Topic, o.Partition)
 		from[topic][o.Partition] = kgo.NewOffset().At(s.Offset)
 		if o.Offset > s.Offset {
 			want[Partition{o.Topic, o.Partition}] = o.Offset
 		}
 	})
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("list offsets: %s", strings.Join(errs, "; "))
-	}
 	out := map[Partition][]Read{}
 	for p := range from[topic] {
 		out[Partition{topic, p}] = nil
@@ -314,7 +313,7 @@ func ReadAll(ctx context.Context, seeds []string, topic string) (map[Partition][
 	for len(want) > 0 {
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("reading back: %d partitions short of their end: %v", len(want), want)
+			return nil, waited, fmt.Errorf("reading back: %d partitions short of their end: %v", len(want), want)
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			p := Partition{r.Topic, r.Partition}
@@ -328,5 +327,28 @@ func ReadAll(ctx context.Context, seeds []string, topic string) (map[Partition][
 			}
 		})
 	}
-	return out, nil
+	return out, waited, nil
+}
+
+// listOffsets lists topic's start and end offsets, every partition's or an
+// error.
+func listOffsets(ctx context.Context, adm *kadm.Client, topic string) (start, end kadm.ListedOffsets, err error) {
+	if start, err = adm.ListStartOffsets(ctx, topic); err != nil {
+		return nil, nil, err
+	}
+	if end, err = adm.ListEndOffsets(ctx, topic); err != nil {
+		return nil, nil, err
+	}
+	var errs []string
+	for _, l := range []kadm.ListedOffsets{start, end} {
+		l.Each(func(o kadm.ListedOffset) {
+			if o.Err != nil {
+				errs = append(errs, fmt.Sprintf("%s-%d: %v", o.Topic, o.Partition, o.Err))
+			}
+		})
+	}
+	if len(errs) > 0 {
+		return nil, nil, fmt.Errorf("list offsets: %s", strings.Join(errs, "; "))
+	}
+	return start, end, nil
 }
