@@ -165,18 +165,6 @@ func (c *Conn) readFrame() ([]byte, error) {
 // readAtLeast reads into buf[n:] until buf holds at least want bytes and
 // returns how many it holds.
 func (c *Conn) readAtLeast(buf []byte, n, want int) (int, error) {
-	for n < want {
-		m, err := c.nc.Read(buf[n:])
-		n += m
-		if err != nil {
-			if n >= want {
-				break
-			}
-			if err == io.EOF && n > 0 {
-				err = io.ErrUnexpectedEOF
-			}
-			return n, err
-		}
-	}
-	return n, nil
+	m, err := io.ReadAtLeast(c.nc, buf[n:], want-n)
+	return n + m, err
 }
