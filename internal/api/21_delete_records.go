@@ -24,7 +24,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/kafka"
-	"github.com/samsa-kafka/samsa/internal/quota"
 	"github.com/samsa-kafka/samsa/internal/replica"
 )
 
@@ -84,38 +83,15 @@ func (h *Handler) startDelete(tp kafka.TopicPartition, offset int64, sp *kmsg.De
 }
 
 // awaitDeletes waits until every pending partition's low watermark reached
-// its target or timeout passes; false when ctx ends first.
+// its target or timeout passes (awaitPartitions); false when ctx ends
+// first.
 func (h *Handler) awaitDeletes(ctx context.Context, pending []pendingDelete, timeoutMillis int32) bool {
-	left := h.checkDeletes(pending)
-	if len(left) == 0 {
+	if pending = h.checkDeletes(pending); len(pending) == 0 {
 		return true
 	}
-	defer quota.Parked(ctx)() // not request time (quota.go)
-	w := replica.NewWaiter()
-	for _, d := range left {
-		d.p.AddWaiter(w)
-		defer d.p.RemoveWaiter(w)
-	}
-	timer := time.NewTimer(time.Duration(max(timeoutMillis, 0)) * time.Millisecond)
-	defer timer.Stop()
-	for expired := false; ; {
-		if left = h.checkDeletes(left); len(left) == 0 {
-			return true
-		}
-		if expired {
-			for _, d := range left {
-				d.sp.ErrorCode = kerr.RequestTimedOut.Code
-			}
-			return true
-		}
-		select {
-		case <-w.C:
-		case <-timer.C:
-			expired = true
-		case <-ctx.Done():
-			return false
-		}
-	}
+	return awaitPartitions(ctx, pending, time.Duration(timeoutMillis)*time.Millisecond,
+		func(d pendingDelete) *replica.Partition { return d.p }, h.checkDeletes,
+		func(d pendingDelete) { d.sp.ErrorCode = kerr.RequestTimedOut.Code })
 }
 
 // checkDeletes answers the partitions whose low watermark reached the

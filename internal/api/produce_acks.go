@@ -21,7 +21,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/kafka"
-	"github.com/samsa-kafka/samsa/internal/quota"
 	"github.com/samsa-kafka/samsa/internal/replica"
 )
 
@@ -34,46 +33,14 @@ type pendingAck struct {
 }
 
 // awaitAcks waits until every pending partition is acknowledged or timeout
-// passes, setting the codes in their responses. pending is what checkAcks
-// left, so the caller can answer at once when it left nothing. It returns
-// false when ctx ends first (the connection is closing).
+// passes, setting the codes in their responses (awaitPartitions). pending
+// is what checkAcks left, so the caller can answer at once when it left
+// nothing. It returns false when ctx ends first (the connection is
+// closing).
 func (h *Handler) awaitAcks(ctx context.Context, pending []pendingAck, timeoutMillis int32) bool {
-	deadline := h.Now().Add(time.Duration(timeoutMillis) * time.Millisecond)
-	left := pending
-	defer quota.Parked(ctx)() // not request time (quota.go)
-	w := replica.NewWaiter()
-	waitingOn := make([]*replica.Partition, len(left))
-	for i, a := range left {
-		a.p.AddWaiter(w)
-		waitingOn[i] = a.p
-	}
-	defer func() {
-		for _, p := range waitingOn {
-			p.RemoveWaiter(w)
-		}
-	}()
-	timer := time.NewTimer(deadline.Sub(h.Now()))
-	defer timer.Stop()
-	for expired := false; ; {
-		// Checked after registering: a change between the first check
-		// and AddWaiter is not missed.
-		if left = h.checkAcks(left); len(left) == 0 {
-			return true
-		}
-		if expired {
-			for _, a := range left {
-				a.sp.ErrorCode = kerr.RequestTimedOut.Code
-			}
-			return true
-		}
-		select {
-		case <-w.C:
-		case <-timer.C:
-			expired = true
-		case <-ctx.Done():
-			return false
-		}
-	}
+	return awaitPartitions(ctx, pending, time.Duration(timeoutMillis)*time.Millisecond,
+		func(a pendingAck) *replica.Partition { return a.p }, h.checkAcks,
+		func(a pendingAck) { a.sp.ErrorCode = kerr.RequestTimedOut.Code })
 }
 
 // checkAcks sets the response of every partition that is done and returns
