@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/samsa-kafka/samsa/internal/chaos"
+	"github.com/samsa-kafka/samsa/internal/loopback"
 )
 
 var samsaBin string
@@ -39,45 +39,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// handedOut are the ports freePort has returned.
-var handedOut = struct {
-	sync.Mutex
-	ports map[int]bool
-}{ports: map[int]bool{}}
-
-// freePort reserves a loopback port for a broker.
-//
-// The port is below Linux's ephemeral range (32768-60999 by default): a
-// port the kernel hands out for a listener there may meanwhile become the
-// local port of some process's outgoing connection, and the server then
-// fails to bind it (a CI run lost a broker so, while the readiness dial
-// reached the connection's owner).
-//
-// No port is handed out twice in one test run. The check binds
-// 127.0.0.1, so a port already given to a listener on another address
-// (the EXTERNAL listeners on 127.0.0.2) passes it, and handed out again to
-// a 127.0.0.1 listener, a broker's connection to that one reads as a
-// connection to EXTERNAL in the listener tests. That is the one way found
-// for a CI run's "broker 0 has a connection to broker 0's EXTERNAL
-// listener".
+// freePort reserves a loopback port for a broker, below Linux's ephemeral
+// range and never handed out twice in one test run (internal/loopback).
 func freePort(t testing.TB) int {
 	t.Helper()
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	for range 1000 {
-		port := 20000 + rand.IntN(12000)
-		if handedOut.ports[port] {
-			continue
-		}
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			l.Close()
-			handedOut.ports[port] = true
-			return port
-		}
+	port, err := loopback.FreePort()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no free port below the ephemeral range")
-	return 0
+	return port
 }
 
 // proc is one `samsa server` process.

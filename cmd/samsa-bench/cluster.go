@@ -32,6 +32,7 @@ import (
 
 	"github.com/samsa-kafka/samsa/internal/broker"
 	"github.com/samsa-kafka/samsa/internal/config"
+	"github.com/samsa-kafka/samsa/internal/loopback"
 	"github.com/samsa-kafka/samsa/internal/metastore/embedetcd"
 )
 
@@ -110,12 +111,12 @@ func startBenchCluster() (*benchCluster, error) {
 		return nil, err
 	}
 	for id := range 3 {
-		port, err := freePort()
+		port, err := loopback.FreePort()
 		if err != nil {
 			c.stop()
 			return nil, err
 		}
-		mport, err := freePort()
+		mport, err := loopback.FreePort()
 		if err != nil {
 			c.stop()
 			return nil, err

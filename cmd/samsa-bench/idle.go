@@ -41,6 +41,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-kafka/samsa/internal/loopback"
 	"github.com/samsa-kafka/samsa/internal/wire"
 )
 
@@ -71,7 +72,7 @@ func idleBench(w io.Writer, p idleParams) error {
 	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
 	defer cancel()
 	fmt.Fprintf(w, "start: %s\n", uptimeLine())
-	mport, err := freePort()
+	mport, err := loopback.FreePort()
 	if err != nil {
 		return err
 	}

@@ -8,12 +8,14 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/samsa-kafka/samsa/internal/loopback"
 )
 
 // TestThreeMembers forms a cluster from three members started with the
 // same initial cluster, writes through one and reads through another.
 func TestThreeMembers(t *testing.T) {
-	ports, err := freePorts(6)
+	ports, err := loopback.FreePorts(6)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,8 @@ package embedetcd
 import (
 	"fmt"
 	"log/slog"
-	"net"
+
+	"github.com/samsa-kafka/samsa/internal/loopback"
 )
 
 // StartLocal starts a single-member server on free loopback ports, for
@@ -13,7 +14,7 @@ import (
 func StartLocal(dataDir string, lg *slog.Logger) (*Server, error) {
 	var lastErr error
 	for range 5 {
-		ports, err := freePorts(2)
+		ports, err := loopback.FreePorts(2)
 		if err != nil {
 			return nil, err
 		}
@@ -29,18 +30,4 @@ func StartLocal(dataDir string, lg *slog.Logger) (*Server, error) {
 		lastErr = err
 	}
 	return nil, lastErr
-}
-
-// freePorts returns n distinct loopback ports that were free a moment ago.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("embedetcd: pick a free port: %w", err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

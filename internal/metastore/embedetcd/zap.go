@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/soheilhy/cmux"
+	etcderr "go.etcd.io/etcd/server/v3/etcdserver/errors"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"google.golang.org/grpc"
@@ -16,8 +17,9 @@ import (
 
 // newZap returns a zap logger that forwards warnings and errors to lg
 // (nil: a no-op logger). Once closing is set, those carrying the error of
-// a closed listener or server are how etcd's serving goroutines end, not
-// trouble: they go to lg at Debug (etcd logs them at Error and Warn).
+// a closed listener or server, or of a request the stop cancelled, are how
+// etcd's goroutines end, not trouble: they go to lg at Debug (etcd logs
+// them at Error and Warn).
 func newZap(lg *slog.Logger, closing *atomic.Bool) *zap.Logger {
 	if lg == nil {
 		return zap.NewNop()
@@ -41,12 +43,16 @@ var advice = map[string]bool{
 }
 
 // closedError reports whether fields carry the error of a closed
-// listener or server.
+// listener or server, or of a request the server's stop cancelled (as the
+// cluster version update that a member closed right after it started
+// still has in flight: "failed to update cluster version", context
+// canceled or etcdserver: request cancelled).
 func closedError(fields []zapcore.Field) bool {
 	for _, f := range fields {
 		if err, ok := f.Interface.(error); ok && f.Type == zapcore.ErrorType &&
 			(errors.Is(err, net.ErrClosed) || errors.Is(err, http.ErrServerClosed) ||
-				errors.Is(err, grpc.ErrServerStopped) || errors.Is(err, cmux.ErrListenerClosed) || errors.Is(err, cmux.ErrServerClosed)) {
+				errors.Is(err, grpc.ErrServerStopped) || errors.Is(err, cmux.ErrListenerClosed) || errors.Is(err, cmux.ErrServerClosed) ||
+				errors.Is(err, context.Canceled) || errors.Is(err, etcderr.ErrCanceled) || errors.Is(err, etcderr.ErrStopped)) {
 			return true
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/samsa-kafka/samsa/internal/loopback"
 )
 
 // Jar is the server's jar as Debian installs it; its manifest names the
@@ -58,7 +60,7 @@ func StartEnsemble(dirs []string) (srvs []*Server, err error) {
 		return nil, err
 	}
 	n := len(dirs)
-	ports, err := freePorts(3 * n)
+	ports, err := loopback.FreePorts(3 * n)
 	if err != nil {
 		return nil, err
 	}
@@ -197,23 +199,4 @@ func FourLetter(addr, word string) (string, error) {
 		b.WriteByte('\n')
 	}
 	return b.String(), nil
-}
-
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, n)
-	ls := make([]net.Listener, 0, n)
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("zkserver: free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	return ports, nil
 }
