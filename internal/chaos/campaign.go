@@ -50,11 +50,12 @@ type Report struct {
 	Faults       []FaultRecord
 	Counts       Counts
 	Replicas     []string // replica differences below the high watermark
+	Outside      []string // copies not compared: on brokers outside their partition's ISR
 	SplitBrain   []string // controller epochs claimed by two brokers (state-change logs)
 	Fencing      []string // split brain and fencing failures in the store's history
 	Epochs       []string // controller epochs and their owners, from the store
 	StoreEvents  int      // changes in the store's history
-	Topics       []string // deleted topics not gone, reassignments not done
+	Topics       []string // deleted topics not gone, reassignments not done, ISRs short of their replicas
 	Crashes      []string // panics and data races in the processes' logs
 	Exits        []string // exits the campaign did not cause
 	OverGoal     []string // majority faults with a partition unavailable past session + 1 s
@@ -171,10 +172,15 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		rep.Topics = append(rep.Topics, err.Error())
 	}
 	rep.Topics = append(rep.Topics, ad.Check(ctx, cl, c, dirs, 60*time.Second)...)
+	isr, short, err := inSyncReplicas(ctx, adm, 60*time.Second, topic, movesTopic)
+	if err != nil {
+		fmt.Fprintf(out, "chaos: no ISRs to compare replicas by (%v): comparing every copy\n", err)
+	}
+	rep.Topics = append(rep.Topics, short...)
 	for _, b := range c.Brokers {
 		b.Terminate(30 * time.Second)
 	}
-	rep.Replicas = CompareReplicas(dirs, hw)
+	rep.Replicas, rep.Outside = CompareReplicas(dirs, hw, isr)
 	for _, p := range append(append([]*Proc{}, c.Stores...), c.Brokers...) {
 		rep.Exits = append(rep.Exits, p.Exits()...)
 	}
@@ -189,6 +195,42 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	rep.Topics = append(rep.Topics, StoreLeftovers(events)...)
 	rep.SplitBrain, rep.Crashes, err = scanLogs(c)
 	return rep, err
+}
+
+// inSyncReplicas waits up to bound for every partition of topics to have
+// its whole replica set in sync, and returns each partition's ISR as the
+// brokers' names (broker id N is bN) and the partitions whose ISR was
+// still short of their replicas at the bound.
+func inSyncReplicas(ctx context.Context, adm *kadm.Client, bound time.Duration, topics ...string) (map[Partition][]string, []string, error) {
+	deadline := time.Now().Add(bound)
+	for {
+		mctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		md, err := adm.Metadata(mctx, topics...)
+		cancel()
+		isr, short := map[Partition][]string{}, []string(nil)
+		for _, t := range md.Topics.Sorted() {
+			if t.Err != nil && err == nil {
+				err = fmt.Errorf("%s: %w", t.Topic, t.Err)
+			}
+			for _, p := range t.Partitions.Sorted() {
+				var names []string
+				for _, id := range p.ISR {
+					names = append(names, fmt.Sprintf("b%d", id))
+				}
+				isr[Partition{t.Topic, p.Partition}] = names
+				if len(p.ISR) < len(p.Replicas) {
+					short = append(short, fmt.Sprintf("%s-%d: ISR %v of replicas %v", t.Topic, p.Partition, p.ISR, p.Replicas))
+				}
+			}
+		}
+		if (err == nil && len(short) == 0) || time.Now().After(deadline) || ctx.Err() != nil {
+			if err != nil {
+				return nil, nil, err
+			}
+			return isr, short, nil
+		}
+		sleep(ctx, time.Second)
+	}
 }
 
 func seconds(d time.Duration) string {
@@ -375,10 +417,11 @@ func (r Report) Print(w io.Writer) {
 	}
 	fmt.Fprint(w, r.Counts.String())
 	section(w, "replicas differing below the high watermark", r.Replicas)
+	section(w, "copies outside their partition's ISR, not compared (out of sync, or removed by a reassignment while down)", r.Outside)
 	section(w, "controller epochs claimed twice in the state-change logs (split brain)", r.SplitBrain)
 	fmt.Fprintf(w, "store history: %d changes, %d controller epochs (epoch:owner %s)\n", r.StoreEvents, len(r.Epochs), strings.Join(r.Epochs, " "))
 	section(w, "split brain or fencing failures in the store's history", r.Fencing)
-	section(w, "deleted topics not gone everywhere, reassignments not done", r.Topics)
+	section(w, "deleted topics not gone everywhere, reassignments not done, ISRs short of their replicas after a minute", r.Topics)
 	section(w, "panics and data races", r.Crashes)
 	section(w, "exits the campaign did not cause (restarted)", r.Exits)
 	section(w, "majority faults over the availability goal (session timeout + 1 s)", r.OverGoal)

@@ -6,15 +6,27 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // CompareReplicas compares, for each partition, the record batches below
-// its high watermark in every broker's copy (the segment files' bytes,
-// batch by batch) and returns one line per difference. logDirs maps a
-// broker's name to its log dir; replicas missing a partition are skipped.
-func CompareReplicas(logDirs map[string]string, hw map[Partition]int64) []string {
-	var diffs []string
+// its high watermark in the copies of the brokers in its in-sync replica
+// set (the segment files' bytes, batch by batch) and returns one line per
+// difference. logDirs maps a broker's name to its log dir; isr maps a
+// partition to the names of its in-sync replicas when the brokers stopped
+// (a partition it lacks has every copy compared). Brokers missing a
+// partition are skipped.
+//
+// Only the ISR must agree below the high watermark. A copy elsewhere may
+// hold a tail its broker wrote as leader and no one else has: a replica
+// out of the ISR truncates it when it next fetches, and a copy on a broker
+// that a reassignment removed while it was down or cut off is never told
+// to go (Kafka's controller does not wait for StopReplica's answers, and a
+// ZooKeeper-era broker keeps such a stray log). Those copies are listed in
+// outside, not compared.
+func CompareReplicas(logDirs map[string]string, hw map[Partition]int64, isr map[Partition][]string) (diffs, outside []string) {
 	names := make([]string, 0, len(logDirs))
 	for n := range logDirs {
 		names = append(names, n)
@@ -23,9 +35,14 @@ func CompareReplicas(logDirs map[string]string, hw map[Partition]int64) []string
 	for p, end := range hw {
 		var ref []byte
 		var refName string
+		inSync, known := isr[p]
 		for _, n := range names {
 			dir := filepath.Join(logDirs[n], p.String())
 			if _, err := os.Stat(dir); err != nil {
+				continue
+			}
+			if known && !slices.Contains(inSync, n) {
+				outside = append(outside, fmt.Sprintf("%s on %s (ISR %s)", p, n, strings.Join(inSync, ",")))
 				continue
 			}
 			b, err := batchesBelow(dir, end)
@@ -37,9 +54,8 @@ func CompareReplicas(logDirs map[string]string, hw map[Partition]int64) []string
 				ref, refName = b, n
 				continue
 			}
-			// One a prefix of the other is a follower that had not caught
-			// up (out of the ISR) when the brokers stopped: lag, not
-			// divergence.
+			// One a prefix of the other is a replica that had not caught
+			// up when the brokers stopped: lag, not divergence.
 			if k := min(len(ref), len(b)); !bytes.Equal(ref[:k], b[:k]) {
 				diffs = append(diffs, fmt.Sprintf("%s: %s and %s differ below the high watermark %d (%d and %d bytes, first difference at byte %d)",
 					p, refName, n, end, len(ref), len(b), firstDiff(ref, b)))
@@ -47,7 +63,8 @@ func CompareReplicas(logDirs map[string]string, hw map[Partition]int64) []string
 		}
 	}
 	sort.Strings(diffs)
-	return diffs
+	sort.Strings(outside)
+	return diffs, outside
 }
 
 // batchesBelow concatenates the batches of a partition dir's segments
