@@ -4,7 +4,7 @@
 // and the servers' CPU-seconds per GB moved (fair.go).
 //
 //	go run ./cmd/samsa-bench [-mb 300] [-record 1024] [-partitions 16] [-rounds 3] [-kfake-bin PATH]
-//	go run ./cmd/samsa-bench -replication [-partitions 3]   (see cluster.go)
+//	go run ./cmd/samsa-bench -replication [-partitions 3] [-rounds 3]   (see cluster.go)
 //	go run ./cmd/samsa-bench -idempotence [-partitions 16] [-mb 256] [-rounds 3]   (see idempotence.go)
 //	go run ./cmd/samsa-bench -transactions [-partitions 16] [-mb 256] [-txn-records 1000] [-rounds 3]   (see transactions.go)
 //	go run ./cmd/samsa-bench -idle [-idle-partitions 100000] [-conns 1000]   (memory of idle partitions and connections, see idle.go)
@@ -55,6 +55,8 @@ type result struct {
 	pacedCPU            [2]float64    // the paced run's CPU-seconds per GiB produced: the brokers' together, the client's (-replication)
 	requestP99          time.Duration // the paced run's Produce requests' round trip (reqtimer.go)
 	brokerP99           string        // the brokers' estimate of the paced run's Produce p99 and its histogram bucket (-replication)
+	brokerP99Est        time.Duration // that estimate; 0 if none
+	round               int           // -replication: the round it was measured in, from 1
 	consumeMBs          float64
 	pacedMBs            float64
 	syncTook            time.Duration // writing the saturated run's data back before the paced run
@@ -84,7 +86,7 @@ func main() {
 	idempotence := flag.Bool("idempotence", false, "measure idempotent against plain produce on three broker processes (idempotence.go)")
 	transactions := flag.Bool("transactions", false, "measure transactional against plain produce on three broker processes (transactions.go)")
 	txnRecords := flag.Int("txn-records", 1000, "with -transactions: records per transaction")
-	rounds := flag.Int("rounds", 3, "alternating runs of each server (or, with -idempotence and -transactions, configuration)")
+	rounds := flag.Int("rounds", 3, "alternating runs of each server (or, with -idempotence and -transactions, configuration; with -replication, rounds of both configurations, each on a fresh cluster)")
 	mb := flag.Int("mb", 300, "megabytes (MiB) to produce per run")
 	recSize := flag.Int("record", 1024, "record value size in bytes")
 	parts := flag.String("partitions", "16", "partition counts to run (-replication: the first; -idempotence, -transactions: the last)")
@@ -144,7 +146,7 @@ func main() {
 		return
 	}
 	if *replication {
-		if err := replicationBench(counts[0], records, *recSize); err != nil {
+		if err := replicationBench(counts[0], records, *recSize, *rounds); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -250,6 +252,9 @@ func runWith(rp runParams) (result, error) {
 			return res, err
 		}
 		res.brokerP99 = d.formatQuantile(0.99)
+		if _, _, est, ok := d.quantile(0.99); ok {
+			res.brokerP99Est = seconds(est)
+		}
 	}
 	return res, nil
 }

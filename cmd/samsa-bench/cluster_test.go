@@ -1,0 +1,46 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// The summary is each configuration's medians over its rounds, and RF 3
+// acks=all's median p99 against the target only at half load.
+func TestReplicationSummary(t *testing.T) {
+	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+	rf3 := func(round int, p99 float64, broker time.Duration) result {
+		return result{target: "rf3-all", round: round, pacedMBs: 200 + float64(round), p99: ms(p99), p999: ms(2 * p99),
+			requestP99: ms(p99 / 2), brokerP99Est: broker}
+	}
+	results := []result{
+		rf3(1, 4.5, ms(2)), rf3(2, 2.9, 0), rf3(3, 3.1, ms(1.8)),
+		{target: "rf1-one", round: 1, pacedMBs: 500, p99: ms(2), p999: ms(4), requestP99: ms(1)},
+	}
+	var b strings.Builder
+	writeReplicationSummary(&b, results, true)
+	got := b.String()
+	for _, want := range []string{
+		// p99 median of 4.5, 2.9, 3.1; broker median of the two rounds that have one
+		"rf3-all, medians of 3 rounds: paced 202.0 MB/s, p99 3.1ms, p99.9 6.2ms, request p99 1.55ms, broker p99 1.9ms  target p99 <= 3ms at half load  MISS\n",
+		"rf1-one, medians of 1 rounds: paced 500.0 MB/s, p99 2ms, p99.9 4ms, request p99 1ms, broker p99 -\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
+
+	results[0].p99 = ms(2.5) // the median is now 2.9 ms
+	b.Reset()
+	writeReplicationSummary(&b, results, true)
+	if !strings.Contains(b.String(), "p99 2.9ms, p99.9 6.2ms") || !strings.Contains(b.String(), "at half load  PASS") {
+		t.Errorf("median p99 2.9ms should pass:\n%s", b.String())
+	}
+
+	b.Reset()
+	writeReplicationSummary(&b, results, false) // -paced-mbs: not the target's load
+	if strings.Contains(b.String(), "target") {
+		t.Errorf("a paced rate set by hand is checked against the target:\n%s", b.String())
+	}
+}
