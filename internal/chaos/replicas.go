@@ -35,6 +35,7 @@ func CompareReplicas(logDirs map[string]string, hw map[Partition]int64, isr map[
 	for p, end := range hw {
 		var ref []byte
 		var refName string
+		var others []string // copies outside the ISR
 		inSync, known := isr[p]
 		for _, n := range names {
 			dir := filepath.Join(logDirs[n], p.String())
@@ -42,7 +43,7 @@ func CompareReplicas(logDirs map[string]string, hw map[Partition]int64, isr map[
 				continue
 			}
 			if known && !slices.Contains(inSync, n) {
-				outside = append(outside, fmt.Sprintf("%s on %s (ISR %s)", p, n, strings.Join(inSync, ",")))
+				others = append(others, n)
 				continue
 			}
 			b, err := batchesBelow(dir, end)
@@ -60,6 +61,15 @@ func CompareReplicas(logDirs map[string]string, hw map[Partition]int64, isr map[
 				diffs = append(diffs, fmt.Sprintf("%s: %s and %s differ below the high watermark %d (%d and %d bytes, first difference at byte %d)",
 					p, refName, n, end, len(ref), len(b), firstDiff(ref, b)))
 			}
+		}
+		for _, n := range others {
+			line := fmt.Sprintf("%s on %s (ISR %s)", p, n, strings.Join(inSync, ","))
+			if b, err := batchesBelow(filepath.Join(logDirs[n], p.String()), end); err != nil {
+				line += fmt.Sprintf(": %v", err)
+			} else if k := min(len(ref), len(b)); ref != nil && !bytes.Equal(ref[:k], b[:k]) {
+				line += fmt.Sprintf(": differs from %s's below the high watermark at byte %d (%d and %d bytes)", refName, firstDiff(ref, b), len(ref), len(b))
+			}
+			outside = append(outside, line)
 		}
 	}
 	sort.Strings(diffs)
