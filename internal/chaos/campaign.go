@@ -172,9 +172,12 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		rep.Topics = append(rep.Topics, err.Error())
 	}
 	rep.Topics = append(rep.Topics, ad.Check(ctx, cl, c, dirs, 60*time.Second)...)
+	isrFrom := time.Now()
 	isr, short, err := inSyncReplicas(ctx, adm, 60*time.Second, topic, movesTopic)
 	if err != nil {
 		fmt.Fprintf(out, "chaos: no ISRs to compare replicas by (%v): comparing every copy\n", err)
+	} else if waited := time.Since(isrFrom); waited >= time.Second {
+		fmt.Fprintf(out, "chaos: waited %v for every ISR to be its whole replica set (%d still short)\n", waited.Round(100*time.Millisecond), len(short))
 	}
 	rep.Topics = append(rep.Topics, short...)
 	for _, b := range c.Brokers {
