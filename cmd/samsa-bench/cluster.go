@@ -205,7 +205,7 @@ func replicationBench(partitions, records, size, rounds int) error {
 	for _, r := range results {
 		fmt.Printf("%5d %-8s %10d %8d %12.1f %10s %10s %10.1f %10s %10s %10s %11s %26s %14s %8s %7s %15s\n", r.round, r.target,
 			r.partitions, r.records, r.produceMBs, r10(r.satP50), r10(r.satP99), r.pacedMBs, r10(r.p50), r10(r.p99), r10(r.p999),
-			r10(r.requestP99), r.brokerP99, fmt.Sprintf("%d, %v", r.episodes, r.longestEpisode.Round(100*time.Microsecond)),
+			r10(r.requestP99), r.brokerProduce.formatQuantile(0.99), fmt.Sprintf("%d, %v", r.episodes, r.longestEpisode.Round(100*time.Microsecond)),
 			r.cpuWait, r.ioWait, fmt.Sprintf("%.2f+%.2f", r.pacedCPU[0], r.pacedCPU[1]))
 	}
 	writeReplicationSummary(os.Stdout, results, !pacedSet)
@@ -271,8 +271,8 @@ func writeReplicationSummary(w io.Writer, results []result, halfLoad bool) {
 				paced = append(paced, r.pacedMBs)
 				p99, p999 = append(p99, float64(r.p99)), append(p999, float64(r.p999))
 				req = append(req, float64(r.requestP99))
-				if r.brokerP99Est > 0 {
-					broker = append(broker, float64(r.brokerP99Est))
+				if _, _, est, ok := r.brokerProduce.quantile(0.99); ok {
+					broker = append(broker, float64(seconds(est)))
 				}
 			}
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -10,12 +11,17 @@ import (
 // acks=all's median p99 against the target only at half load.
 func TestReplicationSummary(t *testing.T) {
 	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
-	rf3 := func(round int, p99 float64, broker time.Duration) result {
+	// p99At is a histogram of the brokers' Produce durations whose p99
+	// estimate is milliseconds ms: 99 of 100 requests within it.
+	p99At := func(ms float64) histogram {
+		return histogram{le: []float64{ms / 1000, 2 * ms / 1000, math.Inf(1)}, count: []float64{99, 100, 100}}
+	}
+	rf3 := func(round int, p99 float64, broker histogram) result {
 		return result{target: "rf3-all", round: round, pacedMBs: 200 + float64(round), p99: ms(p99), p999: ms(2 * p99),
-			requestP99: ms(p99 / 2), brokerP99Est: broker}
+			requestP99: ms(p99 / 2), brokerProduce: broker}
 	}
 	results := []result{
-		rf3(1, 4.5, ms(2)), rf3(2, 2.9, 0), rf3(3, 3.1, ms(1.8)),
+		rf3(1, 4.5, p99At(2)), rf3(2, 2.9, histogram{}), rf3(3, 3.1, p99At(1.8)),
 		{target: "rf1-one", round: 1, pacedMBs: 500, p99: ms(2), p999: ms(4), requestP99: ms(1)},
 	}
 	var b strings.Builder

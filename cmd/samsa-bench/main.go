@@ -54,8 +54,7 @@ type result struct {
 	cpuWait, ioWait     string        // the share of the paced run in which some task waited for a CPU, for I/O (stalls.go)
 	pacedCPU            [2]float64    // the paced run's CPU-seconds per GiB produced: the brokers' together, the client's (-replication)
 	requestP99          time.Duration // the paced run's Produce requests' round trip (reqtimer.go)
-	brokerP99           string        // the brokers' estimate of the paced run's Produce p99 and its histogram bucket (-replication)
-	brokerP99Est        time.Duration // that estimate; 0 if none
+	brokerProduce       histogram     // the brokers' Produce durations over the paced run (-replication; empty otherwise)
 	round               int           // -replication: the round it was measured in, from 1
 	consumeMBs          float64
 	pacedMBs            float64
@@ -241,19 +240,13 @@ func runWith(rp runParams) (result, error) {
 	res.p50, res.p99, res.p999 = sorted[len(sorted)/2], sorted[len(sorted)*99/100], sorted[len(sorted)*999/1000]
 	res.episodes, res.longestEpisode = tailEpisodes(sent, lat, res.p99, 2*time.Millisecond)
 	res.requestP99 = p99(timer.stop())
-	res.brokerP99 = "-"
 	if len(rp.metrics) > 0 {
 		h1, err := scrapeProduceDurations(rp.metrics)
 		if err != nil {
 			return res, err
 		}
-		d, err := h1.add(h0, -1)
-		if err != nil {
+		if res.brokerProduce, err = h1.add(h0, -1); err != nil {
 			return res, err
-		}
-		res.brokerP99 = d.formatQuantile(0.99)
-		if _, _, est, ok := d.quantile(0.99); ok {
-			res.brokerP99Est = seconds(est)
 		}
 	}
 	return res, nil
