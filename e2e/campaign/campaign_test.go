@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,10 +66,11 @@ func TestFaultCampaign(t *testing.T) {
 	rep.Print(&out)
 	t.Log("\n" + out.String())
 	if err != nil {
+		logLines(t, o.Dir, rep.Leaderless)
 		t.Fatal(err)
 	}
 	if n := rep.Violations(); n > 0 {
-		logTopicLines(t, o.Dir, rep.Topics)
+		logLines(t, o.Dir, churnTopics(rep.Topics))
 		t.Fatalf("%d violations (seed %d; SAMSA_CHAOS_SEED=%d replays the faults)", n, seed, seed)
 	}
 }
@@ -76,39 +78,55 @@ func TestFaultCampaign(t *testing.T) {
 // churnTopic finds the churn topics a violation names.
 var churnTopic = regexp.MustCompile(`chaos-churn-[0-9]+`)
 
-// logTopicLines logs the processes' log lines (dir/*.log, gone with the
-// test) that name a topic of the topic violations, so that a failure a
-// replay of its seed does not repeat can still be read.
-func logTopicLines(t *testing.T, dir string, violations []string) {
-	topics := map[string]bool{}
+// churnTopics lists the churn topics the violations name.
+func churnTopics(violations []string) []string {
+	var names []string
 	for _, v := range violations {
 		for _, m := range churnTopic.FindAllString(v, -1) {
-			topics[m] = true
+			if !slices.Contains(names, m) {
+				names = append(names, m)
+			}
 		}
 	}
-	if len(topics) == 0 {
+	return names
+}
+
+// logLines logs the processes' log lines (dir/*.log, gone with the test)
+// that name one of names (topics or partitions, as topic-N), the last
+// `most` of each log, so that a failure a replay of its seed does not
+// repeat can still be read.
+func logLines(t *testing.T, dir string, names []string) {
+	if len(names) == 0 {
 		return
 	}
+	// A name as a whole word, or a topic's before its partition's number:
+	// chaos-moves-1 is not chaos-moves-10; chaos-churn-3 is in chaos-churn-3-0.
+	words := make([]string, len(names))
+	for i, n := range names {
+		words[i] = regexp.QuoteMeta(n)
+	}
+	named := regexp.MustCompile(`(^|[^A-Za-z0-9._-])(` + strings.Join(words, "|") + `)($|[^A-Za-z0-9._])`)
 	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
-	const most = 300
-	n := 0
+	const most = 150
 	for _, path := range logs {
 		f, err := os.Open(path)
 		if err != nil {
 			continue
 		}
+		var last []string
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() && n < most {
-			for _, m := range churnTopic.FindAllString(sc.Text(), -1) {
-				if topics[m] {
-					t.Logf("%s: %s", filepath.Base(path), sc.Text())
-					n++
-					break
+		for sc.Scan() {
+			if named.MatchString(sc.Text()) {
+				if last = append(last, sc.Text()); len(last) > most {
+					last = last[1:]
 				}
 			}
 		}
 		f.Close()
+		for _, l := range last {
+			t.Logf("%s: %s", filepath.Base(path), l)
+		}
 	}
 }
 

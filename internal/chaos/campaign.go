@@ -60,6 +60,9 @@ type Report struct {
 	Exits        []string // exits the campaign did not cause
 	OverGoal     []string // majority faults with a partition unavailable past session + 1 s
 	ClientErrors map[string]int
+	// Leaderless names the partitions (topic-N) still without a leader
+	// when reading back gave up, so that their log lines can be shown.
+	Leaderless []string
 }
 
 // Violations counts what makes the run fail.
@@ -144,6 +147,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 			fmt.Fprintf(out, "chaos: reading %s back waited %v for a leader of every partition\n", t, waited.Round(100*time.Millisecond))
 		}
 		if err != nil {
+			rep.Leaderless = describeLeaderless(ctx, adm, t, out)
 			return rep, err
 		}
 		maps.Copy(final, f)
@@ -198,6 +202,32 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	rep.Topics = append(rep.Topics, StoreLeftovers(events)...)
 	rep.SplitBrain, rep.Crashes, err = scanLogs(c)
 	return rep, err
+}
+
+// describeLeaderless prints, for a topic that reading back gave up on,
+// every partition the cluster's metadata shows without a leader, with its
+// replicas and ISR, and returns their names.
+func describeLeaderless(ctx context.Context, adm *kadm.Client, topic string, out io.Writer) []string {
+	mctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	md, err := adm.Metadata(mctx, topic)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(out, "chaos: no metadata for %s: %v\n", topic, err)
+		return nil
+	}
+	var names []string
+	for _, t := range md.Topics.Sorted() {
+		for _, p := range t.Partitions.Sorted() {
+			if p.Leader >= 0 {
+				continue
+			}
+			name := fmt.Sprintf("%s-%d", t.Topic, p.Partition)
+			names = append(names, name)
+			fmt.Fprintf(out, "chaos: %s has no leader: replicas %v, ISR %v, leader epoch %d, error %v\n",
+				name, p.Replicas, p.ISR, p.LeaderEpoch, p.Err)
+		}
+	}
+	return names
 }
 
 // inSyncReplicas waits up to bound for every partition of topics to have

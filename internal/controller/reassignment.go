@@ -131,6 +131,12 @@ func (c *Controller) onAlterReassignments(ctx context.Context, e AlterReassignme
 		default:
 			want[tp] = cur.ReassignTo(target)
 		}
+		if next, ok := want[tp]; ok {
+			if err, bad := c.keepsInSyncReplica(tp, next, target == nil); bad {
+				delete(want, tp)
+				results[tp] = err
+			}
+		}
 	}
 	for _, tp := range order {
 		if _, ok := want[tp]; ok {
@@ -191,6 +197,31 @@ func (c *Controller) validateReplicas(tp TP, target []int32) (apiError, bool) {
 			idList(adding), idList(c.ctx.liveBrokerIDs()))
 	}
 	return apiError{}, false
+}
+
+// keepsInSyncReplica refuses a new target or a cancellation that would
+// take every member of the partition's ISR out of its replicas at once: the
+// adding replicas of a reassignment in progress that the new full
+// assignment drops are stopped and deleted without waiting (Kafka's
+// ZooKeeper-mode updateCurrentReassignment), so when they are the whole ISR
+// (an adding replica elected after the original ones died or fell behind)
+// the acknowledged records would go with them and no replica left could be
+// elected cleanly. As KRaft's controller refuses such a revert
+// (PartitionReassignmentRevert), it is refused unless unclean leader
+// election is enabled for the topic.
+func (c *Controller) keepsInSyncReplica(tp TP, next metadata.PartitionAssignment, cancel bool) (apiError, bool) {
+	st, ok := c.ctx.states.get(tp)
+	if !ok || len(st.ISR) == 0 || slices.ContainsFunc(st.ISR, func(r int32) bool { return slices.Contains(next.Replicas, r) }) {
+		return apiError{}, false
+	}
+	if c.uncleanAllowed(tp.Topic) {
+		return apiError{}, false
+	}
+	what := "reassign partition " + tp.String() + " to " + idList(next.Target())
+	if cancel {
+		what = "revert the partition assignment of " + tp.String()
+	}
+	return apiError{kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("Unable to %s: it would remove every in-sync replica %s, which requires an unclean leader election.", what, idList(st.ISR))}, true
 }
 
 // idList formats broker ids as Kafka's messages do: [1, 2, 3].
