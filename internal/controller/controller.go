@@ -58,6 +58,10 @@ type Controller struct {
 
 	ctx         *Context // nil unless active
 	ctrlVersion int64
+	// stale: an event of this controller's last tenure failed part way, so
+	// its context (kept warm since) may hold what the store does not; the
+	// next failover reads the store instead.
+	stale bool
 	// Hot standby: the warm context kept from store changes while inactive,
 	// the revision it reflects, and the revision of an election won but
 	// not yet acted on (0: none).
@@ -100,7 +104,8 @@ func New(cfg Config) *Controller {
 	if cfg.InterBrokerListener == "" {
 		cfg.InterBrokerListener = "PLAINTEXT"
 	}
-	c := &Controller{cfg: cfg, md: metadata.New(cfg.Store), deleting: map[string]bool{}, deletedAt: map[string]int64{}, unclean: map[string]bool{}}
+	c := &Controller{cfg: cfg, deleting: map[string]bool{}, deletedAt: map[string]int64{}, unclean: map[string]bool{}}
+	c.md = metadata.New(patientStore{cfg.Store, c})
 	c.controllerID.Store(-1)
 	c.enqueue = func(Event) {}
 	return c
@@ -194,12 +199,29 @@ func (c *Controller) Handle(ctx context.Context, ev Event) {
 		c.cfg.Logger.Error("controller: unknown event dropped", "event", ev.name(), "type", fmt.Sprintf("%T", ev))
 	}
 	if errors.Is(err, metadata.ErrControllerMoved) {
+		c.stale = c.stale || c.ctx != nil
 		c.resign(slog.LevelWarn, "controller moved")
 		return
 	}
 	if err != nil && ctx.Err() == nil {
 		c.cfg.Logger.Error("controller event failed", "event", ev.name(), "err", err)
+		if c.ctx != nil {
+			c.reload(ctx)
+		}
 	}
+}
+
+// reload starts an active controller's tenure again from the store after
+// an event failed part way (its session ended, or an error the store does
+// not retry): what the event changed in memory may not be in the store, or
+// not told to the brokers. Its state is dropped, not kept warm, and read
+// again as a new controller reads it, under a new epoch; the brokers get
+// every partition's leadership again. Kafka's controller gets there by
+// resigning when its ZooKeeper session ends, the only way its writes fail.
+func (c *Controller) reload(ctx context.Context) {
+	c.stale = true
+	c.resign(slog.LevelWarn, "an event failed part way; reading the state again from the store")
+	c.failover(ctx)
 }
 
 // elect campaigns for /controller; the winner fails over.
@@ -241,7 +263,7 @@ func (c *Controller) elect(ctx context.Context) error {
 func (c *Controller) failover(ctx context.Context) error {
 	ver := c.ctrlVersion
 	c.pendingFailover = 0
-	warm := c.warm != nil
+	warm := c.warm != nil && !c.stale
 	start := c.cfg.Now()
 	if err := c.onControllerFailover(ctx); err != nil {
 		if ctx.Err() == nil {
@@ -251,6 +273,7 @@ func (c *Controller) failover(ctx context.Context) error {
 		c.giveUpControllerKey(ctx, ver)
 		return nil
 	}
+	c.stale = false
 	if warm {
 		c.warmFailovers.Add(1)
 	}

@@ -144,10 +144,19 @@ func (c *Client) Controller(ctx context.Context) (id int32, found bool, err erro
 func (c *Client) TryBecomeController(ctx context.Context, sess metastore.Session, id int32, now time.Time) (won bool, ctrlVersion int64, err error) {
 	doc, _ := json.Marshal(ControllerRecord{Version: 1, BrokerID: id, Timestamp: strconv.FormatInt(now.UnixMilli(), 10)})
 	res, err := c.s.Txn(ctx, []metastore.Cmp{{Key: ControllerKey}}, []metastore.Op{metastore.PutBound(ControllerKey, doc, sess.ID())})
-	if err != nil || !res.Succeeded {
+	if err != nil {
 		return false, 0, err
 	}
-	return true, res.Revision, nil
+	if res.Succeeded {
+		return true, res.Revision, nil
+	}
+	// The key exists: another broker's, or ours when an earlier try of
+	// this write was applied without an answer (a store that retries).
+	kv, found, err := c.s.Get(ctx, ControllerKey)
+	if err != nil || !found || kv.Session != sess.ID() {
+		return false, 0, err
+	}
+	return true, kv.Version, nil
 }
 
 // Fence is a controller's tenure: the epoch it wrote to /controller_epoch

@@ -26,6 +26,10 @@ var (
 	ErrSessionExpired = errors.New("metastore: session expired")
 	ErrClosed         = errors.New("metastore: store closed")
 	ErrTooManyOps     = errors.New("metastore: too many operations in one transaction")
+	// ErrUnavailable: the store gave no answer (no quorum, no connection,
+	// a timeout). A write may or may not have been applied; trying it
+	// again compares its versions again.
+	ErrUnavailable = errors.New("metastore: store unavailable")
 )
 
 // SessionID identifies a session (an etcd lease id). 0 is no session.

@@ -16,6 +16,8 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/samsa-kafka/samsa/internal/metastore"
 )
@@ -242,9 +244,30 @@ func (s *Store) wrap(what string, err error) error {
 		sentinel = metastore.ErrTooManyOps
 	case errors.Is(err, rpctypes.ErrCompacted):
 		sentinel = metastore.ErrCompacted
+	case unavailable(err):
+		sentinel = metastore.ErrUnavailable
 	}
 	if sentinel != nil {
 		return fmt.Errorf("etcdstore: %s: %w (%w)", what, sentinel, err)
 	}
 	return fmt.Errorf("etcdstore: %s: %w", what, err)
+}
+
+// unavailable tells the errors of a cluster that gave no answer: no
+// connection to a member or no quorum behind it (gRPC Unavailable, or a
+// deadline the server ran out of), and the server's own timeouts and
+// leader changes. A write that failed so may have been applied.
+func unavailable(err error) bool {
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded:
+		return true
+	}
+	for _, e := range []error{rpctypes.ErrNoLeader, rpctypes.ErrLeaderChanged, rpctypes.ErrStopped, rpctypes.ErrTimeout,
+		rpctypes.ErrTimeoutDueToLeaderFail, rpctypes.ErrTimeoutDueToConnectionLost, rpctypes.ErrTimeoutWaitAppliedIndex,
+		rpctypes.ErrUnhealthy} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }

@@ -295,6 +295,10 @@ func (s *Store) wrap(what string, err error) error {
 		sentinel = metastore.ErrClosed
 	case errors.Is(err, zk.ErrSessionExpired):
 		sentinel = metastore.ErrSessionExpired
+	case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrNoServer):
+		// No answer: the connection dropped with the request in flight
+		// (which may have been applied), or no server could be reached.
+		sentinel = metastore.ErrUnavailable
 	}
 	if sentinel != nil {
 		return fmt.Errorf("zkstore: %s: %w (%w)", what, sentinel, err)

@@ -1,0 +1,90 @@
+package controller
+
+// The controller's store waits out an unavailable store, as Kafka's
+// controller waits on ZooKeeper while its session lives (ZooKeeperClient
+// holds requests until the connection is back): a read or write that finds
+// no answer (metastore.ErrUnavailable: no quorum, no connection, a
+// timeout) is tried again, backing off, until it gets one, the
+// controller's session ends or ctx does. An event therefore does not stop
+// half way through its writes because of a store outage, with the
+// controller's memory ahead of the store; it stops only when the session
+// ends, and a controller without a session resigns next.
+//
+// A write that timed out may have been applied: its retry then finds its
+// own versions changed and fails its compares, which the callers already
+// handle as a conflict (they read again and redo the change), except the
+// campaign for /controller, which TryBecomeController settles by the
+// session the key is bound to.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/samsa-kafka/samsa/internal/metastore"
+)
+
+const (
+	patientFirstBackoff = 50 * time.Millisecond
+	patientMaxBackoff   = time.Second
+)
+
+// patientStore is the store as the controller uses it.
+type patientStore struct {
+	metastore.Store
+	c *Controller
+}
+
+func (s patientStore) Get(ctx context.Context, key string) (kv metastore.KV, found bool, err error) {
+	err = s.wait(ctx, "get "+key, func() error {
+		kv, found, err = s.Store.Get(ctx, key)
+		return err
+	})
+	return kv, found, err
+}
+
+func (s patientStore) List(ctx context.Context, prefix string) (kvs []metastore.KV, rev int64, err error) {
+	err = s.wait(ctx, "list "+prefix, func() error {
+		kvs, rev, err = s.Store.List(ctx, prefix)
+		return err
+	})
+	return kvs, rev, err
+}
+
+func (s patientStore) Txn(ctx context.Context, cmps []metastore.Cmp, ops []metastore.Op) (res metastore.TxnResult, err error) {
+	err = s.wait(ctx, "transaction", func() error {
+		res, err = s.Store.Txn(ctx, cmps, ops)
+		return err
+	})
+	return res, err
+}
+
+// wait runs op until it does not fail with ErrUnavailable, the session
+// ends or ctx does; without a session it runs op once.
+func (s patientStore) wait(ctx context.Context, what string, op func() error) error {
+	err := op()
+	if !errors.Is(err, metastore.ErrUnavailable) || s.c.session == nil {
+		return err
+	}
+	done := s.c.session.Done()
+	start := s.c.cfg.Now()
+	s.c.cfg.Logger.Warn("the store is unavailable; the controller waits for it", "op", what, "err", err)
+	backoff := patientFirstBackoff
+	for tries := 1; errors.Is(err, metastore.ErrUnavailable); tries++ {
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Join(err, ctx.Err())
+		case <-done:
+			t.Stop()
+			return fmt.Errorf("%w (the session ended after %d tries)", err, tries)
+		case <-t.C:
+		}
+		backoff = min(2*backoff, patientMaxBackoff)
+		err = op()
+	}
+	s.c.cfg.Logger.Info("the store answers again", "op", what, "waited", s.c.cfg.Now().Sub(start), "err", err)
+	return err
+}
