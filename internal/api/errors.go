@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-kafka/samsa/internal/config"
+	"github.com/samsa-kafka/samsa/internal/metastore"
 	"github.com/samsa-kafka/samsa/internal/record"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/storage"
@@ -66,6 +67,10 @@ func errorCode(err error) int16 {
 		return kerr.UnknownLeaderEpoch.Code
 	case errors.Is(err, config.ErrInvalidConfig):
 		return kerr.InvalidConfig.Code
+	case errors.Is(err, metastore.ErrUnavailable):
+		// The store gave no answer (no quorum): as a KRaft controller
+		// that could not commit in time, a timeout clients retry.
+		return kerr.RequestTimedOut.Code
 	}
 	return kerr.UnknownServerError.Code
 }

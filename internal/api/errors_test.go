@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/samsa-kafka/samsa/internal/metastore"
 	"github.com/samsa-kafka/samsa/internal/storage"
 )
 
@@ -24,6 +25,19 @@ func TestErrorCodeKafkaStorage(t *testing.T) {
 	}
 	if !kerr.IsRetriable(kerr.ErrorForCode(kerr.KafkaStorageError.Code)) {
 		t.Error("KAFKA_STORAGE_ERROR is not retriable")
+	}
+}
+
+// An admin request whose store write got no answer (no quorum, a store
+// cut off) answers REQUEST_TIMED_OUT, which clients retry, not
+// UNKNOWN_SERVER_ERROR, which they do not.
+func TestErrorCodeStoreUnavailable(t *testing.T) {
+	err := fmt.Errorf("metadata: create topic t: %w", fmt.Errorf("etcdstore: txn: %w (rpc error: code = Unavailable)", metastore.ErrUnavailable))
+	if got := errorCode(err); got != kerr.RequestTimedOut.Code {
+		t.Errorf("errorCode(%v) = %d, want %d", err, got, kerr.RequestTimedOut.Code)
+	}
+	if !kerr.IsRetriable(kerr.ErrorForCode(kerr.RequestTimedOut.Code)) {
+		t.Error("REQUEST_TIMED_OUT is not retriable")
 	}
 }
 
