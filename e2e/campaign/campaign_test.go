@@ -55,9 +55,14 @@ func TestFaultCampaign(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// SAMSA_CHAOS_DIR keeps the data and logs there (a replay to read).
+	dir := os.Getenv("SAMSA_CHAOS_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	var out strings.Builder
 	o := chaos.Options{
-		Bin: samsaBin, Dir: t.TempDir(), Seed: seed,
+		Bin: samsaBin, Dir: dir, Seed: seed,
 		Faults: 20, HoldMin: 2 * time.Second, HoldMax: 10 * time.Second, Gap: time.Second,
 		Brokers: 3, Partitions: 6, Rate: 50, ProbeEvery: 200 * time.Millisecond, Idempotent: 2, Plain: 1,
 		SessionTimeoutMs: 6000, DiskMB: 128, NetID: 90 + os.Getpid()%100, Out: &out,

@@ -28,7 +28,10 @@ type Cache struct {
 	brokerEpoch int64
 	// staleUpTo: broker epochs up to it belong to registrations made
 	// before this process started (SetStaleUpTo).
-	staleUpTo       int64
+	staleUpTo int64
+	// imageEpoch is the broker epoch of the last UpdateMetadata taken as
+	// a full image (ApplyUpdateMetadata).
+	imageEpoch      int64
 	controllerID    int32
 	controllerEpoch int32
 	brokers         []kmsg.UpdateMetadataRequestLiveBroker // sorted by id
@@ -164,6 +167,14 @@ func (c *Cache) checkEpochsLocked(controllerID, controllerEpoch int32, brokerEpo
 // removed, and a topic left without partitions with it. A topic arriving
 // with a different non-zero id is a re-created topic: its old partitions are
 // dropped first. Returns the error code (0 when applied).
+//
+// The first request carrying partitions for a newer broker epoch (a new
+// registration: at start, or after the store session ended) is the
+// controller's full image for that registration (onBrokerStartup sends it
+// to the new broker before anything else; a failover sends only the live
+// brokers before it): topics it does not list are dropped. They were
+// deleted while this broker was not registered, when the controller's
+// UpdateMetadata with leader -2 went to the live brokers only.
 func (c *Cache) ApplyUpdateMetadata(req *kmsg.UpdateMetadataRequest) int16 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -171,6 +182,10 @@ func (c *Cache) ApplyUpdateMetadata(req *kmsg.UpdateMetadataRequest) int16 {
 		return code
 	}
 	c.brokers = c.liveBrokers(req.LiveBrokers)
+	if len(req.TopicStates) > 0 && req.BrokerEpoch > c.imageEpoch {
+		c.imageEpoch = req.BrokerEpoch
+		c.keepOnly(req.TopicStates)
+	}
 	for _, ts := range req.TopicStates {
 		// The topic is looked up once for all its partitions: applyPartition
 		// returns what c.topics holds for it after each.
@@ -220,6 +235,19 @@ func (c *Cache) applyPartition(t *topic, known bool, name string, id [16]byte, p
 	}
 	t.put(t.partitionInfo(ps))
 	return t
+}
+
+// keepOnly drops the topics that ts does not list.
+func (c *Cache) keepOnly(ts []kmsg.UpdateMetadataRequestTopicState) {
+	listed := make(map[string]bool, len(ts))
+	for i := range ts {
+		listed[ts[i].Topic] = true
+	}
+	for name := range c.topics {
+		if !listed[name] {
+			c.removeTopic(name)
+		}
+	}
 }
 
 func (c *Cache) removeTopic(name string) {

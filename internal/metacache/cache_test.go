@@ -97,7 +97,7 @@ func TestApplyUpdateMetadata(t *testing.T) {
 		{"leader -2 deletes a partition", updateMetadata(2, 10, []int32{0, 1},
 			part{"a", 1, 1, kafka.LeaderDuringDelete, 1, r}),
 			0, "a/1:0=0@1, b/2:0=0@1, ", []int32{0, 1}},
-		{"last partition deleted removes the topic", updateMetadata(2, 11, []int32{0, 1},
+		{"last partition deleted removes the topic", updateMetadata(2, 10, []int32{0, 1},
 			part{"a", 1, 0, kafka.LeaderDuringDelete, 1, r}),
 			0, "b/2:0=0@1, ", []int32{0, 1}},
 		{"re-created topic drops old partitions", updateMetadata(3, 10, []int32{0},
@@ -131,6 +131,49 @@ func TestApplyUpdateMetadata(t *testing.T) {
 	}
 	if c.ControllerID() != 1 || c.ControllerEpoch() != 3 {
 		t.Fatalf("controller %d epoch %d", c.ControllerID(), c.ControllerEpoch())
+	}
+}
+
+// A topic deleted while the broker was not registered (its session ended)
+// is gone from the cache once the controller's full image for its new
+// registration arrives: the first UpdateMetadata with partitions for the
+// newer broker epoch. An update with the live brokers only (a failover
+// sends one first) and later updates for the same registration drop
+// nothing.
+func TestFullImageAfterRegisteringAgain(t *testing.T) {
+	r := []int32{0, 1}
+	c := New(0)
+	c.SetBrokerEpoch(10)
+	steps := []struct {
+		name string
+		req  *kmsg.UpdateMetadataRequest
+		want string
+	}{
+		{"first registration's image", updateMetadata(1, 10, []int32{0, 1},
+			part{"a", 1, 0, 1, 0, r}, part{"b", 2, 0, 1, 0, r}), "a/1:0=1@0, b/2:0=1@0, "},
+		{"an update for the same registration adds", updateMetadata(1, 10, []int32{0, 1},
+			part{"c", 3, 0, 0, 0, r}), "a/1:0=1@0, b/2:0=1@0, c/3:0=0@0, "},
+		{"the live brokers only, for the new registration", updateMetadata(2, 12, []int32{0, 1}),
+			"a/1:0=1@0, b/2:0=1@0, c/3:0=0@0, "},
+		{"the new registration's image: a was deleted meanwhile", updateMetadata(2, 12, []int32{0, 1},
+			part{"b", 2, 0, 0, 1, r}, part{"c", 3, 0, 0, 0, r}), "b/2:0=0@1, c/3:0=0@0, "},
+		{"later updates for it drop nothing", updateMetadata(2, 12, []int32{0, 1},
+			part{"d", 4, 0, 1, 0, r}), "b/2:0=0@1, c/3:0=0@0, d/4:0=1@0, "},
+	}
+	for _, s := range steps {
+		if code := c.ApplyUpdateMetadata(s.req); code != 0 {
+			t.Fatalf("%s: code %d", s.name, code)
+		}
+		if got := summary(c); got != s.want {
+			t.Fatalf("%s: topics %q, want %q", s.name, got, s.want)
+		}
+		if s.name == "the live brokers only, for the new registration" {
+			c.Unready()
+			c.SetBrokerEpoch(12)
+		}
+	}
+	if _, ok := c.TopicByID([16]byte{1}); ok {
+		t.Fatal("the deleted topic's id still resolves")
 	}
 }
 
