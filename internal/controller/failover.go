@@ -237,15 +237,19 @@ func (c *Controller) brokersChanged(ctx context.Context, brokers []metadata.Brok
 		delete(c.shutting, id)
 		c.cfg.Sender.RemoveBroker(id)
 	}
-	for _, id := range started {
-		c.ctx.addLive(current[id])
-		c.cfg.Sender.AddBroker(current[id])
-	}
+	// The failures are handled before the started brokers are live (as
+	// Kafka handles a bounced broker's): the first UpdateMetadata with
+	// partitions a started broker gets is onBrokerStartup's full image,
+	// which its metadata cache takes as the whole truth.
 	if len(dead) > 0 {
 		c.cfg.Logger.Info("brokers failed", "ids", dead)
 		if err := c.onBrokerFailure(ctx, dead); err != nil {
 			return err
 		}
+	}
+	for _, id := range started {
+		c.ctx.addLive(current[id])
+		c.cfg.Sender.AddBroker(current[id])
 	}
 	if len(started) > 0 {
 		c.cfg.Logger.Info("brokers started", "ids", started)

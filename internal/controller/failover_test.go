@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -71,5 +72,47 @@ func TestFailedFailoverGivesUpController(t *testing.T) {
 	}
 	if a := cl.active(); len(a) != 1 || cl.epoch() != 1 {
 		t.Fatalf("after the failed failover: active %v, epoch %d", a, cl.epoch())
+	}
+}
+
+// A broker whose session ended and who registered again before the
+// controller looked (one store change: a bounce) fails and starts: the
+// first UpdateMetadata with partitions it is sent is the full image of
+// every partition, which its metadata cache takes as the whole truth
+// (metacache drops the topics it does not list), not the failure's
+// elections.
+func TestBouncedBrokerGetsTheFullImageFirst(t *testing.T) {
+	cl := newCluster(t, 1, 2, 3)
+	cl.startupAll()
+	cl.createTopic("t", map[int32][]int32{0: {2, 1}, 1: {2, 3}, 2: {1, 3}})
+	ctrl := cl.nodes[1]
+	ctrl.sender.take()
+	n := cl.nodes[2]
+	cl.expire(n)
+	sess, err := n.client.NewSession(cl.ctx, 6*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := metadata.New(n.client).RegisterBroker(cl.ctx, sess, testRegistration(2)); err != nil {
+		t.Fatal(err)
+	}
+	n.sess = sess
+	cl.settle()
+	var first *kmsg.UpdateMetadataRequest
+	for _, s := range ctrl.sender.take() {
+		if um, ok := s.req.(*kmsg.UpdateMetadataRequest); ok && s.broker == 2 && len(um.TopicStates) > 0 {
+			first = um
+			break
+		}
+	}
+	if first == nil {
+		t.Fatal("the bounced broker got no UpdateMetadata with partitions")
+	}
+	parts := 0
+	for _, ts := range first.TopicStates {
+		parts += len(ts.PartitionStates)
+	}
+	if parts != 3 {
+		t.Fatalf("the first UpdateMetadata with partitions to the bounced broker has %d partitions, want the full image's 3", parts)
 	}
 }
