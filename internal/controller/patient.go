@@ -8,7 +8,8 @@ package controller
 // controller's session ends or ctx does. An event therefore does not stop
 // half way through its writes because of a store outage, with the
 // controller's memory ahead of the store; it stops only when the session
-// ends, and a controller without a session resigns next.
+// ends (a controller without a session resigns next), or after
+// patientMaxWait with the session alive.
 //
 // A write that timed out may have been applied: its retry then finds its
 // own versions changed and fails its compares, which the callers already
@@ -28,6 +29,13 @@ import (
 const (
 	patientFirstBackoff = 50 * time.Millisecond
 	patientMaxBackoff   = time.Second
+	// patientMaxWait bounds the wait while the session lives: a store that
+	// keeps the session alive but answers no request for this long fails
+	// the event (the controller then reads its state again, or gives the
+	// controllership up), rather than hold every other event back.
+	patientMaxWait = 30 * time.Second
+	// patientLogEvery is how often a long wait is logged again.
+	patientLogEvery = 5 * time.Second
 )
 
 // patientStore is the store as the controller uses it.
@@ -68,10 +76,17 @@ func (s patientStore) wait(ctx context.Context, what string, op func() error) er
 		return err
 	}
 	done := s.c.session.Done()
-	start := s.c.cfg.Now()
+	start := time.Now()
+	logged := start
 	s.c.cfg.Logger.Warn("the store is unavailable; the controller waits for it", "op", what, "err", err)
 	backoff := patientFirstBackoff
 	for tries := 1; errors.Is(err, metastore.ErrUnavailable); tries++ {
+		if waited := time.Since(start); waited >= patientMaxWait {
+			return fmt.Errorf("%w (no answer for %v, %d tries)", err, waited.Round(time.Second), tries)
+		} else if time.Since(logged) >= patientLogEvery {
+			logged = time.Now()
+			s.c.cfg.Logger.Warn("the store is still unavailable; the controller waits for it", "op", what, "waited", waited.Round(time.Millisecond), "tries", tries, "err", err)
+		}
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
@@ -85,6 +100,6 @@ func (s patientStore) wait(ctx context.Context, what string, op func() error) er
 		backoff = min(2*backoff, patientMaxBackoff)
 		err = op()
 	}
-	s.c.cfg.Logger.Info("the store answers again", "op", what, "waited", s.c.cfg.Now().Sub(start), "err", err)
+	s.c.cfg.Logger.Info("the store answers again", "op", what, "waited", time.Since(start).Round(time.Millisecond), "err", err)
 	return err
 }
