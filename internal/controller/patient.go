@@ -45,7 +45,7 @@ type patientStore struct {
 }
 
 func (s patientStore) Get(ctx context.Context, key string) (kv metastore.KV, found bool, err error) {
-	err = s.wait(ctx, "get "+key, func() error {
+	err = s.wait(ctx, "get "+key, func(ctx context.Context) error {
 		kv, found, err = s.Store.Get(ctx, key)
 		return err
 	})
@@ -53,7 +53,7 @@ func (s patientStore) Get(ctx context.Context, key string) (kv metastore.KV, fou
 }
 
 func (s patientStore) List(ctx context.Context, prefix string) (kvs []metastore.KV, rev int64, err error) {
-	err = s.wait(ctx, "list "+prefix, func() error {
+	err = s.wait(ctx, "list "+prefix, func(ctx context.Context) error {
 		kvs, rev, err = s.Store.List(ctx, prefix)
 		return err
 	})
@@ -61,7 +61,7 @@ func (s patientStore) List(ctx context.Context, prefix string) (kvs []metastore.
 }
 
 func (s patientStore) Txn(ctx context.Context, cmps []metastore.Cmp, ops []metastore.Op) (res metastore.TxnResult, err error) {
-	err = s.wait(ctx, "transaction", func() error {
+	err = s.wait(ctx, "transaction", func(ctx context.Context) error {
 		res, err = s.Store.Txn(ctx, cmps, ops)
 		return err
 	})
@@ -69,14 +69,25 @@ func (s patientStore) Txn(ctx context.Context, cmps []metastore.Cmp, ops []metas
 }
 
 // wait runs op until it does not fail with ErrUnavailable, the session
-// ends or ctx does; without a session it runs op once.
-func (s patientStore) wait(ctx context.Context, what string, op func() error) error {
-	err := op()
+// ends or ctx does; without a session it runs op once. A try that gets
+// no answer within patientMaxWait (an etcd client waits for a connection
+// before it sends) counts as unavailable.
+func (s patientStore) wait(ctx context.Context, what string, op func(context.Context) error) error {
+	try := func() error {
+		octx, cancel := context.WithTimeout(ctx, patientMaxWait)
+		defer cancel()
+		err := op(octx)
+		if err != nil && ctx.Err() == nil && errors.Is(octx.Err(), context.DeadlineExceeded) && !errors.Is(err, metastore.ErrUnavailable) {
+			err = fmt.Errorf("%w: no answer within %v: %w", metastore.ErrUnavailable, patientMaxWait, err)
+		}
+		return err
+	}
+	start := time.Now()
+	err := try()
 	if !errors.Is(err, metastore.ErrUnavailable) || s.c.session == nil {
 		return err
 	}
 	done := s.c.session.Done()
-	start := time.Now()
 	logged := start
 	s.c.cfg.Logger.Warn("the store is unavailable; the controller waits for it", "op", what, "err", err)
 	backoff := patientFirstBackoff
@@ -98,7 +109,7 @@ func (s patientStore) wait(ctx context.Context, what string, op func() error) er
 		case <-t.C:
 		}
 		backoff = min(2*backoff, patientMaxBackoff)
-		err = op()
+		err = try()
 	}
 	s.c.cfg.Logger.Info("the store answers again", "op", what, "waited", time.Since(start).Round(time.Millisecond), "err", err)
 	return err
