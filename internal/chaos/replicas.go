@@ -57,7 +57,7 @@ func CompareReplicas(logDirs map[string]string, hw map[Partition]int64, isr map[
 			}
 			// One a prefix of the other is a replica that had not caught
 			// up when the brokers stopped: lag, not divergence.
-			if k := min(len(ref), len(b)); !bytes.Equal(ref[:k], b[:k]) {
+			if diverge(ref, b) {
 				diffs = append(diffs, fmt.Sprintf("%s: %s and %s differ below the high watermark %d (%d and %d bytes, first difference at byte %d)",
 					p, refName, n, end, len(ref), len(b), firstDiff(ref, b)))
 			}
@@ -66,7 +66,7 @@ func CompareReplicas(logDirs map[string]string, hw map[Partition]int64, isr map[
 			line := fmt.Sprintf("%s on %s (ISR %s)", p, n, strings.Join(inSync, ","))
 			if b, err := batchesBelow(filepath.Join(logDirs[n], p.String()), end); err != nil {
 				line += fmt.Sprintf(": %v", err)
-			} else if k := min(len(ref), len(b)); ref != nil && !bytes.Equal(ref[:k], b[:k]) {
+			} else if ref != nil && diverge(ref, b) {
 				line += fmt.Sprintf(": differs from %s's below the high watermark at byte %d (%d and %d bytes)", refName, firstDiff(ref, b), len(ref), len(b))
 			}
 			outside = append(outside, line)
@@ -75,6 +75,12 @@ func CompareReplicas(logDirs map[string]string, hw map[Partition]int64, isr map[
 	sort.Strings(diffs)
 	sort.Strings(outside)
 	return diffs, outside
+}
+
+// diverge reports whether neither of a and b is a prefix of the other.
+func diverge(a, b []byte) bool {
+	k := min(len(a), len(b))
+	return !bytes.Equal(a[:k], b[:k])
 }
 
 // batchesBelow concatenates the batches of a partition dir's segments

@@ -224,6 +224,15 @@ func (c *Controller) reload(ctx context.Context) {
 	c.failover(ctx)
 }
 
+// usableWarm is the warm context a failover may start from: none when the
+// last tenure's context may differ from the store (stale).
+func (c *Controller) usableWarm() *Context {
+	if c.stale {
+		return nil
+	}
+	return c.warm
+}
+
 // elect campaigns for /controller; the winner fails over.
 func (c *Controller) elect(ctx context.Context) error {
 	if c.session == nil {
@@ -263,7 +272,7 @@ func (c *Controller) elect(ctx context.Context) error {
 func (c *Controller) failover(ctx context.Context) error {
 	ver := c.ctrlVersion
 	c.pendingFailover = 0
-	warm := c.warm != nil && !c.stale
+	warm := c.usableWarm() != nil
 	start := c.cfg.Now()
 	if err := c.onControllerFailover(ctx); err != nil {
 		if ctx.Err() == nil {

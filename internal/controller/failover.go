@@ -41,7 +41,7 @@ func (c *Controller) onControllerFailover(ctx context.Context) error {
 // failoverContext is the context to fail over from: the warm one, its
 // pending chunks decoded, or else one read from the store.
 func (c *Controller) failoverContext(ctx context.Context) (*Context, error) {
-	if cx := c.warm; cx != nil && !c.stale {
+	if cx := c.usableWarm(); cx != nil {
 		c.decodePending(cx, -1)
 		return cx, nil
 	}
