@@ -304,7 +304,7 @@ func TestControlUpdateMetadata(t *testing.T) {
 	f := newControlFixture(t)
 	ctx := context.Background()
 	req := kmsg.NewPtrUpdateMetadataRequest()
-	req.Version, req.ControllerID, req.ControllerEpoch, req.BrokerEpoch = 7, 0, 2, testBrokerEpoch
+	req.Version, req.ControllerID, req.ControllerEpoch, req.BrokerEpoch = 8, 0, 2, testBrokerEpoch
 	for _, id := range []int32{0, 1} {
 		b := kmsg.NewUpdateMetadataRequestLiveBroker()
 		e := kmsg.NewUpdateMetadataRequestLiveBrokerEndpoint()

@@ -157,7 +157,7 @@ func cacheBroker(t *testing.T, id int32, props map[string]string) *Broker {
 // partition topic-p's replicas.
 func updateMetadata(c *metacache.Cache, ctrl int32, live []int32, topic string, replicas map[int32][]int32) {
 	req := kmsg.NewPtrUpdateMetadataRequest()
-	req.Version, req.ControllerID, req.ControllerEpoch, req.BrokerEpoch = 7, ctrl, 1, -1
+	req.Version, req.ControllerID, req.ControllerEpoch, req.BrokerEpoch = 8, ctrl, 1, -1
 	for _, id := range live {
 		lb := kmsg.NewUpdateMetadataRequestLiveBroker()
 		lb.ID, lb.Host, lb.Port = id, "127.0.0.1", 9000+id

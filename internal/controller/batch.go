@@ -15,7 +15,7 @@ import (
 // Request versions the controller sends.
 const (
 	leaderAndIsrVersion   = 5
-	updateMetadataVersion = 7
+	updateMetadataVersion = 8
 	stopReplicaVersion    = 3
 )
 

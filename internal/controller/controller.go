@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metadata"
 	"github.com/samsa-kafka/samsa/internal/metastore"
 )
@@ -354,12 +355,15 @@ func (c *Controller) sendRequest(broker int32, req kmsg.Request) {
 	})
 }
 
-// sendFullMetadata sends brokers an UpdateMetadata with every partition.
+// sendFullMetadata sends brokers an UpdateMetadata with every partition,
+// marked a full snapshot (KIP-866's Type): a broker drops the topics it
+// does not list, which were deleted while it did not hear of it.
 func (c *Controller) sendFullMetadata(brokers []int32) {
 	if len(brokers) == 0 {
 		return
 	}
 	full := c.fullUpdateMetadata()
+	kafka.MarkFullUpdateMetadata(full)
 	for _, id := range brokers {
 		req := *full
 		req.BrokerEpoch = c.ctx.liveBrokers[id].Epoch

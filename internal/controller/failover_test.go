@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metadata"
 	"github.com/samsa-kafka/samsa/internal/metastore"
 )
@@ -112,7 +113,42 @@ func TestBouncedBrokerGetsTheFullImageFirst(t *testing.T) {
 	for _, ts := range first.TopicStates {
 		parts += len(ts.PartitionStates)
 	}
-	if parts != 3 {
-		t.Fatalf("the first UpdateMetadata with partitions to the bounced broker has %d partitions, want the full image's 3", parts)
+	if parts != 3 || !kafka.IsFullUpdateMetadata(first) {
+		t.Fatalf("the first UpdateMetadata with partitions to the bounced broker has %d partitions (full snapshot: %v), want the full image's 3",
+			parts, kafka.IsFullUpdateMetadata(first))
+	}
+}
+
+// A broker that registers again in a cluster whose topics were all
+// deleted meanwhile is sent the empty full snapshot, from which it drops
+// them (a snapshot is told from the live brokers alone by its Type, not by
+// carrying partitions).
+func TestRegisteredBrokerGetsAnEmptyFullSnapshot(t *testing.T) {
+	cl := newCluster(t, 1, 2)
+	cl.startupAll()
+	ctrl := cl.nodes[1]
+	ctrl.sender.take()
+	n := cl.nodes[2]
+	cl.expire(n)
+	sess, err := n.client.NewSession(cl.ctx, 6*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := metadata.New(n.client).RegisterBroker(cl.ctx, sess, testRegistration(2)); err != nil {
+		t.Fatal(err)
+	}
+	n.sess = sess
+	cl.settle()
+	full := 0
+	for _, s := range ctrl.sender.take() {
+		if um, ok := s.req.(*kmsg.UpdateMetadataRequest); ok && s.broker == 2 && kafka.IsFullUpdateMetadata(um) {
+			if len(um.TopicStates) != 0 || len(um.LiveBrokers) != 2 {
+				t.Fatalf("full snapshot with %d topics, %d live brokers", len(um.TopicStates), len(um.LiveBrokers))
+			}
+			full++
+		}
+	}
+	if full != 1 {
+		t.Fatalf("%d full snapshots to the registered broker, want 1", full)
 	}
 }

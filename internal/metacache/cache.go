@@ -28,10 +28,7 @@ type Cache struct {
 	brokerEpoch int64
 	// staleUpTo: broker epochs up to it belong to registrations made
 	// before this process started (SetStaleUpTo).
-	staleUpTo int64
-	// imageEpoch is the broker epoch of the last UpdateMetadata taken as
-	// a full image (ApplyUpdateMetadata).
-	imageEpoch      int64
+	staleUpTo       int64
 	controllerID    int32
 	controllerEpoch int32
 	brokers         []kmsg.UpdateMetadataRequestLiveBroker // sorted by id
@@ -168,13 +165,13 @@ func (c *Cache) checkEpochsLocked(controllerID, controllerEpoch int32, brokerEpo
 // with a different non-zero id is a re-created topic: its old partitions are
 // dropped first. Returns the error code (0 when applied).
 //
-// The first request carrying partitions for a newer broker epoch (a new
-// registration: at start, or after the store session ended) is the
-// controller's full image for that registration (onBrokerStartup sends it
-// to the new broker before anything else; a failover sends only the live
-// brokers before it): topics it does not list are dropped. They were
-// deleted while this broker was not registered, when the controller's
-// UpdateMetadata with leader -2 went to the live brokers only.
+// A full snapshot (KIP-866's Type, kafka.IsFullUpdateMetadata: what the
+// controller sends a broker at its registration, before anything else, and
+// every live broker at a failover) drops the topics it does not list, as
+// Kafka's ZkMetadataCache does with a FULL request, even when it lists
+// none. They were deleted while this broker was not registered, when the
+// controller's UpdateMetadata with leader -2 went to the live brokers
+// only.
 func (c *Cache) ApplyUpdateMetadata(req *kmsg.UpdateMetadataRequest) int16 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -182,8 +179,7 @@ func (c *Cache) ApplyUpdateMetadata(req *kmsg.UpdateMetadataRequest) int16 {
 		return code
 	}
 	c.brokers = c.liveBrokers(req.LiveBrokers)
-	if len(req.TopicStates) > 0 && req.BrokerEpoch > c.imageEpoch {
-		c.imageEpoch = req.BrokerEpoch
+	if kafka.IsFullUpdateMetadata(req) {
 		c.keepOnly(req.TopicStates)
 	}
 	for _, ts := range req.TopicStates {

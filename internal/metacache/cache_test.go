@@ -24,7 +24,7 @@ type part struct {
 
 func updateMetadata(ctrlEpoch int32, brokerEpoch int64, brokers []int32, parts ...part) *kmsg.UpdateMetadataRequest {
 	req := kmsg.NewPtrUpdateMetadataRequest()
-	req.Version, req.ControllerID, req.ControllerEpoch, req.BrokerEpoch = 7, 1, ctrlEpoch, brokerEpoch
+	req.Version, req.ControllerID, req.ControllerEpoch, req.BrokerEpoch = 8, 1, ctrlEpoch, brokerEpoch
 	for _, id := range brokers {
 		b := kmsg.NewUpdateMetadataRequestLiveBroker()
 		b.ID = id
@@ -140,8 +140,15 @@ func TestApplyUpdateMetadata(t *testing.T) {
 // newer broker epoch. An update with the live brokers only (a failover
 // sends one first) and later updates for the same registration drop
 // nothing.
-func TestFullImageAfterRegisteringAgain(t *testing.T) {
+// A full snapshot (KIP-866's Type) drops the topics it does not list, even
+// when it lists none; other requests drop nothing, whatever their broker
+// epoch.
+func TestFullSnapshotDropsUnlistedTopics(t *testing.T) {
 	r := []int32{0, 1}
+	full := func(req *kmsg.UpdateMetadataRequest) *kmsg.UpdateMetadataRequest {
+		kafka.MarkFullUpdateMetadata(req)
+		return req
+	}
 	c := New(0)
 	c.SetBrokerEpoch(10)
 	steps := []struct {
@@ -149,16 +156,19 @@ func TestFullImageAfterRegisteringAgain(t *testing.T) {
 		req  *kmsg.UpdateMetadataRequest
 		want string
 	}{
-		{"first registration's image", updateMetadata(1, 10, []int32{0, 1},
-			part{"a", 1, 0, 1, 0, r}, part{"b", 2, 0, 1, 0, r}), "a/1:0=1@0, b/2:0=1@0, "},
-		{"an update for the same registration adds", updateMetadata(1, 10, []int32{0, 1},
+		{"first registration's image", full(updateMetadata(1, 10, []int32{0, 1},
+			part{"a", 1, 0, 1, 0, r}, part{"b", 2, 0, 1, 0, r})), "a/1:0=1@0, b/2:0=1@0, "},
+		{"an update adds", updateMetadata(1, 10, []int32{0, 1},
 			part{"c", 3, 0, 0, 0, r}), "a/1:0=1@0, b/2:0=1@0, c/3:0=0@0, "},
-		{"the live brokers only, for the new registration", updateMetadata(2, 12, []int32{0, 1}),
+		{"the live brokers only, for a new registration", updateMetadata(2, 12, []int32{0, 1}),
 			"a/1:0=1@0, b/2:0=1@0, c/3:0=0@0, "},
-		{"the new registration's image: a was deleted meanwhile", updateMetadata(2, 12, []int32{0, 1},
-			part{"b", 2, 0, 0, 1, r}, part{"c", 3, 0, 0, 0, r}), "b/2:0=0@1, c/3:0=0@0, "},
-		{"later updates for it drop nothing", updateMetadata(2, 12, []int32{0, 1},
+		{"an update for the new registration drops nothing", updateMetadata(2, 12, []int32{0, 1},
+			part{"b", 2, 0, 0, 1, r}), "a/1:0=1@0, b/2:0=0@1, c/3:0=0@0, "},
+		{"the new registration's image: a was deleted meanwhile", full(updateMetadata(2, 12, []int32{0, 1},
+			part{"b", 2, 0, 0, 1, r}, part{"c", 3, 0, 0, 0, r})), "b/2:0=0@1, c/3:0=0@0, "},
+		{"later updates drop nothing", updateMetadata(2, 12, []int32{0, 1},
 			part{"d", 4, 0, 1, 0, r}), "b/2:0=0@1, c/3:0=0@0, d/4:0=1@0, "},
+		{"an empty image: every topic was deleted meanwhile", full(updateMetadata(3, 14, []int32{0, 1})), ""},
 	}
 	for _, s := range steps {
 		if code := c.ApplyUpdateMetadata(s.req); code != 0 {
@@ -167,9 +177,13 @@ func TestFullImageAfterRegisteringAgain(t *testing.T) {
 		if got := summary(c); got != s.want {
 			t.Fatalf("%s: topics %q, want %q", s.name, got, s.want)
 		}
-		if s.name == "the live brokers only, for the new registration" {
+		switch s.name {
+		case "the live brokers only, for a new registration":
 			c.Unready()
 			c.SetBrokerEpoch(12)
+		case "later updates drop nothing":
+			c.Unready()
+			c.SetBrokerEpoch(14)
 		}
 	}
 	if _, ok := c.TopicByID([16]byte{1}); ok {

@@ -120,7 +120,7 @@ func TestConnRoundTrips(t *testing.T) {
 	}
 
 	um := kmsg.NewPtrUpdateMetadataRequest()
-	um.Version = 7
+	um.Version = 8
 	uresp := kmsg.NewPtrUpdateMetadataResponse()
 	if err := c.RoundTrip(um, uresp, 5*time.Second); err != nil || uresp.ErrorCode != 7 {
 		t.Fatalf("UpdateMetadata: %+v %v", uresp, err)
@@ -159,7 +159,7 @@ func TestConnPipelines(t *testing.T) {
 	var reqs []*kmsg.UpdateMetadataRequest
 	for e := range int32(5) {
 		req := kmsg.NewPtrUpdateMetadataRequest()
-		req.Version, req.ControllerEpoch = 7, 10+e
+		req.Version, req.ControllerEpoch = 8, 10+e
 		if err := c.Send(req, 5*time.Second); err != nil {
 			t.Fatal(err)
 		}
@@ -256,7 +256,7 @@ func TestConnRefusesBadResponses(t *testing.T) {
 			p := startPeer(t, func(hdr RequestHeader, _ kmsg.Request) (kmsg.Response, []byte) { return nil, tc.raw(hdr) })
 			c := dialPeer(t, context.Background(), p)
 			um := kmsg.NewPtrUpdateMetadataRequest()
-			um.Version = 7
+			um.Version = 8
 			err := c.RoundTrip(um, kmsg.NewPtrUpdateMetadataResponse(), 5*time.Second)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want one about %q", err, tc.want)
@@ -274,7 +274,7 @@ func TestConnClosedByContext(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		um := kmsg.NewPtrUpdateMetadataRequest()
-		um.Version = 7
+		um.Version = 8
 		done <- c.RoundTrip(um, kmsg.NewPtrUpdateMetadataResponse(), time.Minute)
 	}()
 	<-p.seen

@@ -52,10 +52,11 @@ var Supported = map[int16]VersionRange{
 	int16(kmsg.OffsetForLeaderEpoch): {0, 4},
 
 	// Inter-broker, from the controller (which sends LeaderAndIsr v5,
-	// UpdateMetadata v7, StopReplica v3: topic ids and broker epochs).
+	// UpdateMetadata v8, StopReplica v3: topic ids and broker epochs; v8
+	// for its Type, KIP-866: full snapshots).
 	int16(kmsg.LeaderAndISR):   {5, 5},
 	int16(kmsg.StopReplica):    {3, 3},
-	int16(kmsg.UpdateMetadata): {7, 7},
+	int16(kmsg.UpdateMetadata): {8, 8},
 	// Inter-broker, from partition leaders to the controller (KIP-497).
 	int16(kmsg.AlterPartition): {0, 3},
 	// Transaction markers, coordinator to partition leaders (api 27).

@@ -105,7 +105,7 @@ func (f *fakeBroker) broker(id int32) metadata.Broker {
 
 func umWithEpoch(e int32) *kmsg.UpdateMetadataRequest {
 	req := kmsg.NewPtrUpdateMetadataRequest()
-	req.Version, req.ControllerEpoch = 7, e
+	req.Version, req.ControllerEpoch = 8, e
 	return req
 }
 
