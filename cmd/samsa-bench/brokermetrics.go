@@ -10,6 +10,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -20,7 +21,14 @@ import (
 	"time"
 )
 
-const produceDurationMetric = "samsa_request_duration_seconds_bucket"
+const (
+	produceDurationMetric = "samsa_request_duration_seconds_bucket"
+	// The phases of a request's time (internal/server/phase.go).
+	producePhaseMetric = "samsa_request_phase_seconds_bucket"
+)
+
+// producePhases are samsa_request_phase_seconds's phases, in order.
+var producePhases = []string{"request_queue", "local", "remote", "response_queue", "response_send", "total"}
 
 // histogram is a cumulative Prometheus histogram: count[i] observations
 // at most le[i] seconds; the last bound is +Inf.
@@ -29,15 +37,18 @@ type histogram struct {
 	count []float64
 }
 
-// parseHistogram reads metric's buckets with label api=api from the
-// Prometheus text format.
-func parseHistogram(r io.Reader, metric, api string) (histogram, error) {
+// parseHistogram reads metric's buckets with label api=api (and, if phase
+// is not empty, phase=phase) from the Prometheus text format.
+func parseHistogram(r io.Reader, metric, api, phase string) (histogram, error) {
 	var h histogram
 	type bucket struct{ le, n float64 }
 	var bs []bucket
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	want := `api="` + api + `"`
+	want := []string{`api="` + api + `"`}
+	if phase != "" {
+		want = append(want, `phase="`+phase+`"`)
+	}
 	for sc.Scan() {
 		line := sc.Text()
 		if !strings.HasPrefix(line, metric+"{") {
@@ -48,7 +59,8 @@ func parseHistogram(r io.Reader, metric, api string) (histogram, error) {
 			return h, fmt.Errorf("metrics: bad line %q", line)
 		}
 		labels := line[len(metric)+1 : end]
-		if !slices.Contains(strings.Split(labels, ","), want) {
+		have := strings.Split(labels, ",")
+		if slices.ContainsFunc(want, func(w string) bool { return !slices.Contains(have, w) }) {
 			continue
 		}
 		le, ok := labelValue(labels, "le")
@@ -177,23 +189,58 @@ func formatBucket(lo, hi float64, ok bool) string {
 	return fmt.Sprintf("(%s,%s]", d(lo), d(hi))
 }
 
-// scrapeProduceDurations sums the brokers' Produce duration histograms.
-func scrapeProduceDurations(urls []string) (histogram, error) {
-	var sum histogram
+// produceHistograms are the brokers' Produce histograms: the duration
+// (frame read to response queued) and each of producePhases.
+type produceHistograms struct {
+	duration histogram
+	phases   map[string]histogram
+}
+
+// scrapeProduce sums the brokers' Produce histograms.
+func scrapeProduce(urls []string) (produceHistograms, error) {
+	sum := produceHistograms{phases: map[string]histogram{}}
 	cl := http.Client{Timeout: 5 * time.Second}
 	for _, u := range urls {
 		resp, err := cl.Get(u)
 		if err != nil {
 			return sum, err
 		}
-		h, err := parseHistogram(resp.Body, produceDurationMetric, "Produce")
+		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if err != nil {
 			return sum, err
 		}
-		if sum, err = sum.add(h, 1); err != nil {
+		h, err := parseHistogram(bytes.NewReader(body), produceDurationMetric, "Produce", "")
+		if err != nil {
 			return sum, err
+		}
+		if sum.duration, err = sum.duration.add(h, 1); err != nil {
+			return sum, err
+		}
+		for _, p := range producePhases {
+			h, err := parseHistogram(bytes.NewReader(body), producePhaseMetric, "Produce", p)
+			if err != nil {
+				return sum, err
+			}
+			if sum.phases[p], err = sum.phases[p].add(h, 1); err != nil {
+				return sum, err
+			}
 		}
 	}
 	return sum, nil
+}
+
+// since is h less before (the observations between the two scrapes).
+func (h produceHistograms) since(before produceHistograms) (produceHistograms, error) {
+	out := produceHistograms{phases: map[string]histogram{}}
+	var err error
+	if out.duration, err = h.duration.add(before.duration, -1); err != nil {
+		return out, err
+	}
+	for _, p := range producePhases {
+		if out.phases[p], err = h.phases[p].add(before.phases[p], -1); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }

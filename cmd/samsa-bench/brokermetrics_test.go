@@ -20,7 +20,7 @@ samsa_requests_total{api="Produce"} 100
 `
 
 func TestParseHistogram(t *testing.T) {
-	h, err := parseHistogram(strings.NewReader(metricsText), produceDurationMetric, "Produce")
+	h, err := parseHistogram(strings.NewReader(metricsText), produceDurationMetric, "Produce", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,10 +35,10 @@ func TestParseHistogram(t *testing.T) {
 		}
 	}
 	if _, err := parseHistogram(strings.NewReader(`samsa_request_duration_seconds_bucket{api="Produce",le="x"} 1`),
-		produceDurationMetric, "Produce"); err == nil {
+		produceDurationMetric, "Produce", ""); err == nil {
 		t.Error("bad le: no error")
 	}
-	empty, err := parseHistogram(strings.NewReader(metricsText), produceDurationMetric, "Metadata")
+	empty, err := parseHistogram(strings.NewReader(metricsText), produceDurationMetric, "Metadata", "")
 	if err != nil || len(empty.le) != 0 {
 		t.Errorf("absent api: %v, %v", empty, err)
 	}

@@ -208,6 +208,7 @@ func replicationBench(partitions, records, size, rounds int) error {
 			r10(r.requestP99), r.brokerProduce.formatQuantile(0.99), fmt.Sprintf("%d, %v", r.episodes, r.longestEpisode.Round(100*time.Microsecond)),
 			r.cpuWait, r.ioWait, fmt.Sprintf("%.2f+%.2f", r.pacedCPU[0], r.pacedCPU[1]))
 	}
+	writePhaseTable(os.Stdout, results)
 	writeReplicationSummary(os.Stdout, results, !pacedSet)
 	fmt.Println("3 broker processes + client + embedded etcd on this machine; 1 KiB incompressible records, no compression;")
 	fmt.Println("rf3-all = replication factor 3, acks=all (min.insync.replicas=1); rf1-one = replication factor 1, acks=1;")
@@ -223,6 +224,10 @@ func replicationBench(partitions, records, size, rounds int) error {
 	fmt.Println("latency less its request's is its wait in the client for the request before (one in flight per broker);")
 	fmt.Println("broker p99 = the brokers' samsa_request_duration_seconds{api=\"Produce\"} over the paced run (frame read to")
 	fmt.Println("response queued), interpolated within its histogram bucket (bounds a factor of sqrt 2 apart);")
+	fmt.Println("phases = the brokers' samsa_request_phase_seconds{api=\"Produce\"} over the paced run (Kafka's RequestMetrics):")
+	fmt.Println("request_queue, frame read to handling; local, the handling (the leader's append); remote, the acks=-1 wait")
+	fmt.Println("(the followers fetching the records and fetching again, the high watermark passing them); response_queue,")
+	fmt.Println("response ready to its write; response_send, the write; total, frame read to response written;")
 	fmt.Println("tail episodes = the paced records at or above its p99, grouped by when they were produced (ticks at most 2 ms")
 	fmt.Println("apart are one episode): how many, and the longest, from its first record's Produce call to its last one's")
 	fmt.Println("acknowledgement; few long episodes are stalls in which everything waited, many short ones queueing;")
@@ -258,6 +263,30 @@ func replicationRound(partitions, records, size int) ([]result, error) {
 		results = append(results, r)
 	}
 	return results, nil
+}
+
+// writePhaseTable prints, for each round and configuration, the p50 and
+// p99 of each phase of the brokers' Produce requests in the paced run.
+func writePhaseTable(w io.Writer, results []result) {
+	fmt.Fprintf(w, "broker Produce phases, p50 / p99:\n%5s %-8s", "round", "config")
+	for _, p := range producePhases {
+		fmt.Fprintf(w, " %20s", p)
+	}
+	fmt.Fprintln(w)
+	for _, r := range results {
+		fmt.Fprintf(w, "%5d %-8s", r.round, r.target)
+		for _, p := range producePhases {
+			h := r.brokerPhases[p]
+			q := func(q float64) string {
+				if _, _, est, ok := h.quantile(q); ok {
+					return seconds(est).Round(10 * time.Microsecond).String()
+				}
+				return "-"
+			}
+			fmt.Fprintf(w, " %20s", q(0.5)+" / "+q(0.99))
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // writeReplicationSummary prints each configuration's medians over its

@@ -50,3 +50,29 @@ func TestReplicationSummary(t *testing.T) {
 		t.Errorf("a paced rate set by hand is checked against the target:\n%s", b.String())
 	}
 }
+
+// The phase table has a p50 / p99 pair per phase, "-" for a phase with
+// no observations (rf1-one's remote: acks=1 does not wait).
+func TestPhaseTable(t *testing.T) {
+	at := func(ms float64) histogram { // p50 and p99 both within (ms/2, ms]
+		return histogram{le: []float64{ms / 2000, ms / 1000, math.Inf(1)}, count: []float64{0, 100, 100}}
+	}
+	phases := map[string]histogram{}
+	for i, p := range producePhases {
+		phases[p] = at(float64(i + 1))
+	}
+	one := map[string]histogram{"local": at(1)}
+	var b strings.Builder
+	writePhaseTable(&b, []result{{target: "rf3-all", round: 1, brokerPhases: phases}, {target: "rf1-one", round: 1, brokerPhases: one}})
+	lines := strings.Split(b.String(), "\n")
+	if len(lines) < 4 || !strings.Contains(lines[1], "request_queue") || !strings.Contains(lines[1], "total") {
+		t.Fatalf("table:\n%s", b.String())
+	}
+	// remote (the third phase) within (1.5ms, 3ms]: p50 at 2.25ms, p99 at 2.985ms
+	if !strings.Contains(lines[2], "2.25ms / 2.99ms") {
+		t.Errorf("rf3-all's remote p50 / p99 missing:\n%s", b.String())
+	}
+	if got := strings.Count(lines[3], "- / -"); got != len(producePhases)-1 {
+		t.Errorf("rf1-one has %d empty phases, want %d:\n%s", got, len(producePhases)-1, b.String())
+	}
+}

@@ -51,11 +51,12 @@ type result struct {
 	p50, p99, p999      time.Duration // at the paced rate
 	episodes            int           // the paced run's records at or above its p99, in episodes (stalls.go)
 	longestEpisode      time.Duration
-	cpuWait, ioWait     string        // the share of the paced run in which some task waited for a CPU, for I/O (stalls.go)
-	pacedCPU            [2]float64    // the paced run's CPU-seconds per GiB produced: the brokers' together, the client's (-replication)
-	requestP99          time.Duration // the paced run's Produce requests' round trip (reqtimer.go)
-	brokerProduce       histogram     // the brokers' Produce durations over the paced run (-replication; empty otherwise)
-	round               int           // -replication: the round it was measured in, from 1
+	cpuWait, ioWait     string               // the share of the paced run in which some task waited for a CPU, for I/O (stalls.go)
+	pacedCPU            [2]float64           // the paced run's CPU-seconds per GiB produced: the brokers' together, the client's (-replication)
+	requestP99          time.Duration        // the paced run's Produce requests' round trip (reqtimer.go)
+	brokerProduce       histogram            // the brokers' Produce durations over the paced run (-replication; empty otherwise)
+	brokerPhases        map[string]histogram // and the phases of those requests' time (producePhases)
+	round               int                  // -replication: the round it was measured in, from 1
 	consumeMBs          float64
 	pacedMBs            float64
 	syncTook            time.Duration // writing the saturated run's data back before the paced run
@@ -207,9 +208,9 @@ func runWith(rp runParams) (result, error) {
 		}
 		res.consumeMBs = float64(rp.records*rp.size) / (1 << 20) / elapsed.Seconds()
 	}
-	var h0 histogram
+	var h0 produceHistograms
 	if len(rp.metrics) > 0 {
-		if h0, err = scrapeProduceDurations(rp.metrics); err != nil {
+		if h0, err = scrapeProduce(rp.metrics); err != nil {
 			return res, err
 		}
 	}
@@ -241,13 +242,15 @@ func runWith(rp runParams) (result, error) {
 	res.episodes, res.longestEpisode = tailEpisodes(sent, lat, res.p99, 2*time.Millisecond)
 	res.requestP99 = p99(timer.stop())
 	if len(rp.metrics) > 0 {
-		h1, err := scrapeProduceDurations(rp.metrics)
+		h1, err := scrapeProduce(rp.metrics)
 		if err != nil {
 			return res, err
 		}
-		if res.brokerProduce, err = h1.add(h0, -1); err != nil {
+		run, err := h1.since(h0)
+		if err != nil {
 			return res, err
 		}
+		res.brokerProduce, res.brokerPhases = run.duration, run.phases
 	}
 	return res, nil
 }

@@ -186,16 +186,21 @@ func (l *connLoop) handle(in inbound) bool {
 	defer l.dropSections() // those the response did not take
 	l.awaitLaters(in)
 	var resp kmsg.Response
+	handled := time.Now()
 	if in.err != nil {
 		// Kafka answers with a v0 body, whatever version was asked.
 		resp = wire.ApiVersionsResponse(0, kerr.UnsupportedVersion.Code)
 	} else {
+		start := handled
+		l.s.metrics.observePhase(in.hdr.Key, phaseRequestQueue, start.Sub(in.read))
 		var err error
 		resp, err = l.callHandler(in)
+		handled = time.Now()
+		l.s.metrics.observePhase(in.hdr.Key, phaseLocal, handled.Sub(start))
 		finish := l.later
 		l.later = nil
 		if err != nil {
-			l.s.metrics.observe(in.hdr.Key, time.Since(in.read))
+			l.s.metrics.observe(in.hdr.Key, handled.Sub(in.read))
 			l.logHandlerError(in, err)
 			return false
 		}
@@ -203,7 +208,7 @@ func (l *connLoop) handle(in inbound) bool {
 			resp.SetVersion(in.hdr.Version)
 		}
 		if finish != nil {
-			ok := l.answerLater(in, resp, finish)
+			ok := l.answerLater(in, resp, finish, handled)
 			if ok && l.c.throttle > 0 {
 				// Kafka mutes a throttled client's channel once the response
 				// is sent: nothing more is handled before this answer.
@@ -214,7 +219,7 @@ func (l *connLoop) handle(in inbound) bool {
 		}
 	}
 	l.c.touch()
-	l.s.metrics.observe(in.hdr.Key, time.Since(in.read))
+	l.s.metrics.observe(in.hdr.Key, handled.Sub(in.read))
 	defer l.mute() // once the response is sent (queued)
 	if resp == nil {
 		return true
@@ -224,6 +229,7 @@ func (l *connLoop) handle(in inbound) bool {
 		l.logHandlerError(in, err)
 		return false
 	}
+	f.timing = timing{key: in.hdr.Key, read: in.read, ready: time.Now()}
 	return l.out.send(f)
 }
 

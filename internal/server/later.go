@@ -57,8 +57,10 @@ func Later(ctx context.Context, finish func() bool) bool {
 // answerLater queues the place of in's response; the writer goroutine
 // completes it with finish when it reaches it (out.go), so the answers go
 // out in order and the goroutine woken by the end of finish's wait is the
-// one that writes. It reports whether the connection stays open.
-func (l *connLoop) answerLater(in inbound, resp kmsg.Response, finish func() bool) bool {
+// one that writes. handled is when the handler returned, from which the
+// wait counts as the request's remote phase (phase.go). It reports
+// whether the connection stays open.
+func (l *connLoop) answerLater(in inbound, resp kmsg.Response, finish func() bool, handled time.Time) bool {
 	l.laterKey = in.hdr.Key
 	l.c.inFlight.Add(1)
 	l.laters.Add(1)
@@ -68,7 +70,9 @@ func (l *connLoop) answerLater(in inbound, resp kmsg.Response, finish func() boo
 	}}
 	lf.run = func() (frame, bool) {
 		ok, err := l.runFinish(finish)
-		l.s.metrics.observe(in.hdr.Key, time.Since(in.read))
+		done := time.Now()
+		l.s.metrics.observe(in.hdr.Key, done.Sub(in.read))
+		l.s.metrics.observePhase(in.hdr.Key, phaseRemote, done.Sub(handled))
 		if err != nil { // as a handler's: nothing answered, the connection closes
 			l.logHandlerError(in, err)
 			l.cancel()
@@ -77,7 +81,8 @@ func (l *connLoop) answerLater(in inbound, resp kmsg.Response, finish func() boo
 		if !ok || resp == nil {
 			return frame{}, false
 		}
-		return frame{buf: wire.AppendResponse(getResponseBuffer(), in.hdr, resp)}, true
+		buf := wire.AppendResponse(getResponseBuffer(), in.hdr, resp)
+		return frame{buf: buf, timing: timing{key: in.hdr.Key, read: in.read, ready: time.Now()}}, true
 	}
 	return l.out.send(frame{later: lf})
 }

@@ -13,6 +13,10 @@ import (
 type metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// phases splits a request's time as Kafka's RequestMetrics do
+	// (phase.go); phaseObs caches its observers by API key and phase.
+	phases   *prometheus.HistogramVec
+	phaseObs phaseObservers
 	active   prometheus.Gauge
 	// throttled: connections muted for a client quota (throttle.go).
 	throttled prometheus.Histogram
@@ -34,6 +38,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			// 2ms p99 from a 3ms one (samsa-bench -replication).
 			Buckets: prometheus.ExponentialBuckets(25e-6, math.Sqrt2, 41),
 		}, []string{"api"}),
+		phases: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "samsa_request_phase_seconds",
+			Help: "Where a request's time goes, by API and phase, as Kafka's RequestMetrics: request_queue (frame read to " +
+				"handling), local (handling; a Fetch's wait for data included), remote (an acks=-1 Produce's wait for " +
+				"its replicas), response_queue (response ready to its write), response_send (its write), total (frame " +
+				"read to response written).",
+			Buckets: prometheus.ExponentialBuckets(25e-6, math.Sqrt2, 41),
+		}, []string{"api", "phase"}),
 		active: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "samsa_connections_active",
 			Help: "Open client connections.",
@@ -52,6 +64,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return nil, err
 	}
 	if m.duration, err = register(reg, m.duration); err != nil {
+		return nil, err
+	}
+	if m.phases, err = register(reg, m.phases); err != nil {
 		return nil, err
 	}
 	if m.active, err = register(reg, m.active); err != nil {

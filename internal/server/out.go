@@ -114,11 +114,15 @@ func (o *output) write(frames []frame) error {
 		writerPool.Put(bw)
 	}()
 	var err error
+	var sent sentFrames // response phases (phase.go)
 	for _, f := range frames {
 		if lf := f.later; lf != nil {
 			// The responses before it go out now, not after its wait.
 			if err == nil && bw.Buffered() > 0 {
 				err = bw.Flush()
+			}
+			if err == nil {
+				sent.flushed(o.l.s.metrics)
 			}
 			if err != nil { // nothing more goes out: its wait is moot
 				lf.finish()
@@ -132,6 +136,7 @@ func (o *output) write(frames []frame) error {
 			}
 		}
 		if err == nil {
+			sent.start(f.timing)
 			o.deadline()
 			if len(f.cuts) == 0 {
 				_, err = bw.Write(f.buf)
@@ -146,6 +151,7 @@ func (o *output) write(frames []frame) error {
 	}
 	if err == nil {
 		o.l.c.touch()
+		sent.flushed(o.l.s.metrics)
 	}
 	return err
 }

@@ -106,6 +106,8 @@ type frame struct {
 	// later, if not nil, makes the frame when the writer reaches it
 	// (later.go); buf and cuts are then empty.
 	later *laterFrame
+	// timing: the request's times, for the response phases (phase.go).
+	timing timing
 }
 
 // size is the frame's size on the wire.
