@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -11,6 +13,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/samsa-kafka/samsa/internal/broker"
 	"github.com/samsa-kafka/samsa/internal/config"
@@ -122,10 +128,36 @@ func serve(cfg *config.Broker, warnings []string) error {
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
-	b, err := broker.Start(cfg, broker.Options{Logger: logger})
+	opts := broker.Options{Logger: logger}
+	if cfg.MetricsListener != "" {
+		reg, stop, err := serveMetrics(cfg.MetricsListener, logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		opts.Registry = reg
+	}
+	b, err := broker.Start(cfg, opts)
 	if err != nil {
 		return err
 	}
 	waitForSignal(logger)
 	return b.Close()
+}
+
+// serveMetrics serves a registry's metrics, with the Go runtime's and the
+// process's, at http://addr/metrics (metrics.listener) until stop.
+func serveMetrics(addr string, logger *slog.Logger) (reg *prometheus.Registry, stop func(), err error) {
+	reg = prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("metrics.listener: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	logger.Info("serving metrics", "addr", "http://"+ln.Addr().String()+"/metrics")
+	return reg, func() { srv.Close() }, nil
 }

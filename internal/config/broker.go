@@ -103,6 +103,8 @@ type Broker struct {
 	MetadataStoreDataDir        string        // metadata.store.data.dir; "": caller decides
 	MetadataStoreMaxTxnOps      int32         // metadata.store.max.txn.ops
 
+	MetricsListener string // metrics.listener; "": no metrics served
+
 	ZooKeeperConnect           string        // zookeeper.connect; "": not on ZooKeeper
 	ZooKeeperSessionTimeout    time.Duration // zookeeper.session.timeout.ms
 	ZooKeeperConnectionTimeout time.Duration // zookeeper.connection.timeout.ms; 0: the session timeout

@@ -80,6 +80,9 @@ var serverSettings = []setting{
 		tInt("zookeeper.max.in.flight.requests", "10", atLeast(1), "ZooKeeper requests a listing or a watch's walk pipelines at once.")),
 	bind(func(b *Broker) any { return &b.MetadataStoreDataDir },
 		tStr("metadata.store.data.dir", "", nil, "Samsa: data directory of the embedded metadata store; empty lets the caller decide.")),
+	bind(func(b *Broker) any { return &b.MetricsListener },
+		tStr("metrics.listener", "", hostPort, "Samsa: host:port on which `samsa server` serves the broker's Prometheus metrics at /metrics "+
+			"(requests by API and by phase, as Kafka's RequestMetrics; connections; the Go runtime and the process); empty serves none.")),
 }
 
 // logSettings: segments, retention, flushing, indexes, message format.

@@ -420,3 +420,14 @@ func TestHostileValuesNeverPanic(t *testing.T) {
 		}
 	}
 }
+
+// metrics.listener takes host:port or nothing.
+func TestMetricsListenerConfig(t *testing.T) {
+	for v, ok := range map[string]bool{"": true, "127.0.0.1:9404": true, ":9404": true, "[::1]:0": true,
+		"9404": false, "localhost:http": false, "h:70000": false} {
+		_, _, err := Load(map[string]string{"log.dirs": t.TempDir(), "metrics.listener": v})
+		if (err == nil) != ok {
+			t.Errorf("metrics.listener=%q: err %v", v, err)
+		}
+	}
+}

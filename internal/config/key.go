@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -320,4 +321,19 @@ func convert(v string, from, to time.Duration) string {
 		return longMax
 	}
 	return strconv.FormatInt(int64(d/to), 10)
+}
+
+// hostPort accepts "" or host:port (an empty host: every address).
+func hostPort(v string) error {
+	if v == "" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(v)
+	if err == nil {
+		_, err = strconv.ParseUint(port, 10, 16)
+	}
+	if err != nil {
+		return fmt.Errorf("must be host:port (%v)", err)
+	}
+	return nil
 }

@@ -1,0 +1,75 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// A broker with metrics.listener serves its Prometheus metrics: after a
+// produce and a consume, the requests by API and by phase are there with
+// the counts the clients caused, next to the Go runtime's and the
+// process's.
+func TestMetricsListener(t *testing.T) {
+	mport := freePort(t)
+	p := startServer(t, t.TempDir(), freePort(t), fmt.Sprintf("metrics.listener=127.0.0.1:%d", mport))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, "m"); err != nil {
+		t.Fatal(err)
+	}
+	produceConsume(ctx, t, p.addr, "m", "v")
+
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", mport))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %d %v", resp.StatusCode, err)
+	}
+	value := func(series string) float64 {
+		t.Helper()
+		m := regexp.MustCompile("(?m)^" + regexp.QuoteMeta(series) + ` (\S+)$`).FindSubmatch(body)
+		if m == nil {
+			t.Fatalf("no %s in:\n%s", series, body)
+		}
+		v, err := strconv.ParseFloat(string(m[1]), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	// Produce: the one ProduceSync (a retried request would add more).
+	if n := value(`samsa_requests_total{api="Produce"}`); n < 1 {
+		t.Errorf("%v Produce requests", n)
+	}
+	for _, phase := range []string{"request_queue", "local", "response_queue", "response_send", "total"} {
+		if n := value(`samsa_request_phase_seconds_count{api="Produce",phase="` + phase + `"}`); n < 1 {
+			t.Errorf("Produce %s: %v observations", phase, n)
+		}
+	}
+	if n := value(`samsa_request_phase_seconds_count{api="Fetch",phase="total"}`); n < 1 {
+		t.Errorf("Fetch total: %v observations", n)
+	}
+	if n := value("go_goroutines"); n < 10 {
+		t.Errorf("go_goroutines %v", n)
+	}
+	if n := value("process_open_fds"); n < 1 {
+		t.Errorf("process_open_fds %v", n)
+	}
+}
