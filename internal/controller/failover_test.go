@@ -88,17 +88,7 @@ func TestBouncedBrokerGetsTheFullImageFirst(t *testing.T) {
 	cl.createTopic("t", map[int32][]int32{0: {2, 1}, 1: {2, 3}, 2: {1, 3}})
 	ctrl := cl.nodes[1]
 	ctrl.sender.take()
-	n := cl.nodes[2]
-	cl.expire(n)
-	sess, err := n.client.NewSession(cl.ctx, 6*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := metadata.New(n.client).RegisterBroker(cl.ctx, sess, testRegistration(2)); err != nil {
-		t.Fatal(err)
-	}
-	n.sess = sess
-	cl.settle()
+	cl.registerAgain(cl.nodes[2])
 	var first *kmsg.UpdateMetadataRequest
 	for _, s := range ctrl.sender.take() {
 		if um, ok := s.req.(*kmsg.UpdateMetadataRequest); ok && s.broker == 2 && len(um.TopicStates) > 0 {
@@ -128,17 +118,7 @@ func TestRegisteredBrokerGetsAnEmptyFullSnapshot(t *testing.T) {
 	cl.startupAll()
 	ctrl := cl.nodes[1]
 	ctrl.sender.take()
-	n := cl.nodes[2]
-	cl.expire(n)
-	sess, err := n.client.NewSession(cl.ctx, 6*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := metadata.New(n.client).RegisterBroker(cl.ctx, sess, testRegistration(2)); err != nil {
-		t.Fatal(err)
-	}
-	n.sess = sess
-	cl.settle()
+	cl.registerAgain(cl.nodes[2])
 	full := 0
 	for _, s := range ctrl.sender.take() {
 		if um, ok := s.req.(*kmsg.UpdateMetadataRequest); ok && s.broker == 2 && kafka.IsFullUpdateMetadata(um) {
@@ -151,4 +131,20 @@ func TestRegisteredBrokerGetsAnEmptyFullSnapshot(t *testing.T) {
 	if full != 1 {
 		t.Fatalf("%d full snapshots to the registered broker, want 1", full)
 	}
+}
+
+// registerAgain ends n's store session and registers n under a new one, as
+// a broker whose session expired does, and lets the cluster settle.
+func (cl *cluster) registerAgain(n *node) {
+	cl.t.Helper()
+	cl.expire(n)
+	sess, err := n.client.NewSession(cl.ctx, 6*time.Second)
+	if err != nil {
+		cl.t.Fatal(err)
+	}
+	if _, err := metadata.New(n.client).RegisterBroker(cl.ctx, sess, testRegistration(n.id)); err != nil {
+		cl.t.Fatal(err)
+	}
+	n.sess = sess
+	cl.settle()
 }
