@@ -277,7 +277,11 @@ func TestConnClosedByContext(t *testing.T) {
 		um.Version = 8
 		done <- c.RoundTrip(um, kmsg.NewPtrUpdateMetadataResponse(), time.Minute)
 	}()
-	<-p.seen
+	select {
+	case <-p.seen:
+	case err := <-done: // the peer refused the request (a version it does not serve)
+		t.Fatalf("the peer never had the request: %v", err)
+	}
 	cancel()
 	select {
 	case err := <-done:
