@@ -4,20 +4,22 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 type metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	// phases splits a request's time as Kafka's RequestMetrics do
-	// (phase.go); phaseObs caches its observers by API key and phase.
-	phases   *prometheus.HistogramVec
-	phaseObs phaseObservers
-	active   prometheus.Gauge
+	// (phase.go).
+	phases *prometheus.HistogramVec
+	// byKey caches the collectors of each API key (phase.go): a label
+	// lookup hashes the label values on every request.
+	byKey  [maxCachedKey + 1]atomic.Pointer[apiCollectors]
+	active prometheus.Gauge
 	// throttled: connections muted for a client quota (throttle.go).
 	throttled prometheus.Histogram
 }
@@ -93,7 +95,7 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error)
 }
 
 func (m *metrics) observe(key int16, d time.Duration) {
-	api := kmsg.NameForKey(key)
-	m.requests.WithLabelValues(api).Inc()
-	m.duration.WithLabelValues(api).Observe(d.Seconds())
+	c := m.of(key)
+	c.requests.Inc()
+	c.duration.Observe(d.Seconds())
 }

@@ -45,26 +45,40 @@ const (
 
 var phaseNames = [numPhases]string{"request_queue", "local", "remote", "response_queue", "response_send", "total"}
 
-// maxPhaseKey bounds the API keys whose observers are cached; others are
-// looked up each time.
-const maxPhaseKey = 127
+// maxCachedKey bounds the API keys whose collectors are cached; others
+// are looked up each time.
+const maxCachedKey = 127
 
-type phaseObservers [maxPhaseKey + 1][numPhases]atomic.Pointer[prometheus.Observer]
+// apiCollectors are one API key's request counter, duration and phases.
+type apiCollectors struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+	phases   [numPhases]prometheus.Observer
+}
 
-func (m *metrics) observePhase(key int16, p phase, d time.Duration) {
-	var slot *atomic.Pointer[prometheus.Observer]
-	if key >= 0 && key <= maxPhaseKey {
-		slot = &m.phaseObs[key][p]
-		if o := slot.Load(); o != nil {
-			(*o).Observe(d.Seconds())
-			return
+// of returns key's collectors, made (and, for a cached key, kept) on its
+// first request.
+func (m *metrics) of(key int16) *apiCollectors {
+	var slot *atomic.Pointer[apiCollectors]
+	if key >= 0 && key <= maxCachedKey {
+		slot = &m.byKey[key]
+		if c := slot.Load(); c != nil {
+			return c
 		}
 	}
-	o := m.phases.WithLabelValues(kmsg.NameForKey(key), phaseNames[p])
-	if slot != nil {
-		slot.Store(&o)
+	api := kmsg.NameForKey(key)
+	c := &apiCollectors{requests: m.requests.WithLabelValues(api), duration: m.duration.WithLabelValues(api)}
+	for p := range c.phases {
+		c.phases[p] = m.phases.WithLabelValues(api, phaseNames[p])
 	}
-	o.Observe(d.Seconds())
+	if slot != nil {
+		slot.Store(c)
+	}
+	return c
+}
+
+func (m *metrics) observePhase(key int16, p phase, d time.Duration) {
+	m.of(key).phases[p].Observe(d.Seconds())
 }
 
 // timing is what a response frame carries of its request's times.
