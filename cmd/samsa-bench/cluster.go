@@ -186,6 +186,7 @@ const rf3P99Target = 3 * time.Millisecond
 // replicationBench runs both configurations on a fresh cluster each round.
 func replicationBench(partitions, records, size, rounds int) error {
 	fmt.Printf("start: %s\n", uptimeLine())
+	machineCheck(2*time.Second, 1<<30)
 	defer debug.SetGCPercent(debug.SetGCPercent(clientGOGC)) // the client's, as in the fair benchmark
 	var results []result
 	for round := 1; round <= rounds; round++ {
