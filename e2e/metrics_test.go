@@ -33,24 +33,11 @@ func TestMetricsListener(t *testing.T) {
 	}
 	produceConsume(ctx, t, p.addr, "m", "v")
 
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", mport))
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %d %v", resp.StatusCode, err)
-	}
 	value := func(series string) float64 {
 		t.Helper()
-		m := regexp.MustCompile("(?m)^" + regexp.QuoteMeta(series) + ` (\S+)$`).FindSubmatch(body)
-		if m == nil {
-			t.Fatalf("no %s in:\n%s", series, body)
-		}
-		v, err := strconv.ParseFloat(string(m[1]), 64)
-		if err != nil {
-			t.Fatal(err)
+		v, ok := metricsAt(t, mport)(series)
+		if !ok {
+			t.Fatalf("no %s", series)
 		}
 		return v
 	}
@@ -66,10 +53,48 @@ func TestMetricsListener(t *testing.T) {
 	if n := value(`samsa_request_phase_seconds_count{api="Fetch",phase="total"}`); n < 1 {
 		t.Errorf("Fetch total: %v observations", n)
 	}
+	// One broker: the controller, leading topic m's one partition (and
+	// nothing else: the consume used no group).
+	for series, want := range map[string]float64{
+		"samsa_controller_active": 1, "samsa_controller_topics": 1, "samsa_controller_partitions": 1,
+		"samsa_controller_offline_partitions": 0, "samsa_replica_manager_partitions": 1, "samsa_replica_manager_leaders": 1,
+		"samsa_replica_manager_under_replicated_partitions": 0,
+	} {
+		if n := value(series); n != want {
+			t.Errorf("%s %v, want %v", series, n, want)
+		}
+	}
 	if n := value("go_goroutines"); n < 10 {
 		t.Errorf("go_goroutines %v", n)
 	}
 	if n := value("process_open_fds"); n < 1 {
 		t.Errorf("process_open_fds %v", n)
+	}
+}
+
+// metricsAt reads the metrics a broker serves on 127.0.0.1:port and returns
+// a look-up of one series' value (written as the exposition format writes
+// it, labels sorted), false when it is not there.
+func metricsAt(t *testing.T, port int) func(series string) (float64, bool) {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %d %v", resp.StatusCode, err)
+	}
+	return func(series string) (float64, bool) {
+		m := regexp.MustCompile("(?m)^" + regexp.QuoteMeta(series) + ` (\S+)$`).FindSubmatch(body)
+		if m == nil {
+			return 0, false
+		}
+		v, err := strconv.ParseFloat(string(m[1]), 64)
+		if err != nil {
+			t.Fatalf("%s: %v", series, err)
+		}
+		return v, true
 	}
 }

@@ -403,11 +403,22 @@ func TestFollowerLeavesAndRejoinsISR(t *testing.T) {
 	st := startStore(t, "samsa-store")
 	c := &cluster{t: t, connect: st.endpoint + "/samsa-test", procs: map[int32]*proc{}, ports: map[int32]int{}, dirs: map[int32]string{},
 		extra: []string{"replica.lag.time.max.ms=2000", "replica.fetch.wait.max.ms=200"}}
+	mports := map[int32]int{}
 	for id := int32(0); id < 3; id++ {
-		c.ports[id], c.dirs[id] = freePort(t), t.TempDir()
+		c.ports[id], c.dirs[id], mports[id] = freePort(t), t.TempDir(), freePort(t)
 		c.procs[id] = startServer(t, c.dirs[id], c.ports[id], append([]string{
 			fmt.Sprintf("broker.id=%d", id), "metadata.store.connect=" + c.connect,
-			"metadata.store.session.timeout.ms=30000"}, c.extra...)...)
+			"metadata.store.session.timeout.ms=30000", fmt.Sprintf("metrics.listener=127.0.0.1:%d", mports[id])}, c.extra...)...)
+	}
+	// gauges checks the series of broker id's metrics.
+	gauges := func(id int32, what string, want map[string]float64) {
+		t.Helper()
+		value := metricsAt(t, mports[id])
+		for series, w := range want {
+			if v, ok := value(series); !ok || v != w {
+				t.Errorf("%s: broker %d's %s %v (served: %v), want %v", what, id, series, v, ok, w)
+			}
+		}
 	}
 	all := c.addrs(-1)
 	c.waitView(all[0], "3 brokers and a controller", func(n int, ctl int32) bool { return n == 3 && ctl >= 0 })
@@ -475,12 +486,33 @@ func TestFollowerLeavesAndRejoinsISR(t *testing.T) {
 	if pcode != kerr.NotEnoughReplicas.Code {
 		t.Fatalf("acks=all with ISR 2 < min.insync.replicas 3: %v, want NOT_ENOUGH_REPLICAS", kerr.ErrorForCode(pcode))
 	}
+	// The leader has adopted the shrink (it refused acks=all for it): its
+	// gauges say so, as the controller's say nothing is offline.
+	gauges(leader, "follower out", map[string]float64{
+		"samsa_replica_manager_leaders": 1, "samsa_replica_manager_under_replicated_partitions": 1,
+		"samsa_replica_manager_under_min_isr_partitions": 1, "samsa_replica_manager_isr_shrinks_total": 1,
+		"samsa_replica_manager_isr_expands_total": 0,
+	})
+	ctl := c.controllerID(others)
+	gauges(ctl, "follower out", map[string]float64{
+		"samsa_controller_active": 1, "samsa_controller_offline_partitions": 0, "samsa_controller_partitions": 1,
+	})
 
 	c.procs[follower].cmd.Process.Signal(syscall.SIGCONT)
 	stopped = false
 	c.waitPartitions(all, topic, "the follower back in the ISR", fullISR(3))
 	if err := produce(kgo.AllISRAcks()); err != nil {
 		t.Fatalf("acks=all after the ISR grew back: %v", err)
+	}
+	gauges(leader, "follower back", map[string]float64{
+		"samsa_replica_manager_under_replicated_partitions": 0, "samsa_replica_manager_under_min_isr_partitions": 0,
+		"samsa_replica_manager_at_min_isr_partitions": 1, "samsa_replica_manager_isr_shrinks_total": 1,
+		"samsa_replica_manager_isr_expands_total": 1,
+	})
+	for id := range c.procs {
+		if id != ctl {
+			gauges(id, "follower back", map[string]float64{"samsa_controller_active": 0})
+		}
 	}
 	out, _ = samsaTopics(t, "--bootstrap-server", strings.Join(all, ","), "--describe", "--under-replicated-partitions")
 	if strings.Contains(out, "Topic: "+topic) {

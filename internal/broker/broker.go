@@ -129,6 +129,11 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 	if err := b.listen(opts.Registry); err != nil {
 		return nil, err
 	}
+	if opts.Registry != nil {
+		if err := opts.Registry.Register(newBrokerCollector(b)); err != nil {
+			return nil, fmt.Errorf("registering the broker's metrics: %w", err)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
 	b.goRun(func() { b.logs.Run(ctx) })

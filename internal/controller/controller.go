@@ -86,9 +86,12 @@ type Controller struct {
 	mirroring     bool         // the loop feeds store changes
 	warmFailovers atomic.Int64 // failovers served from the warm context
 	unknownEvents atomic.Int64 // events Handle has no case for (dropped, logged)
-	active        atomic.Bool
-	controllerID  atomic.Int32
-	enqueue       func(Event) // set by the loop: responses re-enter as events
+	// uncleanElections counts the leaders elected from outside the ISR
+	// (Kafka's UncleanLeaderElectionsPerSec, as a counter).
+	uncleanElections atomic.Int64
+	active           atomic.Bool
+	controllerID     atomic.Int32
+	enqueue          func(Event) // set by the loop: responses re-enter as events
 }
 
 // New returns an inactive controller.
@@ -115,6 +118,10 @@ func New(cfg Config) *Controller {
 // IsActive reports whether this broker is the active controller. Safe from
 // any goroutine.
 func (c *Controller) IsActive() bool { return c.active.Load() }
+
+// UncleanElections is how many leaders this broker, as controller, elected
+// from outside the ISR. Safe from any goroutine.
+func (c *Controller) UncleanElections() int64 { return c.uncleanElections.Load() }
 
 // ControllerID is the controller this broker knows of, -1 if none. Safe
 // from any goroutine.
@@ -179,6 +186,8 @@ func (c *Controller) Handle(ctx context.Context, ev Event) {
 		err = c.onAlterReassignments(ctx, e)
 	case ListReassignments:
 		c.onListReassignments(e)
+	case gaugesEvent:
+		c.onGauges(e)
 	case ElectLeaders:
 		err = c.onElectLeaders(ctx, e)
 	case AutoLeaderRebalance:

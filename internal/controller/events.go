@@ -11,7 +11,8 @@ import (
 // and TopicDeletion events reaches the loop as store changes (storeChange,
 // standby.go), which run the same handlers; the others are below and next
 // to their handlers (AlterPartition, ControlledShutdown, ElectLeaders,
-// AlterReassignments, ListReassignments, AutoLeaderRebalance, decodeWarm).
+// AlterReassignments, ListReassignments, AutoLeaderRebalance, decodeWarm,
+// gaugesEvent).
 type Event interface{ name() string }
 
 // Startup begins campaigning with the broker's (new) session.

@@ -218,6 +218,7 @@ func (c *Controller) nextLeader(tp TP, strategy Strategy) (metadata.LeaderAndIsr
 			leader, unclean = offlineLeader(assignment, isr, c.electable, strategy == UncleanElection || c.uncleanAllowed(tp.Topic))
 		}
 		if unclean {
+			c.uncleanElections.Add(1)
 			isr = []int32{leader}
 		} else {
 			isr = c.lists.filter(isr, func(r int32) bool { return !c.electable(r) })

@@ -82,6 +82,11 @@ func (s *scenario) query(d *datadriven.TestData, out *strings.Builder) bool {
 			s.t.Fatal(err)
 		}
 		fmt.Fprintf(out, "controller=%d epoch=%d believed active by %v\n", id, s.epoch(), s.active())
+	case "gauges": // the active controller's gauges (Kafka's KafkaController metrics) and unclean elections so far
+		c := s.nodes[s.activeID()].c
+		var a gaugesAnswer
+		c.Handle(s.ctx, gaugesEvent{reply: func(r gaugesAnswer) { a = r }})
+		fmt.Fprintf(out, "%+v ok=%v unclean_elections=%d\n", a.g, a.ok, c.UncleanElections())
 	default:
 		return false
 	}

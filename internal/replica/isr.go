@@ -124,6 +124,7 @@ func (p *Partition) ApplyISRResult(prop ISRProposal, res ISRResult) {
 	p.lmu.Lock()
 	matched, adopted := p.lead.applyResult(prop, res)
 	if adopted {
+		p.mgr.countISRChange(len(p.state.isr()), len(res.ISR))
 		p.state.setISR(res.ISR)
 		p.state.partitionEpoch = res.PartitionEpoch
 	}

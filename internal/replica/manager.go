@@ -15,6 +15,8 @@ type Manager struct {
 	logs     *storage.Manager
 	now      func() time.Time // clock of role changes; tests replace it
 	proposer atomic.Pointer[func(ISRProposal)]
+	// ISR changes adopted by the leaders here (gauges.go)
+	isrShrinks, isrExpands atomic.Int64
 
 	mu     sync.RWMutex
 	topics kafka.Table[Partition] // hosted partitions (table.go)

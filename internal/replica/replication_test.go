@@ -187,6 +187,12 @@ func TestISRShrinkAndExpand(t *testing.T) {
 	if hw := p.HighWatermark(); hw != leo || !woken(w) {
 		t.Fatalf("HW %d after shrink, want %d with waiters woken", hw, leo)
 	}
+	if s, e := c.ISRChanges(); s != 1 || e != 0 {
+		t.Fatalf("ISR changes after the shrink: %d shrinks, %d expansions; want 1, 0", s, e)
+	}
+	if g := c.Gauges(); g != (Gauges{Partitions: 1, Leaders: 1, UnderReplicated: 1}) {
+		t.Fatalf("gauges after the shrink: %+v", g)
+	}
 
 	// A repeated (stale) result changes nothing.
 	p.ApplyISRResult(shrink, ISRResult{LeaderEpoch: 3, PartitionEpoch: 9, ISR: []int32{1}})
@@ -218,6 +224,12 @@ func TestISRShrinkAndExpand(t *testing.T) {
 	p.ApplyISRResult(ps[0], ISRResult{LeaderEpoch: 3, PartitionEpoch: 3, ISR: []int32{1, 2, 3}})
 	if st := p.State(); !slices.Equal(st.ISR, []int32{1, 2, 3}) || st.PartitionEpoch != 3 {
 		t.Fatalf("state after expansion %+v", st)
+	}
+	if s, e := c.ISRChanges(); s != 1 || e != 1 {
+		t.Fatalf("ISR changes after the expansion: %d shrinks, %d expansions; want 1, 1 (the ignored results count for nothing)", s, e)
+	}
+	if g := c.Gauges(); g != (Gauges{Partitions: 1, Leaders: 1}) {
+		t.Fatalf("gauges after the expansion: %+v", g)
 	}
 	fetch(t, p, 3, leo, at(16))
 	if ps := c.take(); len(ps) != 0 {

@@ -1,0 +1,92 @@
+package broker
+
+// The broker's gauges an operator alerts on, under Kafka's names: what
+// kafka.server:type=ReplicaManager and kafka.controller:type=KafkaController
+// report, read at each scrape from the replica manager and, on the active
+// controller, from the controller's loop (controller.Gauges).
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// gaugesTimeout bounds a scrape's wait for the controller's loop: a loop
+// busy that long (a failover of a million partitions) leaves the
+// controller's gauges out of that scrape rather than holding it.
+const gaugesTimeout = 5 * time.Second
+
+type brokerCollector struct {
+	b *Broker
+
+	partitions, leaders, underReplicated, underMinISR, atMinISR *prometheus.Desc
+	isrShrinks, isrExpands                                      *prometheus.Desc
+	active, offline, imbalance, topics, allPartitions           *prometheus.Desc
+	topicsToDelete, unclean                                     *prometheus.Desc
+}
+
+func newBrokerCollector(b *Broker) *brokerCollector {
+	d := func(name, kafka, help string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help+" (Kafka's "+kafka+").", nil, nil)
+	}
+	const rm, kc = "kafka.server:type=ReplicaManager,name=", "kafka.controller:type=KafkaController,name="
+	return &brokerCollector{b: b,
+		partitions:      d("samsa_replica_manager_partitions", rm+"PartitionCount", "Partitions hosted on this broker"),
+		leaders:         d("samsa_replica_manager_leaders", rm+"LeaderCount", "Partitions this broker leads"),
+		underReplicated: d("samsa_replica_manager_under_replicated_partitions", rm+"UnderReplicatedPartitions", "Partitions this broker leads whose ISR is smaller than their replicas"),
+		underMinISR:     d("samsa_replica_manager_under_min_isr_partitions", rm+"UnderMinIsrPartitionCount", "Partitions this broker leads whose ISR is smaller than min.insync.replicas: acks=all produce fails"),
+		atMinISR:        d("samsa_replica_manager_at_min_isr_partitions", rm+"AtMinIsrPartitionCount", "Partitions this broker leads whose ISR is exactly min.insync.replicas"),
+		isrShrinks:      d("samsa_replica_manager_isr_shrinks_total", rm+"IsrShrinksPerSec, as a counter", "ISR shrinks adopted by the partitions this broker leads"),
+		isrExpands:      d("samsa_replica_manager_isr_expands_total", rm+"IsrExpandsPerSec, as a counter", "ISR expansions adopted by the partitions this broker leads"),
+		active:          d("samsa_controller_active", kc+"ActiveControllerCount", "1 on the active controller, 0 elsewhere: the cluster's sum is 1"),
+		offline:         d("samsa_controller_offline_partitions", kc+"OfflinePartitionsCount", "Partitions without a leader, topics being deleted left out; on the active controller only"),
+		imbalance:       d("samsa_controller_preferred_replica_imbalance", kc+"PreferredReplicaImbalanceCount", "Partitions not led by their first replica, topics being deleted left out; on the active controller only"),
+		topics:          d("samsa_controller_topics", kc+"GlobalTopicCount", "Topics in the cluster; on the active controller only"),
+		allPartitions:   d("samsa_controller_partitions", kc+"GlobalPartitionCount", "Partitions in the cluster; on the active controller only"),
+		topicsToDelete:  d("samsa_controller_topics_to_delete", kc+"TopicsToDeleteCount", "Topics queued for deletion; on the active controller only"),
+		unclean:         d("samsa_controller_unclean_leader_elections_total", "kafka.controller:type=ControllerStats,name=UncleanLeaderElectionsPerSec, as a counter", "Leaders this broker elected, as controller, from outside the ISR"),
+	}
+}
+
+func (c *brokerCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.partitions, c.leaders, c.underReplicated, c.underMinISR, c.atMinISR,
+		c.isrShrinks, c.isrExpands, c.active, c.offline, c.imbalance, c.topics, c.allPartitions, c.topicsToDelete, c.unclean} {
+		ch <- d
+	}
+}
+
+func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
+	gauge := func(d *prometheus.Desc, v int) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v))
+	}
+	counter := func(d *prometheus.Desc, v int64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v))
+	}
+	rg := c.b.replicas.Gauges()
+	gauge(c.partitions, rg.Partitions)
+	gauge(c.leaders, rg.Leaders)
+	gauge(c.underReplicated, rg.UnderReplicated)
+	gauge(c.underMinISR, rg.UnderMinISR)
+	gauge(c.atMinISR, rg.AtMinISR)
+	shrinks, expands := c.b.replicas.ISRChanges()
+	counter(c.isrShrinks, shrinks)
+	counter(c.isrExpands, expands)
+	counter(c.unclean, c.b.ctrl.UncleanElections())
+	ctx, cancel := context.WithTimeout(context.Background(), gaugesTimeout)
+	defer cancel()
+	active := 0
+	if c.b.ctrl.IsActive() {
+		active = 1
+	}
+	gauge(c.active, active)
+	cg, ok := c.b.loop.Gauges(ctx)
+	if !ok {
+		return
+	}
+	gauge(c.offline, cg.OfflinePartitions)
+	gauge(c.imbalance, cg.PreferredReplicaImbalance)
+	gauge(c.topics, cg.Topics)
+	gauge(c.allPartitions, cg.Partitions)
+	gauge(c.topicsToDelete, cg.TopicsToDelete)
+}
