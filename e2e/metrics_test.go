@@ -64,6 +64,18 @@ func TestMetricsListener(t *testing.T) {
 			t.Errorf("%s %v, want %v", series, n, want)
 		}
 	}
+	// The one record produced, and fetched by the consumer (at least
+	// once: a fetch may repeat).
+	if n := value("samsa_messages_in_total"); n != 1 {
+		t.Errorf("samsa_messages_in_total %v, want 1", n)
+	}
+	in, out := value("samsa_bytes_in_total"), value("samsa_bytes_out_total")
+	if in < 61 || out < in { // a batch's header is 61 bytes
+		t.Errorf("samsa_bytes_in_total %v, samsa_bytes_out_total %v: want a batch in and at least as much out", in, out)
+	}
+	if n := value("samsa_replication_bytes_out_total"); n != 0 {
+		t.Errorf("samsa_replication_bytes_out_total %v with no follower", n)
+	}
 	if n := value("go_goroutines"); n < 10 {
 		t.Errorf("go_goroutines %v", n)
 	}

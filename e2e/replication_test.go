@@ -513,6 +513,14 @@ func TestFollowerLeavesAndRejoinsISR(t *testing.T) {
 		if id != ctl {
 			gauges(id, "follower back", map[string]float64{"samsa_controller_active": 0})
 		}
+		// What the leader sent its followers, they appended.
+		value, series := metricsAt(t, mports[id]), "samsa_replication_bytes_in_total"
+		if id == leader {
+			series = "samsa_replication_bytes_out_total"
+		}
+		if v, _ := value(series); v < 61 {
+			t.Errorf("broker %d's %s %v, want at least a batch", id, series, v)
+		}
 	}
 	out, _ = samsaTopics(t, "--bootstrap-server", strings.Join(all, ","), "--describe", "--under-replicated-partitions")
 	if strings.Contains(out, "Topic: "+topic) {

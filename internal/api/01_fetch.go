@@ -117,6 +117,7 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 				acc.release()
 				return resp, nil
 			}
+			h.countFetched(replicaID, acc.total)
 			if secs := h.buildFetchResponse(resp, fc, acc.results); len(secs) > 0 {
 				// The server sends and closes them (fetch_sections.go).
 				acc.disown()
@@ -140,6 +141,16 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 		}
 		resume()
 	}
+}
+
+// countFetched counts the record bytes of a fetch response: replication
+// bytes out for a follower's, bytes out for a consumer's.
+func (h *Handler) countFetched(replicaID int32, n int) {
+	if replicaID >= 0 {
+		h.Stats.ReplicationBytesOut.Add(int64(n))
+		return
+	}
+	h.Stats.BytesOut.Add(int64(n))
 }
 
 // toRead is what a pass of the fetch reads: every partition, except in a

@@ -168,6 +168,10 @@ type Config struct {
 
 	// issue 20: features
 
+	// Stats counts the record bytes produced and fetched (Kafka's
+	// BrokerTopicMetrics); nil: counted for nobody.
+	Stats *kafka.BrokerTopicStats
+
 	Logger *slog.Logger
 	Now    func() time.Time
 }
@@ -185,6 +189,9 @@ func New(cfg Config) *Handler {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Stats == nil {
+		cfg.Stats = &kafka.BrokerTopicStats{}
 	}
 	return &Handler{Config: cfg, sessions: newFetchSessions(1000, cfg.Now)}
 }

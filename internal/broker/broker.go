@@ -62,7 +62,8 @@ type Broker struct {
 	pids     *producerid.Manager
 	groups   *group.Coordinator
 	txns     *txn.Coordinator
-	quotas   *quota.Manager // client quotas (quotas.go)
+	quotas   *quota.Manager         // client quotas (quotas.go)
+	stats    kafka.BrokerTopicStats // bytes in and out (metrics.go)
 
 	txnClients *txnClients // the transaction coordinator's clients to brokers
 
@@ -230,6 +231,7 @@ func (b *Broker) listen(reg prometheus.Registerer) error {
 		// issue 20: client quotas
 		ClientQuotas: clientQuotas{store: b.store},
 		Quotas:       b.quotas,
+		Stats:        &b.stats,
 		Logger:       b.log.With("component", "api"),
 	})
 	return b.bind(b.current(), h, reg)

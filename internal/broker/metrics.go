@@ -3,7 +3,9 @@ package broker
 // The broker's gauges an operator alerts on, under Kafka's names: what
 // kafka.server:type=ReplicaManager and kafka.controller:type=KafkaController
 // report, read at each scrape from the replica manager and, on the active
-// controller, from the controller's loop (controller.Gauges).
+// controller, from the controller's loop (controller.Gauges); and the bytes
+// in and out of kafka.server:type=BrokerTopicMetrics over all topics
+// (kafka.BrokerTopicStats).
 
 import (
 	"context"
@@ -24,6 +26,7 @@ type brokerCollector struct {
 	isrShrinks, isrExpands                                      *prometheus.Desc
 	active, offline, imbalance, topics, allPartitions           *prometheus.Desc
 	topicsToDelete, unclean                                     *prometheus.Desc
+	bytesIn, messagesIn, bytesOut, replBytesIn, replBytesOut    *prometheus.Desc
 }
 
 func newBrokerCollector(b *Broker) *brokerCollector {
@@ -31,6 +34,7 @@ func newBrokerCollector(b *Broker) *brokerCollector {
 		return prometheus.NewDesc(name, help+" (Kafka's "+kafka+").", nil, nil)
 	}
 	const rm, kc = "kafka.server:type=ReplicaManager,name=", "kafka.controller:type=KafkaController,name="
+	const bt = "kafka.server:type=BrokerTopicMetrics,name="
 	return &brokerCollector{b: b,
 		partitions:      d("samsa_replica_manager_partitions", rm+"PartitionCount", "Partitions hosted on this broker"),
 		leaders:         d("samsa_replica_manager_leaders", rm+"LeaderCount", "Partitions this broker leads"),
@@ -45,13 +49,19 @@ func newBrokerCollector(b *Broker) *brokerCollector {
 		topics:          d("samsa_controller_topics", kc+"GlobalTopicCount", "Topics in the cluster; on the active controller only"),
 		allPartitions:   d("samsa_controller_partitions", kc+"GlobalPartitionCount", "Partitions in the cluster; on the active controller only"),
 		topicsToDelete:  d("samsa_controller_topics_to_delete", kc+"TopicsToDeleteCount", "Topics queued for deletion; on the active controller only"),
+		bytesIn:         d("samsa_bytes_in_total", bt+"BytesInPerSec, as a counter", "Record bytes of client produce requests appended by the leaders here"),
+		messagesIn:      d("samsa_messages_in_total", bt+"MessagesInPerSec, as a counter", "Records of client produce requests appended by the leaders here"),
+		bytesOut:        d("samsa_bytes_out_total", bt+"BytesOutPerSec, as a counter", "Record bytes of the fetch responses to consumers"),
+		replBytesIn:     d("samsa_replication_bytes_in_total", bt+"ReplicationBytesInPerSec, as a counter", "Record bytes the followers here appended"),
+		replBytesOut:    d("samsa_replication_bytes_out_total", bt+"ReplicationBytesOutPerSec, as a counter", "Record bytes of the fetch responses to followers"),
 		unclean:         d("samsa_controller_unclean_leader_elections_total", "kafka.controller:type=ControllerStats,name=UncleanLeaderElectionsPerSec, as a counter", "Leaders this broker elected, as controller, from outside the ISR"),
 	}
 }
 
 func (c *brokerCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.partitions, c.leaders, c.underReplicated, c.underMinISR, c.atMinISR,
-		c.isrShrinks, c.isrExpands, c.active, c.offline, c.imbalance, c.topics, c.allPartitions, c.topicsToDelete, c.unclean} {
+		c.isrShrinks, c.isrExpands, c.active, c.offline, c.imbalance, c.topics, c.allPartitions, c.topicsToDelete, c.unclean,
+		c.bytesIn, c.messagesIn, c.bytesOut, c.replBytesIn, c.replBytesOut} {
 		ch <- d
 	}
 }
@@ -73,6 +83,12 @@ func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.isrShrinks, shrinks)
 	counter(c.isrExpands, expands)
 	counter(c.unclean, c.b.ctrl.UncleanElections())
+	st := &c.b.stats
+	counter(c.bytesIn, st.BytesIn.Load())
+	counter(c.messagesIn, st.MessagesIn.Load())
+	counter(c.bytesOut, st.BytesOut.Load())
+	counter(c.replBytesIn, st.ReplicationBytesIn.Load())
+	counter(c.replBytesOut, st.ReplicationBytesOut.Load())
 	ctx, cancel := context.WithTimeout(context.Background(), gaugesTimeout)
 	defer cancel()
 	active := 0

@@ -40,6 +40,7 @@ func (b *Broker) startReplication() {
 		Backoff:          cfg.ReplicaFetchBackoff,
 		NumFetchers:      int(cfg.NumReplicaFetchers),
 		Logger:           b.log.With("component", "replica-fetcher"),
+		Stats:            &b.stats,
 	})
 	b.alter = alterpartition.New(alterpartition.Config{
 		NodeID:      b.nodeID,

@@ -350,5 +350,8 @@ func (f *fetcher) appendFetched(e fetchEntry, records []byte) (bool, error) {
 		}
 	}
 	_, err := p.AppendAsFollower(rest)
+	if err == nil {
+		f.cfg.Stats.ReplicationBytesIn.Add(int64(len(rest)))
+	}
 	return true, err
 }

@@ -53,6 +53,9 @@ type Config struct {
 	Backoff          time.Duration // replica.fetch.backoff.ms
 	NumFetchers      int           // num.replica.fetchers, per source broker (below 1: 1); see Manager.Resize
 	Logger           *slog.Logger  // nil: discard
+	// Stats counts the record bytes appended (ReplicationBytesIn); nil:
+	// counted for nobody.
+	Stats *kafka.BrokerTopicStats
 }
 
 // Kafka's defaults.
@@ -85,6 +88,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Stats == nil {
+		c.Stats = &kafka.BrokerTopicStats{}
 	}
 	if c.BrokerAddr == nil {
 		c.BrokerAddr = func(int32) (string, bool) { return "", false }
