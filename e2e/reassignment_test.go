@@ -196,3 +196,76 @@ func TestReassignPartitionsUnderProduce(t *testing.T) {
 		t.Logf("%s: %d acknowledged records, none lost; producer errors (retried): %v", topic, len(acks), errs)
 	}
 }
+
+// TestReassignAwayWhileBrokerDown: a partition reassigned away from a dead
+// broker completes without it (Kafka does not wait for a removed replica),
+// so that broker comes back with a copy it no longer holds a replica of.
+// The controller's full metadata snapshot tells it so: the copy is set
+// aside as <topic>-<p>.<uuid>-stray, kept for the operator, not served.
+func TestReassignAwayWhileBrokerDown(t *testing.T) {
+	st := startStore(t, "samsa-store")
+	c := startCluster(t, st.endpoint)
+	all := c.addrs(-1)
+	c.waitView(all[0], "3 brokers and a controller", func(n int, ctl int32) bool { return n == 3 && ctl >= 0 })
+	createAssigned(t, all, "away", [][]int32{{0, 1}})
+	c.waitPartitions(all, "away", "away on 0 and 1, full ISR", func(v map[int32]partitionView) bool {
+		return len(v) == 1 && len(v[0].isr) == 2
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pc, err := kgo.NewClient(kgo.SeedBrokers(all...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("away"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pc.ProduceSync(ctx, &kgo.Record{Value: []byte("before")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	pc.Close()
+	stray := func() []string {
+		m, _ := filepath.Glob(filepath.Join(c.dirs[0], "away-0.*-stray"))
+		return m
+	}
+	if live, _ := partitionDirs(c.dirs[0], "away"); live != 1 || len(stray()) != 0 {
+		t.Fatalf("broker 0 holds %d directories of away, strays %v; want its copy", live, stray())
+	}
+
+	c.procs[0].kill()
+	rest := c.addrs(0)
+	bs := strings.Join(rest, ",")
+	plan := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(plan, []byte(`{"version":1,"partitions":[{"topic":"away","partition":0,"replicas":[1,2]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := samsaReassign(t, "--bootstrap-server", bs, "--execute", "--reassignment-json-file", plan); code != 0 {
+		t.Fatalf("--execute: exit %d\n%s", code, out)
+	}
+	for {
+		replicas, _, err := replicasOf(ctx, rest, "away")
+		if err == nil && slices.Equal(replicas[0], []int32{1, 2}) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("away-0 never moved to [1 2]: %v %v%s", replicas, err, c.logTails())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	c.start(0)
+	c.waitView(c.procs[0].addr, "broker 0 back", func(n int, ctl int32) bool { return n == 3 && ctl >= 0 })
+	for deadline := time.Now().Add(30 * time.Second); len(stray()) != 1; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			live, deleted := partitionDirs(c.dirs[0], "away")
+			t.Fatalf("broker 0's copy of away-0 not set aside: %d live, %d deleted directories, strays %v%s", live, deleted, stray(), c.logTails())
+		}
+	}
+	if live, _ := partitionDirs(c.dirs[0], "away"); live != 1 { // the stray one
+		t.Fatalf("broker 0 holds %d directories of away, want the stray one only", live)
+	}
+	if !strings.Contains(c.procs[0].stderr.String(), "a stray partition log is set aside") {
+		t.Errorf("no warning in broker 0's log")
+	}
+	// The record is still there, on the replicas that hold it now.
+	if got := consumeAll(t, rest, "away"); len(got[0]) != 1 || got[0][0] != "before" {
+		t.Fatalf("consumed %v", got)
+	}
+}

@@ -50,6 +50,7 @@ type stallSummary struct {
 	n       int
 	total   time.Duration
 	longest time.Duration
+	over1ms int // gaps of 1 ms or more
 }
 
 func summarizeGaps(gaps []time.Duration) stallSummary {
@@ -59,6 +60,9 @@ func summarizeGaps(gaps []time.Duration) stallSummary {
 	}
 	for _, g := range gaps {
 		s.total += g
+		if g >= time.Millisecond {
+			s.over1ms++
+		}
 	}
 	s.longest = slices.Max(gaps)
 	return s
@@ -69,7 +73,7 @@ func (s stallSummary) String() string {
 		return "none"
 	}
 	r := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
-	return fmt.Sprintf("%d, %v in all, the longest %v", s.n, r(s.total), r(s.longest))
+	return fmt.Sprintf("%d (%d of 1 ms or more), %v in all, the longest %v", s.n, s.over1ms, r(s.total), r(s.longest))
 }
 
 // pageCacheWrites writes size bytes to a new file in dir in 64 KiB writes,

@@ -16,8 +16,8 @@ func TestSummarizeGaps(t *testing.T) {
 	}
 	gaps = append(gaps, 4*time.Millisecond)
 	s := summarizeGaps(gaps)
-	if s.n != 201 || s.longest != 4*time.Millisecond {
-		t.Fatalf("got %+v, want 201 gaps, longest 4ms", s)
+	if s.n != 201 || s.longest != 4*time.Millisecond || s.over1ms != 1 {
+		t.Fatalf("got %+v, want 201 gaps, one of them over 1 ms, the longest 4ms", s)
 	}
 	if want := (100+299)*100*us + 4*time.Millisecond; s.total != want {
 		t.Fatalf("total %v, want %v", s.total, want)

@@ -1,10 +1,11 @@
 package api
 
-// UpdateMetadata (key 6), v7 only (wire.Supported; the controller sends
-// v7: partitions grouped by topic, with topic ids): from the controller
-// only. Replaces the live brokers and upserts partition states in the
-// metadata cache that Metadata and DescribeCluster answer from. v8 (KRaft
-// migration) is not served.
+// UpdateMetadata (key 6), v8 only (wire.Supported; the controller sends
+// v8: partitions grouped by topic, with topic ids, and KIP-866's Type to
+// mark a full snapshot): from the controller only. Replaces the live
+// brokers and upserts partition states in the metadata cache that Metadata
+// and DescribeCluster answer from; a full snapshot also drops the topics it
+// does not list and sets stray logs aside (broker/stray.go).
 
 import (
 	"context"

@@ -220,7 +220,7 @@ func (b *Broker) listen(reg prometheus.Registerer) error {
 		Txns: b.txns, LowerTxnStateReplication: b.lowerTxnStateReplication(),
 		TxnVerifier: &txnVerifier{nodeID: b.nodeID, cache: b.cache, txns: b.txns, clients: b.txnClients},
 		Admin:       &clusterAdmin{md: b.md, ctrl: b.ctrl, cache: b.cache, store: b.store},
-		Control: &controlPlane{cache: b.cache, replicas: b.replicas, fetchers: b.fetchers, nodeID: b.nodeID, groups: b.groups, txns: b.txns,
+		Control: &controlPlane{cache: b.cache, replicas: b.replicas, logs: b.logs, fetchers: b.fetchers, nodeID: b.nodeID, groups: b.groups, txns: b.txns,
 			log: b.log.With("component", "replica"), topicConfig: b.topicConfig, partitionConfig: b.partitionConfig,
 			alterPartition: b.loop.AlterPartition, controlledShutdown: b.loop.ControlledShutdown,
 			configMu: &b.dyn.mu},

@@ -12,7 +12,9 @@ package broker
 //
 // LeaderAndIsr, per partition:
 //   - this broker not in Replicas:           UNKNOWN_TOPIC_OR_PARTITION, ignored
-//   - topic id differs from the hosted log:  INCONSISTENT_TOPIC_ID
+//   - topic id differs from the hosted partition's: INCONSISTENT_TOPIC_ID
+//     (a log on disk, not hosted, of another topic id is set aside as
+//     stray, and the partition gets a new log: stray.go)
 //   - leader epoch not newer than ours:      STALE_CONTROLLER_EPOCH, ignored
 //   - otherwise the log is created if absent (topic config from the store)
 //     and the role recorded: leader when Leader is this broker, else follower
@@ -46,6 +48,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/metacache"
 	"github.com/samsa-kafka/samsa/internal/replica"
+	"github.com/samsa-kafka/samsa/internal/storage"
 	"github.com/samsa-kafka/samsa/internal/txn"
 )
 
@@ -60,6 +63,7 @@ var _ api.Control = (*controlPlane)(nil)
 type controlPlane struct {
 	cache           *metacache.Cache
 	replicas        *replica.Manager
+	logs            *storage.Manager // for stray logs (stray.go)
 	fetchers        *fetcher.Manager // nil in tests without replication
 	alterPartition  func(ctx context.Context, req *kmsg.AlterPartitionRequest) *kmsg.AlterPartitionResponse
 	topicConfig     func(ctx context.Context, topic string) (map[string]string, error)
@@ -403,7 +407,8 @@ func (c *controlPlane) checkStop(tp kafka.TopicPartition, epoch int32, ctrlEpoch
 	return 0
 }
 
-// UpdateMetadata feeds the metadata cache.
+// UpdateMetadata feeds the metadata cache; a full snapshot also sets the
+// stray logs aside (stray.go).
 func (c *controlPlane) UpdateMetadata(_ context.Context, req *kmsg.UpdateMetadataRequest) *kmsg.UpdateMetadataResponse {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -414,6 +419,9 @@ func (c *controlPlane) UpdateMetadata(_ context.Context, req *kmsg.UpdateMetadat
 		if deleted := deletedPartitions(req); len(deleted) > 0 {
 			c.groups.PartitionsDeleted(deleted)
 		}
+	}
+	if resp.ErrorCode == 0 && kafka.IsFullUpdateMetadata(req) {
+		c.setAsideStrays(req)
 	}
 	return resp
 }

@@ -52,7 +52,7 @@ func benchControlPlane(b *testing.B) (*controlPlane, func()) {
 		logs.Close()
 	}
 	return &controlPlane{
-		cache: cache, replicas: replica.NewManager(logs), fetchers: fm, nodeID: testNode,
+		cache: cache, replicas: replica.NewManager(logs), logs: logs, fetchers: fm, nodeID: testNode,
 		topicConfig:     func(context.Context, string) (map[string]string, error) { return nil, nil },
 		partitionConfig: (&Broker{cfg: cfg}).partitionConfig,
 		log:             slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn})),

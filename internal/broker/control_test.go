@@ -53,7 +53,7 @@ func newControlFixture(t *testing.T) *controlFixture {
 	cache.SetBrokerEpoch(testBrokerEpoch)
 	f := &controlFixture{dir: dir}
 	f.controlPlane = &controlPlane{
-		cache: cache, replicas: replica.NewManager(logs), nodeID: testNode,
+		cache: cache, replicas: replica.NewManager(logs), logs: logs, nodeID: testNode,
 		topicConfig: func(_ context.Context, topic string) (map[string]string, error) {
 			f.cfgLookups = append(f.cfgLookups, topic)
 			return map[string]string{"max.message.bytes": "5000"}, nil

@@ -23,9 +23,11 @@ import (
 // hold a tail its broker wrote as leader and no one else has: a replica
 // out of the ISR truncates it when it next fetches, and a copy on a broker
 // that a reassignment removed while it was down or cut off is never told
-// to go (Kafka's controller does not wait for StopReplica's answers, and a
-// ZooKeeper-era broker keeps such a stray log). Those copies are listed in
-// outside, not compared.
+// to go (Kafka's controller does not wait for StopReplica's answers): that
+// broker sets it aside as stray (<topic>-<p>.<uuid>-stray, not looked at
+// here) at its next full metadata snapshot, on registering again or at a
+// controller failover, and until then it is a copy like the others.
+// Those copies are listed in outside, not compared.
 func CompareReplicas(logDirs map[string]string, hw map[Partition]int64, isr map[Partition][]string) (diffs, outside []string) {
 	names := make([]string, 0, len(logDirs))
 	for n := range logDirs {

@@ -94,8 +94,9 @@ func (m *Manager) RemoveMany(tps []kafka.TopicPartition, deleteLog bool) error {
 // for one partition): the partition is hosted here, its log created with cfg
 // if absent, and st installed. It fails with ErrStaleLeaderEpoch when st is
 // not newer than the decision the partition holds, and with
-// ErrInconsistentTopicID when the hosted partition or the log on disk belongs
-// to another topic id (a zero id in the request skips that check). Becoming
+// ErrInconsistentTopicID when the hosted partition belongs to another topic
+// id (a zero id in the request skips that check); a log on disk of another
+// topic id, not hosted, is set aside as stray and a new one made. Becoming
 // leader starts the leader epoch at the log end offset in the log's epoch
 // cache and resets what the leader knows of its followers; a storage error
 // there fails the decision.
@@ -175,10 +176,18 @@ func (m *Manager) hostLocked(b *Batch, tp kafka.TopicPartition, topicID [16]byte
 		if l, err = m.logs.Create(tp, topicID, cfg.Log); err != nil {
 			return nil, err
 		}
-	} else {
-		if id := l.TopicID(); topicID != ([16]byte{}) && id != ([16]byte{}) && id != topicID {
-			return nil, fmt.Errorf("%w: log of %s has %x, request %x", ErrInconsistentTopicID, tp, id, topicID)
+	} else if id := l.TopicID(); topicID != ([16]byte{}) && id != ([16]byte{}) && id != topicID {
+		// The log of an earlier topic of this name, deleted (and this one
+		// created) while this broker was away: set aside as stray
+		// (KAFKA-14616), the partition starts with a new log.
+		if err := m.logs.MarkStray([]kafka.TopicPartition{tp}, fmt.Sprintf("its topic id %x is not the topic's now, %x", id, topicID)); err != nil {
+			return nil, err
 		}
+		var err error
+		if l, err = m.logs.Create(tp, topicID, cfg.Log); err != nil {
+			return nil, err
+		}
+	} else {
 		l.SetConfig(cfg.Log)
 	}
 	if topicID == ([16]byte{}) {

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"errors"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -82,14 +83,23 @@ func TestBecomeInconsistentTopicID(t *testing.T) {
 	if _, err := m.Become(tp, [16]byte{2}, cfg, State{Role: Leader, LeaderEpoch: 5}); !errors.Is(err, ErrInconsistentTopicID) {
 		t.Fatalf("hosted: err %v, want ErrInconsistentTopicID", err)
 	}
-	// Not hosted, but the log on disk belongs to topic id 1.
+	// Not hosted, but the log on disk belongs to topic id 1 (a topic of the
+	// same name deleted, this one created, while the broker was away): it
+	// is set aside as stray, the partition starts a new log.
+	if _, err := produceN(t, m.Get(tp), 3, 1); err != nil {
+		t.Fatal(err)
+	}
 	if err := m.Remove(tp, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Become(tp, [16]byte{2}, cfg, State{Role: Leader, LeaderEpoch: 5}); !errors.Is(err, ErrInconsistentTopicID) {
-		t.Fatalf("on disk: err %v, want ErrInconsistentTopicID", err)
+	p, err := m.Become(tp, [16]byte{2}, cfg, State{Role: Leader, LeaderEpoch: 5})
+	if err != nil {
+		t.Fatalf("on disk: %v", err)
 	}
-	if m.Get(tp) != nil {
-		t.Fatal("refused partition is hosted")
+	if p.TopicID != [16]byte{2} || p.LogEndOffset() != 0 {
+		t.Fatalf("hosted with topic id %x, log end %d; want 02…, 0", p.TopicID, p.LogEndOffset())
+	}
+	if strays, _ := filepath.Glob(filepath.Join(dir, "t-0.*-stray")); len(strays) != 1 {
+		t.Fatalf("stray directories %v, want the old log's", strays)
 	}
 }

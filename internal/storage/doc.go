@@ -15,7 +15,10 @@
 // compacted, and log-start-offset-checkpoint (logs whose start was raised
 // above their first segment's base). Checkpoints are written atomically (temp file, fsync,
 // rename). Deleted partitions are renamed
-// <topic>-<partition>.<uuid>-delete and removed after file.delete.delay.ms.
+// <topic>-<partition>.<uuid>-delete and removed after file.delete.delay.ms;
+// stray ones (a partition the broker no longer holds a replica of, found
+// on its disk: MarkStray) are renamed <topic>-<partition>.<uuid>-stray and
+// kept, for the operator to delete (Kafka's KAFKA-15605).
 //
 // Invariants:
 //   - Nothing is opened at startup but the directory listings: a Log loads

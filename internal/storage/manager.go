@@ -126,7 +126,7 @@ type Manager struct {
 // OpenManager locks each directory, notes and removes the clean-shutdown
 // marker, reads the recovery checkpoints and lists partition directories
 // without opening any segment. Directories ending in -delete are scheduled
-// for removal.
+// for removal; those ending in -stray are left alone (MarkStray).
 func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	if len(cfg.Dirs) == 0 {
 		return nil, errors.New("storage: no log directories")
@@ -234,6 +234,10 @@ func (m *Manager) scanDir(d *logDir) error {
 			m.deletes = append(m.deletes, pendingDelete{filepath.Join(d.path, name), m.now().Add(m.cfg.FileDeleteDelay)})
 			continue
 		}
+		if strings.HasSuffix(name, strayDirSuffix) {
+			m.log.Warn("storage: a stray log is kept, not loaded; delete it once its data is not needed", "dir", filepath.Join(d.path, name))
+			continue
+		}
 		tp, ok := parseDirName(name)
 		if !ok || !validTopic(tp.Topic) {
 			continue
@@ -295,6 +299,35 @@ func (m *Manager) Delete(tp kafka.TopicPartition) error {
 // parent directory is synced), so a StopReplica for thousands of
 // partitions costs one fsync per log dir, not one per partition.
 func (m *Manager) DeleteMany(tps []kafka.TopicPartition) error {
+	return m.setAside(tps, "-delete", func(dst string) {
+		m.mu.Lock()
+		m.deletes = append(m.deletes, pendingDelete{dst, m.now().Add(m.cfg.FileDeleteDelay)})
+		m.mu.Unlock()
+		select {
+		case m.deleteQueued <- struct{}{}:
+		default:
+		}
+	})
+}
+
+// MarkStray closes the logs of tps and renames their directories
+// <topic>-<partition>.<uuid>-stray: they are no longer served nor loaded
+// at a restart, and nothing deletes them (KAFKA-15605: the operator does).
+// Each gets a warning that gives why (reason). A lazy log has no
+// directory: it is only forgotten.
+func (m *Manager) MarkStray(tps []kafka.TopicPartition, reason string) error {
+	return m.setAside(tps, strayDirSuffix, func(dst string) {
+		m.log.Warn("storage: a stray partition log is set aside, kept for the operator to delete", "dir", dst, "reason", reason)
+	})
+}
+
+// strayDirSuffix ends the directory of a stray log (MarkStray).
+const strayDirSuffix = "-stray"
+
+// setAside closes the logs of tps, renames each directory
+// <dir>.<uuid><suffix> and calls renamed with the new path; then each
+// touched log dir is fsynced once.
+func (m *Manager) setAside(tps []kafka.TopicPartition, suffix string, renamed func(dst string)) error {
 	var errs []error
 	touched := map[*logDir]bool{}
 	for _, tp := range tps {
@@ -304,26 +337,20 @@ func (m *Manager) DeleteMany(tps []kafka.TopicPartition) error {
 		}
 		resume := l.pauseCleaning()
 		if err := l.closeLog(false); err != nil {
-			m.log.Warn("storage: close on delete", "partition", tp, "err", err)
+			m.log.Warn("storage: close on "+strings.TrimPrefix(suffix, "-"), "partition", tp, "err", err)
 		}
 		resume()
 		if l.lazy.Load() { // closed: no append can materialize it now
 			continue // nothing on disk
 		}
 		id := uuid.New()
-		dst := fmt.Sprintf("%s.%s-delete", l.dir(), hex.EncodeToString(id[:]))
+		dst := fmt.Sprintf("%s.%s%s", l.dir(), hex.EncodeToString(id[:]), suffix)
 		if err := os.Rename(l.dir(), dst); err != nil {
-			errs = append(errs, fmt.Errorf("storage: rename for delete: %w", err))
+			errs = append(errs, fmt.Errorf("storage: rename %s: %w", dst, err))
 			continue
 		}
 		touched[l.dirs] = true
-		m.mu.Lock()
-		m.deletes = append(m.deletes, pendingDelete{dst, m.now().Add(m.cfg.FileDeleteDelay)})
-		m.mu.Unlock()
-		select {
-		case m.deleteQueued <- struct{}{}:
-		default:
-		}
+		renamed(dst)
 	}
 	for d := range touched {
 		if err := syncDir(d.path); err != nil {

@@ -1,0 +1,76 @@
+package broker
+
+// Stray logs (after Kafka's KAFKA-15605): a broker that was down while its
+// replica of a partition was reassigned away, or while the partition's
+// topic was deleted, keeps that partition's log on its disk, since no
+// StopReplica reached it. The controller's full metadata snapshot (the
+// UpdateMetadata marked full that a broker gets when it registers, and
+// every live broker at a failover) lists every partition with its
+// replicas, so on one the broker compares it with the logs it holds but
+// does not host: a log whose topic the snapshot does not have, or whose
+// partition does not list this broker among its replicas, is stray (a
+// topic deleted and created again under the same name is caught when its
+// LeaderAndIsr comes, by its topic id: replica.Manager). A hosted
+// partition is never stray here: the controller's LeaderAndIsr stands
+// until its StopReplica. A partition of a topic being deleted lists this
+// broker still: its StopReplica deletes it. As Kafka does, a stray log is
+// not deleted: its directory is renamed <topic>-<partition>.<uuid>-stray,
+// with a warning, for the operator to delete (storage.MarkStray).
+
+import (
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/kafka"
+)
+
+// strayLogs returns the logs of unhosted that the full snapshot full does
+// not give to broker nodeID.
+func strayLogs(nodeID int32, full *kmsg.UpdateMetadataRequest, unhosted []kafka.TopicPartition) []kafka.TopicPartition {
+	if len(unhosted) == 0 {
+		return nil
+	}
+	topics := make(map[string]*kmsg.UpdateMetadataRequestTopicState, len(full.TopicStates))
+	for i := range full.TopicStates {
+		topics[full.TopicStates[i].Topic] = &full.TopicStates[i]
+	}
+	var stray []kafka.TopicPartition
+	var mine map[int32]bool // of the topic last looked at
+	last := ""
+	for _, tp := range unhosted {
+		if tp.Topic != last || mine == nil {
+			last, mine = tp.Topic, map[int32]bool{}
+			if t := topics[tp.Topic]; t != nil {
+				for _, ps := range t.PartitionStates {
+					if slices.Contains(ps.Replicas, nodeID) {
+						mine[ps.Partition] = true
+					}
+				}
+			}
+		}
+		if !mine[tp.Partition] {
+			stray = append(stray, tp)
+		}
+	}
+	return stray
+}
+
+// setAsideStrays marks stray the logs that a full snapshot does not give
+// to this broker. The control plane's lock is held: no LeaderAndIsr hosts
+// a partition meanwhile.
+func (c *controlPlane) setAsideStrays(full *kmsg.UpdateMetadataRequest) {
+	var unhosted []kafka.TopicPartition
+	for _, tp := range c.logs.Partitions() { // sorted: a topic's partitions together
+		if c.replicas.Get(tp) == nil {
+			unhosted = append(unhosted, tp)
+		}
+	}
+	stray := strayLogs(c.nodeID, full, unhosted)
+	if len(stray) == 0 {
+		return
+	}
+	if err := c.logs.MarkStray(stray, "the controller's full metadata does not make this broker a replica of its partition"); err != nil {
+		c.log.Warn("setting stray logs aside", "err", err)
+	}
+}
