@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"testing"
@@ -108,5 +109,66 @@ func metricsAt(t *testing.T, port int) func(series string) (float64, bool) {
 			t.Fatalf("%s: %v", series, err)
 		}
 		return v, true
+	}
+}
+
+// `samsa dev --metrics` serves every broker's metrics on one listener,
+// each series labeled with its broker: the brokers' gauges sum to one
+// active controller and to each partition's replicas.
+func TestDevMetrics(t *testing.T) {
+	port, mport := freePort(t), freePort(t)
+	p := &proc{t: t, addr: fmt.Sprintf("127.0.0.1:%d", port), stderr: &logBuffer{}, done: make(chan struct{})}
+	p.cmd = exec.Command(samsaBin, "dev", "--dir", t.TempDir(), "--brokers", "2", "--port", strconv.Itoa(port),
+		"--metrics", fmt.Sprintf("127.0.0.1:%d", mport))
+	p.cmd.Stderr = p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() { p.kill(); p.checkRaces() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var cl *kgo.Client
+	for {
+		var err error
+		if cl, err = kgo.NewClient(kgo.SeedBrokers(p.addr)); err == nil {
+			if _, err = kadm.NewClient(cl).CreateTopic(ctx, 2, 2, nil, "d"); err == nil {
+				break
+			}
+			cl.Close()
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("creating a topic on samsa dev: %v\n%s", err, p.stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	defer cl.Close()
+	for {
+		value := metricsAt(t, mport)
+		sum := func(name string) (float64, int) {
+			total, n := 0.0, 0
+			for _, b := range []string{"0", "1"} {
+				if v, ok := value(name + `{broker="` + b + `"}`); ok {
+					total, n = total+v, n+1
+				}
+			}
+			return total, n
+		}
+		active, n1 := sum("samsa_controller_active")
+		parts, n2 := sum("samsa_replica_manager_partitions")
+		leaders, _ := sum("samsa_replica_manager_leaders")
+		if n1 == 2 && n2 == 2 && active == 1 && parts == 4 && leaders == 2 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("brokers' gauges: %d brokers with samsa_controller_active, sum %v; %d with partitions, sum %v (want 4), leaders %v (want 2)",
+				n1, active, n2, parts, leaders)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, ok := metricsAt(t, mport)(`samsa_requests_total{api="CreateTopics",broker="0"}`); !ok {
+		if _, ok := metricsAt(t, mport)(`samsa_requests_total{api="CreateTopics",broker="1"}`); !ok {
+			t.Error("no broker counted the CreateTopics requests")
+		}
 	}
 }

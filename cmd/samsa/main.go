@@ -12,7 +12,7 @@ const usage = `samsa — a Kafka-compatible distributed log
 Usage:
   samsa server --config server.properties [--override key=value ...]
   samsa store [--data-dir DIR] [--listen-client-urls URL] [--initial-cluster ...]
-  samsa dev [--dir ./samsa-data] [--brokers 3] [--port 9092]
+  samsa dev [--dir ./samsa-data] [--brokers 3] [--port 9092] [--metrics HOST:PORT]
   samsa topics --bootstrap-server HOST:PORT --create|--delete|--list|--describe|--alter ...
   samsa leader-election --bootstrap-server HOST:PORT --election-type preferred|unclean --all-topic-partitions|--topic T --partition P|--path-to-json-file F
   samsa reassign-partitions --bootstrap-server HOST:PORT --execute|--verify|--cancel --reassignment-json-file F | --generate --topics-to-move-json-file F --broker-list 0,1,2 | --list

@@ -66,10 +66,20 @@ func runDev(args []string) error {
 	dir := fs.String("dir", "samsa-data", "folder for the data")
 	port := fs.Int("port", 9092, "port of the first broker")
 	n := fs.Int("brokers", 3, "number of brokers")
+	metricsAddr := fs.String("metrics", "", "serve every broker's Prometheus metrics, labeled broker=\"<id>\", at http://host:port/metrics (empty: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	logger := newLogger()
+	var reg *prometheus.Registry
+	if *metricsAddr != "" {
+		r, stop, err := serveMetrics(*metricsAddr, logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		reg = r
+	}
 	srv, err := embedetcd.StartLocal(filepath.Join(*dir, "store"), logger.With("component", "embedded-store"))
 	if err != nil {
 		return err
@@ -105,7 +115,11 @@ func runDev(args []string) error {
 		for _, w := range warnings {
 			logger.Warn(w)
 		}
-		b, err := broker.Start(cfg, broker.Options{Logger: logger, Store: store})
+		opts := broker.Options{Logger: logger, Store: store}
+		if reg != nil { // one registry, each broker's series labeled with its id
+			opts.Registry = prometheus.WrapRegistererWith(prometheus.Labels{"broker": strconv.Itoa(i)}, reg)
+		}
+		b, err := broker.Start(cfg, opts)
 		if err != nil {
 			return err
 		}
