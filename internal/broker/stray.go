@@ -1,16 +1,17 @@
 package broker
 
 // Stray logs (after Kafka's KAFKA-15605): a broker that was down while its
-// replica of a partition was reassigned away, or while the partition's
-// topic was deleted, keeps that partition's log on its disk, since no
-// StopReplica reached it. The controller's full metadata snapshot (the
-// UpdateMetadata marked full that a broker gets when it registers, and
-// every live broker at a failover) lists every partition with its
-// replicas, so on one the broker compares it with the logs it holds but
-// does not host: a log whose topic the snapshot does not have, or whose
-// partition does not list this broker among its replicas, is stray (a
-// topic deleted and created again under the same name is caught when its
-// LeaderAndIsr comes, by its topic id: replica.Manager). A hosted
+// replica of a partition was reassigned away keeps that partition's log on
+// its disk: the controller completes the move without waiting for the
+// removed replica's StopReplica, as Kafka's does. (Topic deletion waits
+// for every replica, so it leaves none.) The controller's full metadata
+// snapshot (the UpdateMetadata marked full that a broker gets when it
+// registers, and every live broker at a failover) lists every partition
+// with its replicas, so on one the broker compares it with the logs it
+// holds but does not host: a log whose partition does not list this broker
+// among its replicas, or whose topic the snapshot does not have at all, is
+// stray (a log of another topic id than a LeaderAndIsr names is caught
+// then: replica.Manager). A hosted
 // partition is never stray here: the controller's LeaderAndIsr stands
 // until its StopReplica. A partition of a topic being deleted lists this
 // broker still: its StopReplica deletes it. As Kafka does, a stray log is

@@ -86,12 +86,12 @@ type Controller struct {
 	mirroring     bool         // the loop feeds store changes
 	warmFailovers atomic.Int64 // failovers served from the warm context
 	unknownEvents atomic.Int64 // events Handle has no case for (dropped, logged)
+	active        atomic.Bool
+	controllerID  atomic.Int32
+	enqueue       func(Event) // set by the loop: responses re-enter as events
 	// uncleanElections counts the leaders elected from outside the ISR
 	// (Kafka's UncleanLeaderElectionsPerSec, as a counter).
 	uncleanElections atomic.Int64
-	active           atomic.Bool
-	controllerID     atomic.Int32
-	enqueue          func(Event) // set by the loop: responses re-enter as events
 }
 
 // New returns an inactive controller.

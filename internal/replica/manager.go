@@ -177,9 +177,9 @@ func (m *Manager) hostLocked(b *Batch, tp kafka.TopicPartition, topicID [16]byte
 			return nil, err
 		}
 	} else if id := l.TopicID(); topicID != ([16]byte{}) && id != ([16]byte{}) && id != topicID {
-		// The log of an earlier topic of this name, deleted (and this one
-		// created) while this broker was away: set aside as stray
-		// (KAFKA-14616), the partition starts with a new log.
+		// The log of another topic of this name (a log dir restored from
+		// an older backup, say): set aside as stray, as KRaft brokers do
+		// (KAFKA-14616), and the partition starts with a new log.
 		if err := m.logs.MarkStray([]kafka.TopicPartition{tp}, fmt.Sprintf("its topic id %x is not the topic's now, %x", id, topicID)); err != nil {
 			return nil, err
 		}

@@ -83,9 +83,9 @@ func TestBecomeInconsistentTopicID(t *testing.T) {
 	if _, err := m.Become(tp, [16]byte{2}, cfg, State{Role: Leader, LeaderEpoch: 5}); !errors.Is(err, ErrInconsistentTopicID) {
 		t.Fatalf("hosted: err %v, want ErrInconsistentTopicID", err)
 	}
-	// Not hosted, but the log on disk belongs to topic id 1 (a topic of the
-	// same name deleted, this one created, while the broker was away): it
-	// is set aside as stray, the partition starts a new log.
+	// Not hosted, but the log on disk belongs to topic id 1 (a log dir
+	// restored from an older backup, say): it is set aside as stray, the
+	// partition starts a new log.
 	if _, err := produceN(t, m.Get(tp), 3, 1); err != nil {
 		t.Fatal(err)
 	}
