@@ -9,6 +9,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -153,5 +154,60 @@ func waitAcks(t *testing.T, log *ackLog, n int) {
 			t.Fatalf("only %d of %d records acknowledged (errors %v)", len(log.acks), n, log.errs)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A broker with two log dirs goes on when one fills up (Kafka's JBOD): the
+// full one is taken offline and the broker's metrics say so (Kafka's
+// OfflineLogDirectoryCount); the partition on the other still takes
+// records.
+func TestFullLogDirOfTwoCounted(t *testing.T) {
+	full, other := mountTmpfs(t, "8m"), t.TempDir()
+	mport := freePort(t)
+	p := startServer(t, other+","+full, freePort(t), fmt.Sprintf("metrics.listener=127.0.0.1:%d", mport))
+	offline := func() float64 {
+		v, ok := metricsAt(t, mport)("samsa_log_manager_offline_log_directories")
+		if !ok {
+			t.Fatal("no samsa_log_manager_offline_log_directories")
+		}
+		return v
+	}
+	if n := offline(); n != 0 {
+		t.Fatalf("%v offline log dirs at the start", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RecordRetries(1), kgo.RecordDeliveryTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	// Two partitions: one in each log dir (the one with fewer partitions).
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 2, 1, nil, "jbod"); err != nil {
+		t.Fatal(err)
+	}
+	onFull := int32(-1)
+	for part := range int32(2) {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "jbod", Partition: part, Value: []byte("x")}).FirstErr(); err != nil {
+			t.Fatalf("partition %d: %v", part, err)
+		}
+		if _, err := os.Stat(filepath.Join(full, fmt.Sprintf("jbod-%d", part))); err == nil {
+			onFull = part
+		}
+	}
+	if onFull < 0 {
+		t.Fatalf("no partition of jbod in %s", full)
+	}
+	fillDir(t, full)
+	value := make([]byte, 64<<10)
+	for n := 0; offline() != 1; n++ {
+		if n == 200 {
+			t.Fatalf("the full log dir is not counted offline after 200 records%s", p.stderr.String())
+		}
+		cl.ProduceSync(ctx, &kgo.Record{Topic: "jbod", Partition: onFull, Value: value}) // fails once the dir is offline
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "jbod", Partition: 1 - onFull, Value: []byte("y")}).FirstErr(); err != nil {
+		t.Fatalf("the partition on the healthy log dir: %v", err)
 	}
 }
