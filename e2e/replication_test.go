@@ -509,6 +509,8 @@ func TestFollowerLeavesAndRejoinsISR(t *testing.T) {
 		"samsa_replica_manager_at_min_isr_partitions": 1, "samsa_replica_manager_isr_shrinks_total": 1,
 		"samsa_replica_manager_isr_expands_total": 1,
 	})
+	// Caught up: the follower's fetcher lags by nothing.
+	gauges(follower, "follower back", map[string]float64{"samsa_replica_fetcher_max_lag": 0})
 	for id := range c.procs {
 		if id != ctl {
 			gauges(id, "follower back", map[string]float64{"samsa_controller_active": 0})

@@ -5,7 +5,8 @@ package broker
 // report, read at each scrape from the replica manager and, on the active
 // controller, from the controller's loop (controller.Gauges); the bytes in
 // and out of kafka.server:type=BrokerTopicMetrics over all topics
-// (kafka.BrokerTopicStats); and LogManager's offline log dirs.
+// (kafka.BrokerTopicStats); LogManager's offline log dirs and the replica
+// fetchers' largest lag.
 
 import (
 	"context"
@@ -27,7 +28,7 @@ type brokerCollector struct {
 	active, offline, imbalance, topics, allPartitions           *prometheus.Desc
 	topicsToDelete, unclean                                     *prometheus.Desc
 	bytesIn, messagesIn, bytesOut, replBytesIn, replBytesOut    *prometheus.Desc
-	offlineDirs                                                 *prometheus.Desc
+	offlineDirs, maxLag                                         *prometheus.Desc
 }
 
 func newBrokerCollector(b *Broker) *brokerCollector {
@@ -56,6 +57,7 @@ func newBrokerCollector(b *Broker) *brokerCollector {
 		replBytesIn:     d("samsa_replication_bytes_in_total", bt+"ReplicationBytesInPerSec, as a counter", "Record bytes the followers here appended"),
 		replBytesOut:    d("samsa_replication_bytes_out_total", bt+"ReplicationBytesOutPerSec, as a counter", "Record bytes of the fetch responses to followers"),
 		offlineDirs:     d("samsa_log_manager_offline_log_directories", "kafka.log:type=LogManager,name=OfflineLogDirectoryCount", "Log dirs taken offline by an I/O error (the broker halts when none is left)"),
+		maxLag:          d("samsa_replica_fetcher_max_lag", "kafka.server:type=ReplicaFetcherManager,name=MaxLag,clientId=Replica", "The largest lag, in offsets, of the partitions this broker follows: the leader's high watermark less this broker's log end, as of each one's last fetch answer"),
 		unclean:         d("samsa_controller_unclean_leader_elections_total", "kafka.controller:type=ControllerStats,name=UncleanLeaderElectionsPerSec, as a counter", "Leaders this broker elected, as controller, from outside the ISR"),
 	}
 }
@@ -63,7 +65,7 @@ func newBrokerCollector(b *Broker) *brokerCollector {
 func (c *brokerCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.partitions, c.leaders, c.underReplicated, c.underMinISR, c.atMinISR,
 		c.isrShrinks, c.isrExpands, c.active, c.offline, c.imbalance, c.topics, c.allPartitions, c.topicsToDelete, c.unclean,
-		c.bytesIn, c.messagesIn, c.bytesOut, c.replBytesIn, c.replBytesOut, c.offlineDirs} {
+		c.bytesIn, c.messagesIn, c.bytesOut, c.replBytesIn, c.replBytesOut, c.offlineDirs, c.maxLag} {
 		ch <- d
 	}
 }
@@ -92,6 +94,7 @@ func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.replBytesIn, st.ReplicationBytesIn.Load())
 	counter(c.replBytesOut, st.ReplicationBytesOut.Load())
 	gauge(c.offlineDirs, len(c.b.logs.Dirs())-len(c.b.logs.OnlineDirs()))
+	gauge(c.maxLag, int(c.b.fetchers.MaxLag()))
 	ctx, cancel := context.WithTimeout(context.Background(), gaugesTimeout)
 	defer cancel()
 	active := 0

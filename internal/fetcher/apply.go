@@ -317,6 +317,7 @@ func (f *fetcher) applyFetched(e fetchEntry, rp *kmsg.FetchResponseTopicPartitio
 		}
 		if rp.HighWatermark >= 0 {
 			p.SetFollowerHighWatermark(rp.HighWatermark)
+			ps.lag = max(0, rp.HighWatermark-p.LogEndOffset())
 		}
 		start := p.LogStartOffset()
 		if rp.LogStartOffset > start {

@@ -256,3 +256,28 @@ func TestLeaderUnreachableThenBack(t *testing.T) {
 	book.set(1, addr2)
 	waitFor(t, "caught up after restart", func() bool { return caughtUp(follower, leader) })
 }
+
+// MaxLag is the leader's high watermark less the follower's log end, as of
+// the last answer: here the fake leader tells a high watermark 3 offsets
+// past the records it gives (as a leader does whose answers the byte
+// limits cut short), then gives them.
+func TestMaxLag(t *testing.T) {
+	leader := &fakeLog{}
+	leader.write(1, "a", "b", "c", "d", "e")
+	leader.setHW(8)
+	follower := &fakeLog{}
+	h := newFakeLeader(1, map[kafka.TopicPartition]*fakeLog{tp0: leader})
+	book := serveAsBroker1(t, h)
+	m := newTestManager(t, book, &syncBuffer{}, 1<<20)
+	if lag := m.MaxLag(); lag != 0 {
+		t.Fatalf("lag %d before any partition", lag)
+	}
+	m.AddPartitions([]Target{target(tp0, 1, 1, follower)})
+	waitFor(t, "a lag of 3", func() bool { return m.MaxLag() == 3 })
+	leader.write(1, "f", "g", "h")
+	h.notify()
+	waitFor(t, "no lag", func() bool { return m.MaxLag() == 0 })
+	if _, _, leo := follower.state(); leo != 8 {
+		t.Fatalf("follower ends at %d, want 8", leo)
+	}
+}

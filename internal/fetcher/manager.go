@@ -224,6 +224,28 @@ func fetchersPerSource(n int) int32 {
 	return int32(max(1, min(n, math.MaxInt32)))
 }
 
+// MaxLag is the largest lag, in offsets, of the partitions fetched: the
+// leader's high watermark less this broker's log end offset, as of each
+// partition's last answer (Kafka's ReplicaFetcherManager MaxLag, whose
+// FetcherLagStats count it so).
+func (m *Manager) MaxLag() int64 {
+	m.mu.Lock()
+	fs := make([]*fetcher, 0, len(m.fetchers))
+	for _, f := range m.fetchers {
+		fs = append(fs, f)
+	}
+	m.mu.Unlock()
+	var lag int64
+	for _, f := range fs {
+		f.mu.Lock()
+		for _, ps := range f.parts.all() {
+			lag = max(lag, ps.lag)
+		}
+		f.mu.Unlock()
+	}
+	return lag
+}
+
 // Close stops every fetcher and waits for them. Later calls do nothing.
 func (m *Manager) Close() {
 	m.mu.Lock()

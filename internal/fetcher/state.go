@@ -40,6 +40,10 @@ type partState struct {
 	delayUntil time.Time
 	oorStreak  int32 // OFFSET_OUT_OF_RANGE answers sent back to Truncating in a row
 	refusals   int32 // leader refusals in a row (fetcher.retryLater)
+	// lag is the leader's high watermark less our log end offset, as of
+	// the last answer that gave the partition's records or high watermark
+	// (Kafka's FetcherLagStats; Manager.MaxLag).
+	lag int64
 
 	// The fetcher's lists the state is in (track.go), and gone once it is
 	// no longer its partition's state (replaced or removed).
