@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -169,6 +170,41 @@ func TestDevMetrics(t *testing.T) {
 	if _, ok := metricsAt(t, mport)(`samsa_requests_total{api="CreateTopics",broker="0"}`); !ok {
 		if _, ok := metricsAt(t, mport)(`samsa_requests_total{api="CreateTopics",broker="1"}`); !ok {
 			t.Error("no broker counted the CreateTopics requests")
+		}
+	}
+}
+
+// A broker stopped (SIGSTOP) past its store session's timeout finds the
+// session ended when it resumes, registers again and serves again: its
+// metrics count the ended session and say it is ready once more.
+func TestSessionExpiryCounted(t *testing.T) {
+	st := startStore(t, "samsa-store")
+	mport := freePort(t)
+	p := startServer(t, t.TempDir(), freePort(t), "metadata.store.connect="+st.endpoint+storeChroot,
+		fmt.Sprintf("metadata.store.session.timeout.ms=%d", sessionTimeoutMs), fmt.Sprintf("metrics.listener=127.0.0.1:%d", mport))
+	series := func(name string) float64 {
+		t.Helper()
+		v, ok := metricsAt(t, mport)(name)
+		if !ok {
+			t.Fatalf("no %s", name)
+		}
+		return v
+	}
+	for deadline := time.Now().Add(30 * time.Second); series("samsa_broker_ready") != 1; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never ready:\n%s", p.stderr.String())
+		}
+	}
+	if n := series("samsa_store_session_expirations_total"); n != 0 {
+		t.Fatalf("%v session expirations at the start", n)
+	}
+	p.cmd.Process.Signal(syscall.SIGSTOP)
+	time.Sleep(2 * sessionTimeoutMs * time.Millisecond)
+	p.cmd.Process.Signal(syscall.SIGCONT)
+	for deadline := time.Now().Add(30 * time.Second); series("samsa_store_session_expirations_total") != 1 || series("samsa_broker_ready") != 1; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("expirations %v, ready %v; want 1 and 1:\n%s", series("samsa_store_session_expirations_total"),
+				series("samsa_broker_ready"), p.stderr.String())
 		}
 	}
 }

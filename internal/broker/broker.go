@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -64,6 +65,9 @@ type Broker struct {
 	txns     *txn.Coordinator
 	quotas   *quota.Manager         // client quotas (quotas.go)
 	stats    kafka.BrokerTopicStats // bytes in and out (metrics.go)
+	// sessionEnds counts the store sessions that ended under this broker
+	// (keepSession; metrics.go).
+	sessionEnds atomic.Int64
 
 	txnClients *txnClients // the transaction coordinator's clients to brokers
 
@@ -422,6 +426,7 @@ func (b *Broker) keepSession(ctx context.Context, sess metastore.Session) {
 		if ctx.Err() != nil {
 			return
 		}
+		b.sessionEnds.Add(1)
 		b.cache.Unready()
 		b.log.Warn("store session ended; not serving clients until registered again")
 		b.loop.Enqueue(controller.SessionExpired{})

@@ -5,8 +5,9 @@ package broker
 // report, read at each scrape from the replica manager and, on the active
 // controller, from the controller's loop (controller.Gauges); the bytes in
 // and out of kafka.server:type=BrokerTopicMetrics over all topics
-// (kafka.BrokerTopicStats); LogManager's offline log dirs and the replica
-// fetchers' largest lag.
+// (kafka.BrokerTopicStats); LogManager's offline log dirs, the replica
+// fetchers' largest lag, the store sessions lost and whether the broker
+// serves clients.
 
 import (
 	"context"
@@ -28,7 +29,7 @@ type brokerCollector struct {
 	active, offline, imbalance, topics, allPartitions           *prometheus.Desc
 	topicsToDelete, unclean                                     *prometheus.Desc
 	bytesIn, messagesIn, bytesOut, replBytesIn, replBytesOut    *prometheus.Desc
-	offlineDirs, maxLag                                         *prometheus.Desc
+	offlineDirs, maxLag, sessionEnds, ready                     *prometheus.Desc
 }
 
 func newBrokerCollector(b *Broker) *brokerCollector {
@@ -58,6 +59,8 @@ func newBrokerCollector(b *Broker) *brokerCollector {
 		replBytesOut:    d("samsa_replication_bytes_out_total", bt+"ReplicationBytesOutPerSec, as a counter", "Record bytes of the fetch responses to followers"),
 		offlineDirs:     d("samsa_log_manager_offline_log_directories", "kafka.log:type=LogManager,name=OfflineLogDirectoryCount", "Log dirs taken offline by an I/O error (the broker halts when none is left)"),
 		maxLag:          d("samsa_replica_fetcher_max_lag", "kafka.server:type=ReplicaFetcherManager,name=MaxLag,clientId=Replica", "The largest lag, in offsets, of the partitions this broker follows: the leader's high watermark less this broker's log end, as of each one's last fetch answer"),
+		sessionEnds:     d("samsa_store_session_expirations_total", "kafka.server:type=SessionExpireListener,name=ZooKeeperExpiresPerSec, as a counter", "Store sessions of this broker that ended (it then registers again)"),
+		ready:           d("samsa_broker_ready", "kafka.server:type=KafkaServer,name=BrokerState, 3 for RUNNING", "1 while the broker serves clients: registered and caught up with the controller's metadata, 0 otherwise"),
 		unclean:         d("samsa_controller_unclean_leader_elections_total", "kafka.controller:type=ControllerStats,name=UncleanLeaderElectionsPerSec, as a counter", "Leaders this broker elected, as controller, from outside the ISR"),
 	}
 }
@@ -65,7 +68,7 @@ func newBrokerCollector(b *Broker) *brokerCollector {
 func (c *brokerCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.partitions, c.leaders, c.underReplicated, c.underMinISR, c.atMinISR,
 		c.isrShrinks, c.isrExpands, c.active, c.offline, c.imbalance, c.topics, c.allPartitions, c.topicsToDelete, c.unclean,
-		c.bytesIn, c.messagesIn, c.bytesOut, c.replBytesIn, c.replBytesOut, c.offlineDirs, c.maxLag} {
+		c.bytesIn, c.messagesIn, c.bytesOut, c.replBytesIn, c.replBytesOut, c.offlineDirs, c.maxLag, c.sessionEnds, c.ready} {
 		ch <- d
 	}
 }
@@ -95,6 +98,12 @@ func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.replBytesOut, st.ReplicationBytesOut.Load())
 	gauge(c.offlineDirs, len(c.b.logs.Dirs())-len(c.b.logs.OnlineDirs()))
 	gauge(c.maxLag, int(c.b.fetchers.MaxLag()))
+	counter(c.sessionEnds, c.b.sessionEnds.Load())
+	ready := 0
+	if c.b.cache.IsReady() {
+		ready = 1
+	}
+	gauge(c.ready, ready)
 	ctx, cancel := context.WithTimeout(context.Background(), gaugesTimeout)
 	defer cancel()
 	active := 0
