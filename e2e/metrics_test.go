@@ -66,6 +66,9 @@ func TestMetricsListener(t *testing.T) {
 			t.Errorf("%s %v, want %v", series, n, want)
 		}
 	}
+	if n := value("samsa_controller_event_queue_size"); n < 0 {
+		t.Errorf("samsa_controller_event_queue_size %v", n)
+	}
 	// The one record produced, and fetched by the consumer (at least
 	// once: a fetch may repeat).
 	if n := value("samsa_messages_in_total"); n != 1 {

@@ -29,7 +29,7 @@ type brokerCollector struct {
 	active, offline, imbalance, topics, allPartitions           *prometheus.Desc
 	topicsToDelete, unclean                                     *prometheus.Desc
 	bytesIn, messagesIn, bytesOut, replBytesIn, replBytesOut    *prometheus.Desc
-	offlineDirs, maxLag, sessionEnds, ready                     *prometheus.Desc
+	offlineDirs, maxLag, sessionEnds, ready, eventQueue         *prometheus.Desc
 }
 
 func newBrokerCollector(b *Broker) *brokerCollector {
@@ -61,6 +61,7 @@ func newBrokerCollector(b *Broker) *brokerCollector {
 		maxLag:          d("samsa_replica_fetcher_max_lag", "kafka.server:type=ReplicaFetcherManager,name=MaxLag,clientId=Replica", "The largest lag, in offsets, of the partitions this broker follows: the leader's high watermark less this broker's log end, as of each one's last fetch answer"),
 		sessionEnds:     d("samsa_store_session_expirations_total", "kafka.server:type=SessionExpireListener,name=ZooKeeperExpiresPerSec, as a counter", "Store sessions of this broker that ended (it then registers again)"),
 		ready:           d("samsa_broker_ready", "kafka.server:type=KafkaServer,name=BrokerState, 3 for RUNNING", "1 while the broker serves clients: registered and caught up with the controller's metadata, 0 otherwise"),
+		eventQueue:      d("samsa_controller_event_queue_size", "kafka.controller:type=ControllerEventManager,name=EventQueueSize", "Events waiting for this broker's controller loop (store changes, broker answers, admin requests)"),
 		unclean:         d("samsa_controller_unclean_leader_elections_total", "kafka.controller:type=ControllerStats,name=UncleanLeaderElectionsPerSec, as a counter", "Leaders this broker elected, as controller, from outside the ISR"),
 	}
 }
@@ -68,7 +69,7 @@ func newBrokerCollector(b *Broker) *brokerCollector {
 func (c *brokerCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.partitions, c.leaders, c.underReplicated, c.underMinISR, c.atMinISR,
 		c.isrShrinks, c.isrExpands, c.active, c.offline, c.imbalance, c.topics, c.allPartitions, c.topicsToDelete, c.unclean,
-		c.bytesIn, c.messagesIn, c.bytesOut, c.replBytesIn, c.replBytesOut, c.offlineDirs, c.maxLag, c.sessionEnds, c.ready} {
+		c.bytesIn, c.messagesIn, c.bytesOut, c.replBytesIn, c.replBytesOut, c.offlineDirs, c.maxLag, c.sessionEnds, c.ready, c.eventQueue} {
 		ch <- d
 	}
 }
@@ -111,6 +112,7 @@ func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
 		active = 1
 	}
 	gauge(c.active, active)
+	gauge(c.eventQueue, c.b.loop.QueueLen())
 	cg, ok := c.b.loop.Gauges(ctx)
 	if !ok {
 		return

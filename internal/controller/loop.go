@@ -41,6 +41,14 @@ func (l *Loop) Enqueue(ev Event) {
 	}
 }
 
+// QueueLen is how many events wait for the loop (Kafka's
+// ControllerEventManager EventQueueSize). Safe from any goroutine.
+func (l *Loop) QueueLen() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.queue)
+}
+
 // Run starts the store watches, then processes events until ctx ends, when
 // the controller resigns.
 func (l *Loop) Run(ctx context.Context) {

@@ -27,6 +27,9 @@ func TestLoopMergesStoreChanges(t *testing.T) {
 	} {
 		l.Enqueue(e)
 	}
+	if n := l.QueueLen(); n != 6 {
+		t.Fatalf("queue length %d, want 6", n)
+	}
 	var got []string
 	for len(l.queue) > 0 {
 		switch e := l.next().(type) {
@@ -42,6 +45,9 @@ func TestLoopMergesStoreChanges(t *testing.T) {
 		default:
 			got = append(got, e.name())
 		}
+	}
+	if n := l.QueueLen(); n != 0 {
+		t.Fatalf("queue length %d once taken, want 0", n)
 	}
 	want := []string{"change /a /b @3", "Expire", "change /c @4", "snapshot @5", "change /d @6"}
 	if len(got) != len(want) {
