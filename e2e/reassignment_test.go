@@ -201,10 +201,11 @@ func TestReassignPartitionsUnderProduce(t *testing.T) {
 // broker completes without it (Kafka does not wait for a removed replica),
 // so that broker comes back with a copy it no longer holds a replica of.
 // The controller's full metadata snapshot tells it so: the copy is set
-// aside as <topic>-<p>.<uuid>-stray, kept for the operator, not served.
+// aside as <topic>-<p>.<uuid>-stray, not served, and deleted after
+// log.segment.delete.delay.ms (1 s here).
 func TestReassignAwayWhileBrokerDown(t *testing.T) {
 	st := startStore(t, "samsa-store")
-	c := startCluster(t, st.endpoint)
+	c := startCluster(t, st.endpoint, "log.segment.delete.delay.ms=1000")
 	all := c.addrs(-1)
 	c.waitView(all[0], "3 brokers and a controller", func(n int, ctl int32) bool { return n == 3 && ctl >= 0 })
 	createAssigned(t, all, "away", [][]int32{{0, 1}})
@@ -258,11 +259,16 @@ func TestReassignAwayWhileBrokerDown(t *testing.T) {
 			t.Fatalf("broker 0's copy of away-0 not set aside: %d live, %d deleted directories, strays %v%s", live, deleted, stray(), c.logTails())
 		}
 	}
-	if live, _ := partitionDirs(c.dirs[0], "away"); live != 1 { // the stray one
-		t.Fatalf("broker 0 holds %d directories of away, want the stray one only", live)
+	if _, err := os.Stat(filepath.Join(c.dirs[0], "away-0")); !os.IsNotExist(err) {
+		t.Fatalf("broker 0 still has a live away-0 beside its stray copy: %v", err)
 	}
 	if !strings.Contains(c.procs[0].stderr.String(), "a stray partition log is set aside") {
 		t.Errorf("no warning in broker 0's log")
+	}
+	for deadline := time.Now().Add(30 * time.Second); len(stray()) != 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("broker 0's stray copy %v not deleted 30 s after a 1 s delay", stray())
+		}
 	}
 	// The record is still there, on the replicas that hold it now.
 	if got := consumeAll(t, rest, "away"); len(got[0]) != 1 || got[0][0] != "before" {

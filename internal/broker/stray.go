@@ -14,9 +14,12 @@ package broker
 // then: replica.Manager). A hosted
 // partition is never stray here: the controller's LeaderAndIsr stands
 // until its StopReplica. A partition of a topic being deleted lists this
-// broker still: its StopReplica deletes it. As Kafka does, a stray log is
-// not deleted: its directory is renamed <topic>-<partition>.<uuid>-stray,
-// with a warning, for the operator to delete (storage.MarkStray).
+// broker still: its StopReplica deletes it. As KRaft brokers do
+// (KAFKA-14616), a stray log's directory is renamed
+// <topic>-<partition>.<uuid>-stray, with a warning, and removed after
+// log.segment.delete.delay.ms (storage.MarkStray). (ZooKeeper-era brokers
+// migrating to KRaft keep them for the operator, KAFKA-15605; here the
+// copy is of a partition whose replicas hold it, or of a topic gone.)
 
 import (
 	"slices"

@@ -25,8 +25,9 @@ import (
 // that a reassignment removed while it was down or cut off is never told
 // to go (Kafka's controller does not wait for StopReplica's answers): that
 // broker sets it aside as stray (<topic>-<p>.<uuid>-stray, not looked at
-// here) at its next full metadata snapshot, on registering again or at a
-// controller failover, and until then it is a copy like the others.
+// here, deleted after log.segment.delete.delay.ms) at its next full
+// metadata snapshot, on registering again or at a controller failover, and
+// until then it is a copy like the others.
 // Those copies are listed in outside, not compared.
 func CompareReplicas(logDirs map[string]string, hw map[Partition]int64, isr map[Partition][]string) (diffs, outside []string) {
 	names := make([]string, 0, len(logDirs))

@@ -18,7 +18,7 @@
 // <topic>-<partition>.<uuid>-delete and removed after file.delete.delay.ms;
 // stray ones (a partition the broker no longer holds a replica of, found
 // on its disk: MarkStray) are renamed <topic>-<partition>.<uuid>-stray and
-// kept, for the operator to delete (Kafka's KAFKA-15605).
+// removed the same way (KRaft's stray logs, KAFKA-14616).
 //
 // Invariants:
 //   - Nothing is opened at startup but the directory listings: a Log loads

@@ -125,8 +125,8 @@ type Manager struct {
 
 // OpenManager locks each directory, notes and removes the clean-shutdown
 // marker, reads the recovery checkpoints and lists partition directories
-// without opening any segment. Directories ending in -delete are scheduled
-// for removal; those ending in -stray are left alone (MarkStray).
+// without opening any segment. Directories ending in -delete or -stray are
+// scheduled for removal.
 func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	if len(cfg.Dirs) == 0 {
 		return nil, errors.New("storage: no log directories")
@@ -230,12 +230,8 @@ func (m *Manager) scanDir(d *logDir) error {
 			continue
 		}
 		name := e.Name()
-		if strings.HasSuffix(name, "-delete") {
+		if strings.HasSuffix(name, "-delete") || strings.HasSuffix(name, strayDirSuffix) {
 			m.deletes = append(m.deletes, pendingDelete{filepath.Join(d.path, name), m.now().Add(m.cfg.FileDeleteDelay)})
-			continue
-		}
-		if strings.HasSuffix(name, strayDirSuffix) {
-			m.log.Warn("storage: a stray log is kept, not loaded; delete it once its data is not needed", "dir", filepath.Join(d.path, name))
 			continue
 		}
 		tp, ok := parseDirName(name)
@@ -299,26 +295,31 @@ func (m *Manager) Delete(tp kafka.TopicPartition) error {
 // parent directory is synced), so a StopReplica for thousands of
 // partitions costs one fsync per log dir, not one per partition.
 func (m *Manager) DeleteMany(tps []kafka.TopicPartition) error {
-	return m.setAside(tps, "-delete", func(dst string) {
-		m.mu.Lock()
-		m.deletes = append(m.deletes, pendingDelete{dst, m.now().Add(m.cfg.FileDeleteDelay)})
-		m.mu.Unlock()
-		select {
-		case m.deleteQueued <- struct{}{}:
-		default:
-		}
+	return m.setAside(tps, "-delete", m.scheduleDelete)
+}
+
+// MarkStray is DeleteMany for the logs of partitions the broker holds no
+// replica of (KRaft's stray logs, KAFKA-14616): their directories are
+// renamed <topic>-<partition>.<uuid>-stray and removed after
+// FileDeleteDelay, each with a warning that gives why (reason). A lazy log
+// has no directory: it is only forgotten.
+func (m *Manager) MarkStray(tps []kafka.TopicPartition, reason string) error {
+	return m.setAside(tps, strayDirSuffix, func(dst string) {
+		m.log.Warn("storage: a stray partition log is set aside for deletion", "dir", dst, "reason", reason,
+			"delete_after", m.cfg.FileDeleteDelay)
+		m.scheduleDelete(dst)
 	})
 }
 
-// MarkStray closes the logs of tps and renames their directories
-// <topic>-<partition>.<uuid>-stray: they are no longer served nor loaded
-// at a restart, and nothing deletes them (KAFKA-15605: the operator does).
-// Each gets a warning that gives why (reason). A lazy log has no
-// directory: it is only forgotten.
-func (m *Manager) MarkStray(tps []kafka.TopicPartition, reason string) error {
-	return m.setAside(tps, strayDirSuffix, func(dst string) {
-		m.log.Warn("storage: a stray partition log is set aside, kept for the operator to delete", "dir", dst, "reason", reason)
-	})
+// scheduleDelete removes dir after FileDeleteDelay.
+func (m *Manager) scheduleDelete(dir string) {
+	m.mu.Lock()
+	m.deletes = append(m.deletes, pendingDelete{dir, m.now().Add(m.cfg.FileDeleteDelay)})
+	m.mu.Unlock()
+	select {
+	case m.deleteQueued <- struct{}{}:
+	default:
+	}
 }
 
 // strayDirSuffix ends the directory of a stray log (MarkStray).

@@ -9,9 +9,10 @@ import (
 	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
-// A stray log is set aside, not deleted: renamed <topic>-<p>.<uuid>-stray,
-// closed, not served, not loaded again after a restart, still on disk long
-// after file.delete.delay.ms; a new log of the same partition starts empty.
+// A stray log is set aside, then deleted: renamed <topic>-<p>.<uuid>-stray,
+// closed, not served, not loaded again after a restart, and removed
+// file.delete.delay.ms later (one minute here), also when a restart came
+// in between; a new log of the same partition starts empty.
 func TestMarkStray(t *testing.T) {
 	dir := t.TempDir()
 	m := openManager(t, dir)
@@ -31,7 +32,7 @@ func TestMarkStray(t *testing.T) {
 	if len(strays) != 1 || filepath.Base(strays[0])[:4] != "t-0." || len(filepath.Base(strays[0])) != len("t-0.")+32+len("-stray") {
 		t.Fatalf("directories after MarkStray: %v (the lazy log has none)", strays)
 	}
-	m.RunOnce(t0.Add(24 * time.Hour))
+	m.RunOnce(t0.Add(30 * time.Second))
 	m.Close()
 
 	m = openManager(t, dir)
@@ -39,9 +40,13 @@ func TestMarkStray(t *testing.T) {
 	if len(m.Partitions()) != 0 {
 		t.Fatalf("a restart loaded %v", m.Partitions())
 	}
-	m.RunOnce(t0.Add(48 * time.Hour))
+	m.RunOnce(t0.Add(30 * time.Second))
 	if _, err := os.Stat(strays[0]); err != nil {
-		t.Fatalf("the stray log is gone: %v", err)
+		t.Fatalf("the stray log is gone before file.delete.delay.ms: %v", err)
+	}
+	m.RunOnce(t0.Add(61 * time.Second))
+	if _, err := os.Stat(strays[0]); !os.IsNotExist(err) {
+		t.Fatalf("the stray log is still there after file.delete.delay.ms: %v", err)
 	}
 	l, err := m.Create(tp0, topic, DefaultLogConfig())
 	if err != nil {
