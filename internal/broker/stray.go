@@ -4,7 +4,9 @@ package broker
 // replica of a partition was reassigned away keeps that partition's log on
 // its disk: the controller completes the move without waiting for the
 // removed replica's StopReplica, as Kafka's does. (Topic deletion waits
-// for every replica, so it leaves none.) The controller's full metadata
+// for every replica; but a deletion under way at a controller failover can
+// leave the topic out of the new controller's snapshot while a broker
+// still holds a log of it, which then goes this way.) The controller's full metadata
 // snapshot (the UpdateMetadata marked full that a broker gets when it
 // registers, and every live broker at a failover) lists every partition
 // with its replicas, so on one the broker compares it with the logs it
