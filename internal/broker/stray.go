@@ -1,27 +1,26 @@
 package broker
 
-// Stray logs (after Kafka's KAFKA-15605): a broker that was down while its
+// Stray logs (KRaft's, KAFKA-14616): a broker that was down while its
 // replica of a partition was reassigned away keeps that partition's log on
 // its disk: the controller completes the move without waiting for the
-// removed replica's StopReplica, as Kafka's does. (Topic deletion waits
-// for every replica; but a deletion under way at a controller failover can
-// leave the topic out of the new controller's snapshot while a broker
-// still holds a log of it, which then goes this way.) The controller's full metadata
-// snapshot (the UpdateMetadata marked full that a broker gets when it
-// registers, and every live broker at a failover) lists every partition
-// with its replicas, so on one the broker compares it with the logs it
-// holds but does not host: a log whose partition does not list this broker
-// among its replicas, or whose topic the snapshot does not have at all, is
-// stray (a log of another topic id than a LeaderAndIsr names is caught
-// then: replica.Manager). A hosted
-// partition is never stray here: the controller's LeaderAndIsr stands
-// until its StopReplica. A partition of a topic being deleted lists this
-// broker still: its StopReplica deletes it. As KRaft brokers do
-// (KAFKA-14616), a stray log's directory is renamed
+// removed replica's StopReplica, as Kafka's does. And a snapshot taken
+// while a topic's deletion is under way may lack the topic (its
+// partitions' states go first) while a broker still holds a log of it.
+//
+// The controller's full metadata snapshot (the UpdateMetadata marked full
+// that a broker gets when it registers, and every live broker at a
+// failover) lists every partition with its replicas, so on one the broker
+// compares it with the logs it holds but does not host: a log whose
+// partition does not list this broker among its replicas, or whose topic
+// the snapshot does not have, is stray (a log of another topic id than a
+// LeaderAndIsr names is caught then: replica.Manager). A hosted partition
+// is never stray here: the controller's LeaderAndIsr stands until its
+// StopReplica. As KRaft brokers do, a stray log's directory is renamed
 // <topic>-<partition>.<uuid>-stray, with a warning, and removed after
-// log.segment.delete.delay.ms (storage.MarkStray). (ZooKeeper-era brokers
-// migrating to KRaft keep them for the operator, KAFKA-15605; here the
-// copy is of a partition whose replicas hold it, or of a topic gone.)
+// log.segment.delete.delay.ms (storage.MarkStray); its data is a copy of a
+// partition whose replicas hold it, or of a topic being deleted.
+// (ZooKeeper-era brokers migrating to KRaft keep them for the operator,
+// KAFKA-15605.)
 
 import (
 	"slices"
