@@ -204,9 +204,11 @@ func TestSessionExpiryCounted(t *testing.T) {
 	p.cmd.Process.Signal(syscall.SIGSTOP)
 	time.Sleep(2 * sessionTimeoutMs * time.Millisecond)
 	p.cmd.Process.Signal(syscall.SIGCONT)
-	for deadline := time.Now().Add(30 * time.Second); series("samsa_store_session_expirations_total") != 1 || series("samsa_broker_ready") != 1; time.Sleep(50 * time.Millisecond) {
+	// At least the one ended session (a loaded machine may end the new one
+	// too), and ready again.
+	for deadline := time.Now().Add(30 * time.Second); series("samsa_store_session_expirations_total") < 1 || series("samsa_broker_ready") != 1; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("expirations %v, ready %v; want 1 and 1:\n%s", series("samsa_store_session_expirations_total"),
+			t.Fatalf("expirations %v, ready %v; want at least 1, and 1:\n%s", series("samsa_store_session_expirations_total"),
 				series("samsa_broker_ready"), p.stderr.String())
 		}
 	}
