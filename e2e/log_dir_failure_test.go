@@ -165,13 +165,7 @@ func TestFullLogDirOfTwoCounted(t *testing.T) {
 	full, other := mountTmpfs(t, "8m"), t.TempDir()
 	mport := freePort(t)
 	p := startServer(t, other+","+full, freePort(t), fmt.Sprintf("metrics.listener=127.0.0.1:%d", mport))
-	offline := func() float64 {
-		v, ok := metricsAt(t, mport)("samsa_log_manager_offline_log_directories")
-		if !ok {
-			t.Fatal("no samsa_log_manager_offline_log_directories")
-		}
-		return v
-	}
+	offline := func() float64 { return metricOf(t, mport, "samsa_log_manager_offline_log_directories") }
 	if n := offline(); n != 0 {
 		t.Fatalf("%v offline log dirs at the start", n)
 	}

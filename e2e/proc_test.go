@@ -90,8 +90,15 @@ func startServer(t testing.TB, dataDir string, port int, extra ...string) *proc 
 	if err := os.WriteFile(cfg, []byte(strings.Join(props, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{t: t, addr: fmt.Sprintf("127.0.0.1:%d", port), stderr: &logBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(samsaBin, "server", "--config", cfg)
+	return startSamsa(t, fmt.Sprintf("127.0.0.1:%d", port), "server", "--config", cfg)
+}
+
+// startSamsa runs `samsa args...` (killed at cleanup) and waits until addr
+// takes connections.
+func startSamsa(t testing.TB, addr string, args ...string) *proc {
+	t.Helper()
+	p := &proc{t: t, addr: addr, stderr: &logBuffer{}, done: make(chan struct{})}
+	p.cmd = exec.Command(samsaBin, args...)
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
