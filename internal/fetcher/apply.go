@@ -310,14 +310,14 @@ func (f *fetcher) applyFetched(e fetchEntry, rp *kmsg.FetchResponseTopicPartitio
 		return true
 	case actAppend:
 		ps.oorStreak, ps.refusals = 0, 0
-		appended, err := f.appendFetched(e, rp.RecordBatches)
+		next, appended, err := f.appendFetched(e, rp.RecordBatches)
 		if err != nil {
 			f.partitionFailed(e.tp, ps, now, "append failed", err)
 			return false
 		}
 		if rp.HighWatermark >= 0 {
 			p.SetFollowerHighWatermark(rp.HighWatermark)
-			ps.lag = max(0, rp.HighWatermark-p.LogEndOffset())
+			ps.lag = max(0, rp.HighWatermark-next)
 		}
 		start := p.LogStartOffset()
 		if rp.LogStartOffset > start {
@@ -331,28 +331,30 @@ func (f *fetcher) applyFetched(e fetchEntry, rp *kmsg.FetchResponseTopicPartitio
 // appendFetched appends the whole batches of records from the fetch offset
 // on. A first batch straddling the fetch offset of an empty log (restarted
 // mid-batch) restarts the log at that batch, as Kafka does.
-// It reports whether anything was written.
-func (f *fetcher) appendFetched(e fetchEntry, records []byte) (bool, error) {
+// It reports the next offset to fetch (the log end offset after it) and
+// whether anything was written.
+func (f *fetcher) appendFetched(e fetchEntry, records []byte) (next int64, written bool, err error) {
 	p := e.ps.target.Partition
 	whole := wholeBatches(records)
 	if len(whole) == 0 {
 		if len(records) > 0 { // the leader did not send its first batch whole (KIP-74)
-			return false, fmt.Errorf("no whole batch in %d fetched bytes at offset %d", len(records), e.offset)
+			return e.offset, false, fmt.Errorf("no whole batch in %d fetched bytes at offset %d", len(records), e.offset)
 		}
-		return false, nil
+		return e.offset, false, nil
 	}
 	rest, base := skipFetched(whole, e.offset)
 	if len(rest) == 0 {
-		return false, nil
+		return e.offset, false, nil
 	}
 	if base < e.offset && e.offset == p.LogStartOffset() {
 		if err := p.TruncateFullyAndStartAt(base); err != nil {
-			return true, err
+			return e.offset, true, err
 		}
 	}
-	_, err := p.AppendAsFollower(rest)
-	if err == nil {
-		f.cfg.Stats.ReplicationBytesIn.Add(int64(len(rest)))
+	info, err := p.AppendAsFollower(rest)
+	if err != nil {
+		return e.offset, true, err
 	}
-	return true, err
+	f.cfg.Stats.ReplicationBytesIn.Add(int64(len(rest)))
+	return info.LastOffset + 1, true, nil
 }

@@ -230,7 +230,7 @@ func (m *Manager) scanDir(d *logDir) error {
 			continue
 		}
 		name := e.Name()
-		if strings.HasSuffix(name, "-delete") || strings.HasSuffix(name, strayDirSuffix) {
+		if strings.HasSuffix(name, deleteDirSuffix) || strings.HasSuffix(name, strayDirSuffix) {
 			m.deletes = append(m.deletes, pendingDelete{filepath.Join(d.path, name), m.now().Add(m.cfg.FileDeleteDelay)})
 			continue
 		}
@@ -295,7 +295,7 @@ func (m *Manager) Delete(tp kafka.TopicPartition) error {
 // parent directory is synced), so a StopReplica for thousands of
 // partitions costs one fsync per log dir, not one per partition.
 func (m *Manager) DeleteMany(tps []kafka.TopicPartition) error {
-	return m.setAside(tps, "-delete", m.scheduleDelete)
+	return m.deleteAs(tps, deleteDirSuffix, "")
 }
 
 // MarkStray is DeleteMany for the logs of partitions the broker holds no
@@ -304,31 +304,20 @@ func (m *Manager) DeleteMany(tps []kafka.TopicPartition) error {
 // FileDeleteDelay, each with a warning that gives why (reason). A lazy log
 // has no directory: it is only forgotten.
 func (m *Manager) MarkStray(tps []kafka.TopicPartition, reason string) error {
-	return m.setAside(tps, strayDirSuffix, func(dst string) {
-		m.log.Warn("storage: a stray partition log is set aside for deletion", "dir", dst, "reason", reason,
-			"delete_after", m.cfg.FileDeleteDelay)
-		m.scheduleDelete(dst)
-	})
+	return m.deleteAs(tps, strayDirSuffix, reason)
 }
 
-// scheduleDelete removes dir after FileDeleteDelay.
-func (m *Manager) scheduleDelete(dir string) {
-	m.mu.Lock()
-	m.deletes = append(m.deletes, pendingDelete{dir, m.now().Add(m.cfg.FileDeleteDelay)})
-	m.mu.Unlock()
-	select {
-	case m.deleteQueued <- struct{}{}:
-	default:
-	}
-}
+// The suffixes of directories being deleted: DeleteMany's and MarkStray's.
+const (
+	deleteDirSuffix = "-delete"
+	strayDirSuffix  = "-stray"
+)
 
-// strayDirSuffix ends the directory of a stray log (MarkStray).
-const strayDirSuffix = "-stray"
-
-// setAside closes the logs of tps, renames each directory
-// <dir>.<uuid><suffix> and calls renamed with the new path; then each
-// touched log dir is fsynced once.
-func (m *Manager) setAside(tps []kafka.TopicPartition, suffix string, renamed func(dst string)) error {
+// deleteAs closes the logs of tps, renames each directory
+// <dir>.<uuid><suffix> (with a warning giving reason, if any) and schedules
+// its removal after FileDeleteDelay; then each touched log dir is fsynced
+// once.
+func (m *Manager) deleteAs(tps []kafka.TopicPartition, suffix, reason string) error {
 	var errs []error
 	touched := map[*logDir]bool{}
 	for _, tp := range tps {
@@ -338,7 +327,7 @@ func (m *Manager) setAside(tps []kafka.TopicPartition, suffix string, renamed fu
 		}
 		resume := l.pauseCleaning()
 		if err := l.closeLog(false); err != nil {
-			m.log.Warn("storage: close on "+strings.TrimPrefix(suffix, "-"), "partition", tp, "err", err)
+			m.log.Warn("storage: close on delete", "partition", tp, "err", err)
 		}
 		resume()
 		if l.lazy.Load() { // closed: no append can materialize it now
@@ -347,11 +336,21 @@ func (m *Manager) setAside(tps []kafka.TopicPartition, suffix string, renamed fu
 		id := uuid.New()
 		dst := fmt.Sprintf("%s.%s%s", l.dir(), hex.EncodeToString(id[:]), suffix)
 		if err := os.Rename(l.dir(), dst); err != nil {
-			errs = append(errs, fmt.Errorf("storage: rename %s: %w", dst, err))
+			errs = append(errs, fmt.Errorf("storage: rename for delete: %w", err))
 			continue
 		}
 		touched[l.dirs] = true
-		renamed(dst)
+		if reason != "" {
+			m.log.Warn("storage: a stray partition log is set aside for deletion", "dir", dst, "reason", reason,
+				"delete_after", m.cfg.FileDeleteDelay)
+		}
+		m.mu.Lock()
+		m.deletes = append(m.deletes, pendingDelete{dst, m.now().Add(m.cfg.FileDeleteDelay)})
+		m.mu.Unlock()
+		select {
+		case m.deleteQueued <- struct{}{}:
+		default:
+		}
 	}
 	for d := range touched {
 		if err := syncDir(d.path); err != nil {
