@@ -18,7 +18,7 @@ import (
 // A broker with metrics.listener serves its Prometheus metrics: after a
 // produce and a consume, the requests by API and by phase are there with
 // the counts the clients caused, next to the Go runtime's and the
-// process's.
+// process's; the topic's bytes in and out until it is deleted.
 func TestMetricsListener(t *testing.T) {
 	mport := freePort(t)
 	p := startServer(t, t.TempDir(), freePort(t), fmt.Sprintf("metrics.listener=127.0.0.1:%d", mport))
@@ -52,7 +52,8 @@ func TestMetricsListener(t *testing.T) {
 	for series, want := range map[string]float64{
 		"samsa_controller_active": 1, "samsa_controller_topics": 1, "samsa_controller_partitions": 1,
 		"samsa_controller_offline_partitions": 0, "samsa_replica_manager_partitions": 1, "samsa_replica_manager_leaders": 1,
-		"samsa_replica_manager_under_replicated_partitions": 0,
+		"samsa_replica_manager_under_replicated_partitions":       0,
+		`samsa_purgatory_delayed_operations{operation="Produce"}`: 0, `samsa_purgatory_delayed_operations{operation="DeleteRecords"}`: 0,
 	} {
 		if n := value(series); n != want {
 			t.Errorf("%s %v, want %v", series, n, want)
@@ -72,6 +73,25 @@ func TestMetricsListener(t *testing.T) {
 	}
 	if n := value("samsa_replication_bytes_out_total"); n != 0 {
 		t.Errorf("samsa_replication_bytes_out_total %v with no follower", n)
+	}
+	// By topic: m's are all of them; they go with the topic.
+	for series, want := range map[string]float64{`samsa_topic_bytes_in_total{topic="m"}`: in,
+		`samsa_topic_messages_in_total{topic="m"}`: 1, `samsa_topic_bytes_out_total{topic="m"}`: out} {
+		if n := value(series); n != want {
+			t.Errorf("%s %v, want %v", series, n, want)
+		}
+	}
+	if _, err := kadm.NewClient(cl).DeleteTopics(ctx, "m"); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, ok := metricsAt(t, mport)(`samsa_topic_bytes_in_total{topic="m"}`); !ok {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("topic m deleted, its counters still served")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	if n := value("go_goroutines"); n < 10 {
 		t.Errorf("go_goroutines %v", n)

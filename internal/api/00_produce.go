@@ -175,8 +175,7 @@ func (h *Handler) produceOne(ctx context.Context, txnID *string, tp kafka.TopicP
 		return nil, 0
 	}
 	if !info.Duplicate { // a retry appended nothing
-		h.Stats.BytesIn.Add(int64(len(records)))
-		h.Stats.MessagesIn.Add(int64(hdr.NumRecords))
+		h.Stats.CountIn(tp.Topic, len(records), int(hdr.NumRecords))
 	}
 	sp.BaseOffset = info.FirstOffset
 	sp.LogAppendTime = info.LogAppendTime

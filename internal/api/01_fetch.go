@@ -117,7 +117,7 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 				acc.release()
 				return resp, nil
 			}
-			h.countFetched(replicaID, acc.total)
+			h.countFetched(replicaID, acc)
 			if secs := h.buildFetchResponse(resp, fc, acc.results); len(secs) > 0 {
 				// The server sends and closes them (fetch_sections.go).
 				acc.disown()
@@ -129,6 +129,8 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 		if timer == nil {
 			timer = time.NewTimer(deadline.Sub(h.Now()))
 			defer timer.Stop()
+			h.Purgatory.Fetch.Add(1)
+			defer h.Purgatory.Fetch.Add(-1)
 		}
 		resume := quota.Parked(ctx) // not request time (quota.go)
 		select {
@@ -144,13 +146,17 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 }
 
 // countFetched counts the record bytes of a fetch response: replication
-// bytes out for a follower's, bytes out for a consumer's.
-func (h *Handler) countFetched(replicaID int32, n int) {
+// bytes out for a follower's, bytes out by topic for a consumer's.
+func (h *Handler) countFetched(replicaID int32, acc *fetchAcc) {
 	if replicaID >= 0 {
-		h.Stats.ReplicationBytesOut.Add(int64(n))
+		h.Stats.ReplicationBytesOut.Add(int64(acc.total))
 		return
 	}
-	h.Stats.BytesOut.Add(int64(n))
+	for i := range acc.results {
+		if n := acc.results[i].size(); n > 0 {
+			h.Stats.CountOut(acc.results[i].part.key.Topic, n)
+		}
+	}
 }
 
 // toRead is what a pass of the fetch reads: every partition, except in a

@@ -89,7 +89,7 @@ func (h *Handler) awaitDeletes(ctx context.Context, pending []pendingDelete, tim
 	if pending = h.checkDeletes(pending); len(pending) == 0 {
 		return true
 	}
-	return awaitPartitions(ctx, pending, time.Duration(timeoutMillis)*time.Millisecond,
+	return awaitPartitions(ctx, &h.Purgatory.DeleteRecords, pending, time.Duration(timeoutMillis)*time.Millisecond,
 		func(d pendingDelete) *replica.Partition { return d.p }, h.checkDeletes,
 		func(d pendingDelete) { d.sp.ErrorCode = kerr.RequestTimedOut.Code })
 }

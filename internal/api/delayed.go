@@ -9,6 +9,7 @@ package api
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/samsa-kafka/samsa/internal/quota"
@@ -21,8 +22,9 @@ import (
 // array); it runs once a waiter is registered on the partition of every
 // entry (partition), so a change between the caller's own first check and
 // the registration is not missed, and again at every wake-up. It returns
-// false when ctx ends first (the connection is closing).
-func awaitPartitions[T any](ctx context.Context, pending []T, timeout time.Duration,
+// false when ctx ends first (the connection is closing). waiting counts
+// the request while it waits (Purgatory).
+func awaitPartitions[T any](ctx context.Context, waiting *atomic.Int64, pending []T, timeout time.Duration,
 	partition func(T) *replica.Partition, check func([]T) []T, expire func(T)) bool {
 	defer quota.Parked(ctx)() // not request time (quota.go)
 	w := replica.NewWaiter()
@@ -39,6 +41,7 @@ func awaitPartitions[T any](ctx context.Context, pending []T, timeout time.Durat
 	timer := time.NewTimer(max(timeout, 0))
 	defer timer.Stop()
 	left := pending
+	counted := false
 	for expired := false; ; {
 		if left = check(left); len(left) == 0 {
 			return true
@@ -49,6 +52,11 @@ func awaitPartitions[T any](ctx context.Context, pending []T, timeout time.Durat
 			}
 			return true
 		}
+		if !counted {
+			counted = true
+			waiting.Add(1)
+			defer waiting.Add(-1)
+		}
 		select {
 		case <-w.C:
 		case <-timer.C:
@@ -57,4 +65,13 @@ func awaitPartitions[T any](ctx context.Context, pending []T, timeout time.Durat
 			return false
 		}
 	}
+}
+
+// Purgatory counts the requests waiting, as Kafka's delayed operations, for
+// something about their partitions to change (Kafka's
+// DelayedOperationPurgatory NumDelayedOperations by delayedOperation): an
+// acks=all Produce for its replicas, a Fetch for min.bytes (a long poll),
+// a DeleteRecords for its replicas' low watermarks.
+type Purgatory struct {
+	Produce, Fetch, DeleteRecords atomic.Int64
 }

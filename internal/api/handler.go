@@ -171,6 +171,9 @@ type Config struct {
 	// Stats counts the record bytes produced and fetched (Kafka's
 	// BrokerTopicMetrics); nil: counted for nobody.
 	Stats *kafka.BrokerTopicStats
+	// Purgatory counts the requests waiting (delayed.go); nil: counted
+	// for nobody.
+	Purgatory *Purgatory
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -192,6 +195,9 @@ func New(cfg Config) *Handler {
 	}
 	if cfg.Stats == nil {
 		cfg.Stats = &kafka.BrokerTopicStats{}
+	}
+	if cfg.Purgatory == nil {
+		cfg.Purgatory = &Purgatory{}
 	}
 	return &Handler{Config: cfg, sessions: newFetchSessions(1000, cfg.Now)}
 }

@@ -38,7 +38,7 @@ type pendingAck struct {
 // nothing. It returns false when ctx ends first (the connection is
 // closing).
 func (h *Handler) awaitAcks(ctx context.Context, pending []pendingAck, timeoutMillis int32) bool {
-	return awaitPartitions(ctx, pending, time.Duration(timeoutMillis)*time.Millisecond,
+	return awaitPartitions(ctx, &h.Purgatory.Produce, pending, time.Duration(timeoutMillis)*time.Millisecond,
 		func(a pendingAck) *replica.Partition { return a.p }, h.checkAcks,
 		func(a pendingAck) { a.sp.ErrorCode = kerr.RequestTimedOut.Code })
 }

@@ -32,7 +32,8 @@ func TestProduceAcksAllTimesOut(t *testing.T) {
 }
 
 // The follower's fetch past the appended batch advances the high watermark
-// and completes the waiting acks=-1 produce.
+// and completes the waiting acks=-1 produce; while it waits, it counts in
+// the purgatory.
 func TestProduceAcksAllCompletedByFollowerFetch(t *testing.T) {
 	x := newHarness(t)
 	p := x.lead("t", 1, []int32{1, 2}, []int32{1, 2}, 2)
@@ -40,6 +41,17 @@ func TestProduceAcksAllCompletedByFollowerFetch(t *testing.T) {
 	done := make(chan kmsg.ProduceResponseTopicPartition, 1)
 	go func() { done <- x.produce(ctx, "t", -1, 30000, "a", "b") }()
 	await(t, "the append", func() bool { return p.LogEndOffset() == 2 })
+
+	// The produce waits, counted in the purgatory; a long-polling fetch
+	// with nothing to read is too.
+	await(t, "the produce in the purgatory", func() bool { return x.h.Purgatory.Produce.Load() == 1 })
+	polled := make(chan struct{})
+	go func() { defer close(polled); x.fetch(ctx, 12, "t", -1, 0, 300) }() // a consumer: HW 0, nothing to read
+	await(t, "the fetch in the purgatory", func() bool { return x.h.Purgatory.Fetch.Load() == 1 })
+	<-polled
+	if n := x.h.Purgatory.Fetch.Load(); n != 0 {
+		t.Fatalf("%d fetches counted waiting after the long poll's answer", n)
+	}
 
 	// The follower fetches the batch: its LEO is still 0, nothing is acked.
 	if fp := x.fetch(ctx, 12, "t", 2, 0, 0); fp.ErrorCode != 0 || len(fp.RecordBatches) == 0 {
@@ -62,6 +74,9 @@ func TestProduceAcksAllCompletedByFollowerFetch(t *testing.T) {
 	}
 	if hw := p.HighWatermark(); hw != 2 {
 		t.Fatalf("hw %d", hw)
+	}
+	if n := x.h.Purgatory.Produce.Load(); n != 0 {
+		t.Fatalf("%d produces counted waiting after the answer", n)
 	}
 }
 

@@ -51,20 +51,21 @@ type Broker struct {
 	md       *metadata.Client
 	dyn      *dynConfig // dynamic broker configs (dynconfig.go)
 
-	logs     *storage.Manager
-	replicas *replica.Manager
-	cache    *metacache.Cache
-	ctrl     *controller.Controller
-	loop     *controller.Loop
-	channels *channel.Manager
-	ln       listeners // bound listeners (listeners.go)
-	fetchers *fetcher.Manager
-	alter    *alterpartition.Manager
-	pids     *producerid.Manager
-	groups   *group.Coordinator
-	txns     *txn.Coordinator
-	quotas   *quota.Manager         // client quotas (quotas.go)
-	stats    kafka.BrokerTopicStats // bytes in and out (metrics.go)
+	logs      *storage.Manager
+	replicas  *replica.Manager
+	cache     *metacache.Cache
+	ctrl      *controller.Controller
+	loop      *controller.Loop
+	channels  *channel.Manager
+	ln        listeners // bound listeners (listeners.go)
+	fetchers  *fetcher.Manager
+	alter     *alterpartition.Manager
+	pids      *producerid.Manager
+	groups    *group.Coordinator
+	txns      *txn.Coordinator
+	quotas    *quota.Manager         // client quotas (quotas.go)
+	stats     kafka.BrokerTopicStats // bytes in and out (metrics.go)
+	purgatory api.Purgatory          // requests waiting (metrics.go)
 	// sessionEnds counts the store sessions that ended under this broker
 	// (keepSession; metrics.go).
 	sessionEnds atomic.Int64
@@ -224,7 +225,7 @@ func (b *Broker) listen(reg prometheus.Registerer) error {
 		Txns: b.txns, LowerTxnStateReplication: b.lowerTxnStateReplication(),
 		TxnVerifier: &txnVerifier{nodeID: b.nodeID, cache: b.cache, txns: b.txns, clients: b.txnClients},
 		Admin:       &clusterAdmin{md: b.md, ctrl: b.ctrl, cache: b.cache, store: b.store},
-		Control: &controlPlane{cache: b.cache, replicas: b.replicas, logs: b.logs, fetchers: b.fetchers, nodeID: b.nodeID, groups: b.groups, txns: b.txns,
+		Control: &controlPlane{cache: b.cache, replicas: b.replicas, logs: b.logs, fetchers: b.fetchers, nodeID: b.nodeID, groups: b.groups, txns: b.txns, stats: &b.stats,
 			log: b.log.With("component", "replica"), topicConfig: b.topicConfig, partitionConfig: b.partitionConfig,
 			alterPartition: b.loop.AlterPartition, controlledShutdown: b.loop.ControlledShutdown,
 			configMu: &b.dyn.mu},
@@ -236,6 +237,7 @@ func (b *Broker) listen(reg prometheus.Registerer) error {
 		ClientQuotas: clientQuotas{store: b.store},
 		Quotas:       b.quotas,
 		Stats:        &b.stats,
+		Purgatory:    &b.purgatory,
 		Logger:       b.log.With("component", "api"),
 	})
 	return b.bind(b.current(), h, reg)

@@ -70,8 +70,9 @@ type controlPlane struct {
 	partitionConfig func(overrides map[string]string) (replica.Config, error)
 	nodeID          int32
 	log             *slog.Logger
-	groups          *group.Coordinator // told of __consumer_offsets leaderships; nil in some tests
-	txns            *txn.Coordinator   // told of __transaction_state leaderships; nil in some tests
+	stats           *kafka.BrokerTopicStats // a deleted topic's counters go with its last partition here; nil in some tests
+	groups          *group.Coordinator      // told of __consumer_offsets leaderships; nil in some tests
+	txns            *txn.Coordinator        // told of __transaction_state leaderships; nil in some tests
 
 	// controlledShutdown: this broker's controller serves ControlledShutdown (shutdown.go).
 	controlledShutdown func(ctx context.Context, req *kmsg.ControlledShutdownRequest) *kmsg.ControlledShutdownResponse
@@ -392,8 +393,25 @@ func (c *controlPlane) StopReplica(_ context.Context, req *kmsg.StopReplicaReque
 				resp.Partitions[index[tp]].ErrorCode = kerr.KafkaStorageError.Code
 			}
 		}
+		if del {
+			c.forgetTopicStats(tps)
+		}
 	}
 	return resp
+}
+
+// forgetTopicStats drops the per-topic counters of the topics of deleted
+// partitions that this broker hosts no partition of any more (Kafka's
+// maybeRemoveTopicMetrics).
+func (c *controlPlane) forgetTopicStats(deleted []kafka.TopicPartition) {
+	if c.stats == nil {
+		return
+	}
+	for i, tp := range deleted {
+		if (i == 0 || deleted[i-1].Topic != tp.Topic) && !c.replicas.HostsTopic(tp.Topic) {
+			c.stats.RemoveTopic(tp.Topic)
+		}
+	}
 }
 
 // checkStop fences a StopReplica for one partition by leader epoch (-2,

@@ -377,3 +377,32 @@ func writeOne(t *testing.T, f *controlFixture, tp kafka.TopicPartition) {
 		t.Fatal(err)
 	}
 }
+
+// A deleted topic's per-topic counters go when the broker deletes its last
+// partition of it, not before, and not when a partition only stops.
+func TestControlStopReplicaForgetsTopicStats(t *testing.T) {
+	f := newControlFixture(t)
+	f.stats = &kafka.BrokerTopicStats{}
+	ctx := context.Background()
+	f.LeaderAndIsr(ctx, leaderAndIsr(1, testBrokerEpoch,
+		lai{"a", topicA, 0, testNode, 0, []int32{1}}, lai{"a", topicA, 1, testNode, 0, []int32{1}}))
+	f.stats.CountIn("a", 100, 1)
+	counted := func() bool {
+		found := false
+		f.stats.EachTopic(func(topic string, _ *kafka.TopicStats) { found = found || topic == "a" })
+		return found
+	}
+	for _, step := range []struct {
+		p       int32
+		delete  bool
+		counted bool
+	}{{0, false, true}, {0, true, true}, {1, true, false}} {
+		resp := f.StopReplica(ctx, stopReplica(1, testBrokerEpoch, "a", step.p, kafka.EpochDuringDelete, step.delete))
+		if resp.Partitions[0].ErrorCode != 0 {
+			t.Fatalf("StopReplica a-%d: code %d", step.p, resp.Partitions[0].ErrorCode)
+		}
+		if got := counted(); got != step.counted {
+			t.Fatalf("after StopReplica a-%d delete=%v: topic a counted %v, want %v", step.p, step.delete, got, step.counted)
+		}
+	}
+}

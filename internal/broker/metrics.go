@@ -4,8 +4,8 @@ package broker
 // kafka.server:type=ReplicaManager and kafka.controller:type=KafkaController
 // report, read at each scrape from the replica manager and, on the active
 // controller, from the controller's loop (controller.Gauges); the bytes in
-// and out of kafka.server:type=BrokerTopicMetrics over all topics
-// (kafka.BrokerTopicStats); LogManager's offline log dirs, the replica
+// and out of kafka.server:type=BrokerTopicMetrics over all topics and by
+// topic (kafka.BrokerTopicStats); LogManager's offline log dirs, the replica
 // fetchers' largest lag, the store sessions lost and whether the broker
 // serves clients.
 
@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
 // gaugesTimeout bounds a scrape's wait for the controller's loop: a loop
@@ -30,11 +32,16 @@ type brokerCollector struct {
 	topicsToDelete, unclean                                     *prometheus.Desc
 	bytesIn, messagesIn, bytesOut, replBytesIn, replBytesOut    *prometheus.Desc
 	offlineDirs, maxLag, sessionEnds, ready, eventQueue         *prometheus.Desc
+	topicBytesIn, topicMessagesIn, topicBytesOut                *prometheus.Desc // by topic
+	delayed                                                     *prometheus.Desc // by operation
 }
 
 func newBrokerCollector(b *Broker) *brokerCollector {
 	d := func(name, kafka, help string) *prometheus.Desc {
 		return prometheus.NewDesc(name, help+" (Kafka's "+kafka+").", nil, nil)
+	}
+	byTopic := func(name, kafka, help string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help+" (Kafka's "+kafka+").", []string{"topic"}, nil)
 	}
 	const rm, kc = "kafka.server:type=ReplicaManager,name=", "kafka.controller:type=KafkaController,name="
 	const bt = "kafka.server:type=BrokerTopicMetrics,name="
@@ -62,14 +69,21 @@ func newBrokerCollector(b *Broker) *brokerCollector {
 		sessionEnds:     d("samsa_store_session_expirations_total", "kafka.server:type=SessionExpireListener,name=ZooKeeperExpiresPerSec, as a counter", "Store sessions of this broker that ended (it then registers again)"),
 		ready:           d("samsa_broker_ready", "kafka.server:type=KafkaServer,name=BrokerState, 3 for RUNNING", "1 while the broker serves clients: registered and caught up with the controller's metadata, 0 otherwise"),
 		eventQueue:      d("samsa_controller_event_queue_size", "kafka.controller:type=ControllerEventManager,name=EventQueueSize", "Events waiting for this broker's controller loop (store changes, broker answers, admin requests)"),
-		unclean:         d("samsa_controller_unclean_leader_elections_total", "kafka.controller:type=ControllerStats,name=UncleanLeaderElectionsPerSec, as a counter", "Leaders this broker elected, as controller, from outside the ISR"),
+		topicBytesIn:    byTopic("samsa_topic_bytes_in_total", bt+"BytesInPerSec,topic=<topic>, as a counter", "Record bytes of the topic in client produce requests appended by the leaders here"),
+		topicMessagesIn: byTopic("samsa_topic_messages_in_total", bt+"MessagesInPerSec,topic=<topic>, as a counter", "Records of the topic in client produce requests appended by the leaders here"),
+		topicBytesOut:   byTopic("samsa_topic_bytes_out_total", bt+"BytesOutPerSec,topic=<topic>, as a counter", "Record bytes of the topic in fetch responses to consumers"),
+		delayed: prometheus.NewDesc("samsa_purgatory_delayed_operations", "Requests waiting for their partitions: an acks=all Produce for its replicas, "+
+			"a Fetch for min.bytes, a DeleteRecords for its replicas' low watermarks (Kafka's "+
+			"kafka.server:type=DelayedOperationPurgatory,name=NumDelayedOperations,delayedOperation=<operation>).", []string{"operation"}, nil),
+		unclean: d("samsa_controller_unclean_leader_elections_total", "kafka.controller:type=ControllerStats,name=UncleanLeaderElectionsPerSec, as a counter", "Leaders this broker elected, as controller, from outside the ISR"),
 	}
 }
 
 func (c *brokerCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.partitions, c.leaders, c.underReplicated, c.underMinISR, c.atMinISR,
 		c.isrShrinks, c.isrExpands, c.active, c.offline, c.imbalance, c.topics, c.allPartitions, c.topicsToDelete, c.unclean,
-		c.bytesIn, c.messagesIn, c.bytesOut, c.replBytesIn, c.replBytesOut, c.offlineDirs, c.maxLag, c.sessionEnds, c.ready, c.eventQueue} {
+		c.bytesIn, c.messagesIn, c.bytesOut, c.replBytesIn, c.replBytesOut, c.offlineDirs, c.maxLag, c.sessionEnds, c.ready, c.eventQueue,
+		c.topicBytesIn, c.topicMessagesIn, c.topicBytesOut, c.delayed} {
 		ch <- d
 	}
 }
@@ -97,6 +111,18 @@ func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.bytesOut, st.BytesOut.Load())
 	counter(c.replBytesIn, st.ReplicationBytesIn.Load())
 	counter(c.replBytesOut, st.ReplicationBytesOut.Load())
+	st.EachTopic(func(topic string, t *kafka.TopicStats) {
+		for _, m := range []struct {
+			d *prometheus.Desc
+			v int64
+		}{{c.topicBytesIn, t.BytesIn.Load()}, {c.topicMessagesIn, t.MessagesIn.Load()}, {c.topicBytesOut, t.BytesOut.Load()}} {
+			ch <- prometheus.MustNewConstMetric(m.d, prometheus.CounterValue, float64(m.v), topic)
+		}
+	})
+	pg := &c.b.purgatory
+	for op, n := range map[string]int64{"Produce": pg.Produce.Load(), "Fetch": pg.Fetch.Load(), "DeleteRecords": pg.DeleteRecords.Load()} {
+		ch <- prometheus.MustNewConstMetric(c.delayed, prometheus.GaugeValue, float64(n), op)
+	}
 	gauge(c.offlineDirs, len(c.b.logs.Dirs())-len(c.b.logs.OnlineDirs()))
 	gauge(c.maxLag, int(c.b.fetchers.MaxLag()))
 	counter(c.sessionEnds, c.b.sessionEnds.Load())

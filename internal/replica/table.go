@@ -42,3 +42,10 @@ func (m *Manager) Lookup(fn func(get func(kafka.TopicPartition) *Partition)) {
 	c := m.topics.Cursor()
 	fn(func(tp kafka.TopicPartition) *Partition { return c.Get(tp.Topic, tp.Partition) })
 }
+
+// HostsTopic reports whether a partition of topic is hosted here.
+func (m *Manager) HostsTopic(topic string) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.topics.Topic(topic) != nil
+}
