@@ -8,7 +8,10 @@ package controller
 // Kafka's own are zero on a broker that is not the controller; here a broker
 // that is not has none to report (Loop.Gauges' ok).
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // Gauges are the active controller's counts.
 type Gauges struct {
@@ -16,8 +19,8 @@ type Gauges struct {
 	// leader (OfflinePartition), topics being deleted left out.
 	OfflinePartitions int
 	// PreferredReplicaImbalance is PreferredReplicaImbalanceCount:
-	// partitions whose leader is not their first replica, topics being
-	// deleted left out.
+	// partitions whose leader is not their first replica (hasPreferredLeader),
+	// topics being deleted left out.
 	PreferredReplicaImbalance int
 	Topics                    int // GlobalTopicCount
 	Partitions                int // GlobalPartitionCount
@@ -69,14 +72,24 @@ func (c *Context) gauges(deleting map[string]bool) Gauges {
 			if s.v[p] == OfflinePartition {
 				g.OfflinePartitions++
 			}
-			var replicas []int32
+			var replicas, adding []int32
 			if t != nil {
-				replicas = t.replicasOf(int32(p))
+				replicas, adding = t.replicasOf(int32(p)), t.adding[int32(p)]
 			}
-			if st, ok := states.get(int32(p)); ok && len(replicas) > 0 && st.Leader != replicas[0] {
+			if st, ok := states.get(int32(p)); ok && len(replicas) > 0 && !hasPreferredLeader(replicas, adding, st.Leader, st.ISR) {
 				g.PreferredReplicaImbalance++
 			}
 		}
 	})
 	return g
+}
+
+// hasPreferredLeader is Kafka's: the leader is the first replica, except
+// that a first replica a reassignment is adding counts as preferred until it
+// joins the ISR (the reassignment is not imbalance before it completes).
+func hasPreferredLeader(replicas, adding []int32, leader int32, isr []int32) bool {
+	if slices.Contains(adding, replicas[0]) {
+		return !slices.Contains(isr, replicas[0])
+	}
+	return leader == replicas[0]
 }
