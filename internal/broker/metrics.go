@@ -37,11 +37,11 @@ type brokerCollector struct {
 }
 
 func newBrokerCollector(b *Broker) *brokerCollector {
-	d := func(name, kafka, help string) *prometheus.Desc {
-		return prometheus.NewDesc(name, help+" (Kafka's "+kafka+").", nil, nil)
+	d := func(name, kafkaName, help string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help+" (Kafka's "+kafkaName+").", nil, nil)
 	}
-	byTopic := func(name, kafka, help string) *prometheus.Desc {
-		return prometheus.NewDesc(name, help+" (Kafka's "+kafka+").", []string{"topic"}, nil)
+	byTopic := func(name, kafkaName, help string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help+" (Kafka's "+kafkaName+").", []string{"topic"}, nil)
 	}
 	const rm, kc = "kafka.server:type=ReplicaManager,name=", "kafka.controller:type=KafkaController,name="
 	const bt = "kafka.server:type=BrokerTopicMetrics,name="
