@@ -59,6 +59,9 @@ func TestMetricsListener(t *testing.T) {
 			t.Errorf("%s %v, want %v", series, n, want)
 		}
 	}
+	if n := value(`samsa_controller_event_duration_seconds_count{event="StoreChange"}`); n < 1 { // the topic's creation at least
+		t.Errorf("controller StoreChange events: %v observed", n)
+	}
 	if n := value("samsa_controller_event_queue_size"); n < 0 {
 		t.Errorf("samsa_controller_event_queue_size %v", n)
 	}

@@ -136,7 +136,7 @@ func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
 		return nil, err
 	}
 	if opts.Registry != nil {
-		if err := opts.Registry.Register(newBrokerCollector(b)); err != nil {
+		if err := registerMetrics(opts.Registry, b); err != nil {
 			return nil, fmt.Errorf("registering the broker's metrics: %w", err)
 		}
 	}

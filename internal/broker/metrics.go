@@ -18,6 +18,28 @@ import (
 	"github.com/samsa-kafka/samsa/internal/kafka"
 )
 
+// registerMetrics registers the broker's collector and the controller
+// loop's event durations (samsa_controller_event_duration_seconds by event:
+// Kafka's ControllerStats <state>RateAndTimeMs, StoreChange covering its
+// BrokerChange, TopicChange, TopicDeletion, IsrChange and the other store
+// notifications together).
+func registerMetrics(reg prometheus.Registerer, b *Broker) error {
+	if err := reg.Register(newBrokerCollector(b)); err != nil {
+		return err
+	}
+	events := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "samsa_controller_event_duration_seconds",
+		Help: "Time the controller took to handle an event of its loop, by event (Kafka's " +
+			"kafka.controller:type=ControllerStats,name=<state>RateAndTimeMs; StoreChange: the store's notifications).",
+		Buckets: prometheus.ExponentialBuckets(1e-5, 4, 12), // 10µs to 42s
+	}, []string{"event"})
+	if err := reg.Register(events); err != nil {
+		return err
+	}
+	b.loop.ObserveEvents(func(event string, took time.Duration) { events.WithLabelValues(event).Observe(took.Seconds()) })
+	return nil
+}
+
 // gaugesTimeout bounds a scrape's wait for the controller's loop: a loop
 // busy that long (a failover of a million partitions) leaves the
 // controller's gauges out of that scrape rather than holding it.

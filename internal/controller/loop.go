@@ -21,7 +21,14 @@ type Loop struct {
 	mu     sync.Mutex
 	queue  []Event
 	signal chan struct{}
+
+	observe func(event string, took time.Duration) // ObserveEvents; nil: none
 }
+
+// ObserveEvents has f told of every event the loop handles, by name, and
+// how long the controller took (Kafka's ControllerStats <state>RateAndTimeMs).
+// Call it before Run; f runs on the loop.
+func (l *Loop) ObserveEvents(f func(event string, took time.Duration)) { l.observe = f }
 
 // NewLoop wraps c. Run starts it.
 func NewLoop(c *Controller) *Loop {
@@ -82,7 +89,11 @@ func (l *Loop) drain(ctx context.Context, after func(Event)) {
 		}
 		ev := l.next()
 		l.mu.Unlock()
+		start := time.Now()
 		l.c.Handle(ctx, ev)
+		if l.observe != nil {
+			l.observe(ev.name(), time.Since(start))
+		}
 		if after != nil {
 			after(ev)
 		}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/samsa-kafka/samsa/internal/metastore"
 )
@@ -76,5 +77,24 @@ func TestHandleCountsUnknownEvents(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "unknown event") || !strings.Contains(log.String(), "event=Unknown") {
 		t.Fatalf("not logged: %q", log.String())
+	}
+}
+
+// The loop tells its observer of each event it hands the controller, by
+// name: here the store's changes (brokers registering, a topic created).
+func TestLoopObservesEvents(t *testing.T) {
+	cl := newCluster(t, 1, 2)
+	seen := map[string]int{}
+	cl.nodes[1].loop.ObserveEvents(func(event string, took time.Duration) {
+		if took < 0 {
+			t.Errorf("%s took %v", event, took)
+		}
+		seen[event]++
+	})
+	cl.startupAll()
+	cl.createTopic("a", map[int32][]int32{0: {1, 2}})
+	cl.settle()
+	if seen["StoreChange"] == 0 {
+		t.Errorf("no StoreChange observed: %v", seen)
 	}
 }
