@@ -122,6 +122,8 @@ func (h *Handler) produceOne(ctx context.Context, txnID *string, tp kafka.TopicP
 		sp.ErrorCode = h.missingPartitionCode(tp.Topic, tp.Partition)
 		return nil, 0
 	}
+	ts := h.Stats.Topic(tp.Topic)
+	defer func() { h.Stats.CountProduce(ts, failedProduce(sp.ErrorCode)) }()
 	cfg := p.Config()
 	hdr, err := record.ReadProduced(rp.Records, cfg.MaxMessageBytes)
 	switch {
@@ -175,7 +177,7 @@ func (h *Handler) produceOne(ctx context.Context, txnID *string, tp kafka.TopicP
 		return nil, 0
 	}
 	if !info.Duplicate { // a retry appended nothing
-		h.Stats.CountIn(tp.Topic, len(records), int(hdr.NumRecords))
+		h.Stats.CountIn(ts, len(records), int(hdr.NumRecords))
 	}
 	sp.BaseOffset = info.FirstOffset
 	sp.LogAppendTime = info.LogAppendTime
@@ -230,4 +232,17 @@ func (h *Handler) missingPartitionCode(topic string, partition int32) int16 {
 		return kerr.NotLeaderForPartition.Code
 	}
 	return kerr.UnknownTopicOrPartition.Code
+}
+
+// failedProduce is whether Kafka counts a partition's produce error in
+// FailedProduceRequestsPerSec: every error but those of a client that must
+// look elsewhere or send less (Kafka's ReplicaManager.appendToLocalLog
+// returns those without counting them).
+func failedProduce(code int16) bool {
+	switch code {
+	case 0, kerr.UnknownTopicOrPartition.Code, kerr.NotLeaderForPartition.Code, kerr.MessageTooLarge.Code,
+		kerr.RecordListTooLarge.Code, kerr.CorruptMessage.Code, kerr.KafkaStorageError.Code:
+		return false
+	}
+	return true
 }

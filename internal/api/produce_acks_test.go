@@ -81,7 +81,8 @@ func TestProduceAcksAllCompletedByFollowerFetch(t *testing.T) {
 }
 
 // acks=-1 with an ISR smaller than min.insync.replicas is refused before
-// anything is written; acks=1 is not concerned.
+// anything is written, counted as a failed produce; acks=1 is not
+// concerned.
 func TestProduceNotEnoughReplicas(t *testing.T) {
 	x := newHarness(t)
 	p := x.lead("t", 1, []int32{1, 2}, []int32{1}, 2)
@@ -94,6 +95,18 @@ func TestProduceNotEnoughReplicas(t *testing.T) {
 	}
 	if sp := x.produce(ctx, "t", 1, 1000, "a"); sp.ErrorCode != 0 {
 		t.Fatalf("acks=1: %+v", sp)
+	}
+	// Kafka counts NOT_ENOUGH_REPLICAS in FailedProduceRequestsPerSec,
+	// NOT_LEADER_OR_FOLLOWER not (a client with stale metadata).
+	if sp := x.produce(ctx, "other", 1, 1000, "a"); sp.ErrorCode == 0 {
+		t.Fatalf("produce to a partition not hosted: %+v", sp)
+	}
+	ts := x.h.Stats.Topic("t")
+	if total, failed := ts.TotalProduce.Load(), ts.FailedProduce.Load(); total != 2 || failed != 1 {
+		t.Fatalf("topic t: %d produce requests, %d failed; want 2, 1", total, failed)
+	}
+	if total, failed := x.h.Stats.TotalProduce.Load(), x.h.Stats.FailedProduce.Load(); total != 2 || failed != 1 {
+		t.Fatalf("all topics: %d produce requests, %d failed; want 2, 1 (a partition not hosted is not counted)", total, failed)
 	}
 }
 

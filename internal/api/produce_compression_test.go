@@ -55,6 +55,9 @@ func TestProduceRecompresses(t *testing.T) {
 	if r := x.produceOne("z", 1, 1000, big); r.ErrorCode != kerr.MessageTooLarge.Code || p.LogEndOffset() != 0 {
 		t.Fatalf("%d bytes decompressed into a 200-byte limit: %+v", len(big), r)
 	}
+	if z := x.h.Stats.Topic("z"); z.TotalProduce.Load() == 0 || z.FailedProduce.Load() != 0 {
+		t.Fatalf("MESSAGE_TOO_LARGE counted: %d produce requests, %d failed; Kafka counts it in neither failed", z.TotalProduce.Load(), z.FailedProduce.Load())
+	}
 }
 
 // records lists the records of batches, offsets and timestamps included.

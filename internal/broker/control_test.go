@@ -386,7 +386,7 @@ func TestControlStopReplicaForgetsTopicStats(t *testing.T) {
 	ctx := context.Background()
 	f.LeaderAndIsr(ctx, leaderAndIsr(1, testBrokerEpoch,
 		lai{"a", topicA, 0, testNode, 0, []int32{1}}, lai{"a", topicA, 1, testNode, 0, []int32{1}}))
-	f.stats.CountIn("a", 100, 1)
+	f.stats.CountIn(f.stats.Topic("a"), 100, 1)
 	counted := func() bool {
 		found := false
 		f.stats.EachTopic(func(topic string, _ *kafka.TopicStats) { found = found || topic == "a" })

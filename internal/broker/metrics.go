@@ -11,6 +11,7 @@ package broker
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -52,22 +53,19 @@ type brokerCollector struct {
 	isrShrinks, isrExpands                                      *prometheus.Desc
 	active, offline, imbalance, topics, allPartitions           *prometheus.Desc
 	topicsToDelete, unclean                                     *prometheus.Desc
-	bytesIn, messagesIn, bytesOut, replBytesIn, replBytesOut    *prometheus.Desc
+	replBytesIn, replBytesOut                                   *prometheus.Desc
 	offlineDirs, maxLag, sessionEnds, ready, eventQueue         *prometheus.Desc
-	topicBytesIn, topicMessagesIn, topicBytesOut                *prometheus.Desc // by topic
-	delayed                                                     *prometheus.Desc // by operation
+	allTopics, byTopic                                          []*prometheus.Desc // topicSeries' over all topics, by topic
+	delayed                                                     *prometheus.Desc   // by operation
 }
 
 func newBrokerCollector(b *Broker) *brokerCollector {
 	d := func(name, kafkaName, help string) *prometheus.Desc {
 		return prometheus.NewDesc(name, help+" (Kafka's "+kafkaName+").", nil, nil)
 	}
-	byTopic := func(name, kafkaName, help string) *prometheus.Desc {
-		return prometheus.NewDesc(name, help+" (Kafka's "+kafkaName+").", []string{"topic"}, nil)
-	}
 	const rm, kc = "kafka.server:type=ReplicaManager,name=", "kafka.controller:type=KafkaController,name="
 	const bt = "kafka.server:type=BrokerTopicMetrics,name="
-	return &brokerCollector{b: b,
+	c := &brokerCollector{b: b,
 		partitions:      d("samsa_replica_manager_partitions", rm+"PartitionCount", "Partitions hosted on this broker"),
 		leaders:         d("samsa_replica_manager_leaders", rm+"LeaderCount", "Partitions this broker leads"),
 		underReplicated: d("samsa_replica_manager_under_replicated_partitions", rm+"UnderReplicatedPartitions", "Partitions this broker leads whose ISR is smaller than their replicas"),
@@ -81,9 +79,6 @@ func newBrokerCollector(b *Broker) *brokerCollector {
 		topics:          d("samsa_controller_topics", kc+"GlobalTopicCount", "Topics in the cluster; on the active controller only"),
 		allPartitions:   d("samsa_controller_partitions", kc+"GlobalPartitionCount", "Partitions in the cluster; on the active controller only"),
 		topicsToDelete:  d("samsa_controller_topics_to_delete", kc+"TopicsToDeleteCount", "Topics queued for deletion; on the active controller only"),
-		bytesIn:         d("samsa_bytes_in_total", bt+"BytesInPerSec, as a counter", "Record bytes of client produce requests appended by the leaders here"),
-		messagesIn:      d("samsa_messages_in_total", bt+"MessagesInPerSec, as a counter", "Records of client produce requests appended by the leaders here"),
-		bytesOut:        d("samsa_bytes_out_total", bt+"BytesOutPerSec, as a counter", "Record bytes of the fetch responses to consumers"),
 		replBytesIn:     d("samsa_replication_bytes_in_total", bt+"ReplicationBytesInPerSec, as a counter", "Record bytes the followers here appended"),
 		replBytesOut:    d("samsa_replication_bytes_out_total", bt+"ReplicationBytesOutPerSec, as a counter", "Record bytes of the fetch responses to followers"),
 		offlineDirs:     d("samsa_log_manager_offline_log_directories", "kafka.log:type=LogManager,name=OfflineLogDirectoryCount", "Log dirs taken offline by an I/O error (the broker halts when none is left)"),
@@ -91,22 +86,49 @@ func newBrokerCollector(b *Broker) *brokerCollector {
 		sessionEnds:     d("samsa_store_session_expirations_total", "kafka.server:type=SessionExpireListener,name=ZooKeeperExpiresPerSec, as a counter", "Store sessions of this broker that ended (it then registers again)"),
 		ready:           d("samsa_broker_ready", "kafka.server:type=KafkaServer,name=BrokerState, 3 for RUNNING", "1 while the broker serves clients: registered and caught up with the controller's metadata, 0 otherwise"),
 		eventQueue:      d("samsa_controller_event_queue_size", "kafka.controller:type=ControllerEventManager,name=EventQueueSize", "Events waiting for this broker's controller loop (store changes, broker answers, admin requests)"),
-		topicBytesIn:    byTopic("samsa_topic_bytes_in_total", bt+"BytesInPerSec,topic=<topic>, as a counter", "Record bytes of the topic in client produce requests appended by the leaders here"),
-		topicMessagesIn: byTopic("samsa_topic_messages_in_total", bt+"MessagesInPerSec,topic=<topic>, as a counter", "Records of the topic in client produce requests appended by the leaders here"),
-		topicBytesOut:   byTopic("samsa_topic_bytes_out_total", bt+"BytesOutPerSec,topic=<topic>, as a counter", "Record bytes of the topic in fetch responses to consumers"),
 		delayed: prometheus.NewDesc("samsa_purgatory_delayed_operations", "Requests waiting for their partitions: an acks=all Produce for its replicas, "+
 			"a Fetch for min.bytes, a DeleteRecords for its replicas' low watermarks (Kafka's "+
 			"kafka.server:type=DelayedOperationPurgatory,name=NumDelayedOperations,delayedOperation=<operation>).", []string{"operation"}, nil),
 		unclean: d("samsa_controller_unclean_leader_elections_total", "kafka.controller:type=ControllerStats,name=UncleanLeaderElectionsPerSec, as a counter", "Leaders this broker elected, as controller, from outside the ISR"),
 	}
+	for _, ts := range topicSeries {
+		c.allTopics = append(c.allTopics, d("samsa_"+ts.name+"_total", bt+ts.kafka+", as a counter", ts.help))
+		c.byTopic = append(c.byTopic, prometheus.NewDesc("samsa_topic_"+ts.name+"_total",
+			ts.help+", of the topic (Kafka's "+bt+ts.kafka+",topic=<topic>, as a counter).", []string{"topic"}, nil))
+	}
+	return c
+}
+
+// topicSeries are the BrokerTopicMetrics counted over all topics and by
+// topic (kafka.TopicStats), served as samsa_<name>_total and
+// samsa_topic_<name>_total{topic=...}.
+var topicSeries = []struct {
+	name, kafka, help string
+	v                 func(*kafka.TopicStats) *atomic.Int64
+}{
+	{"bytes_in", "BytesInPerSec", "Record bytes of client produce requests appended by the leaders here",
+		func(t *kafka.TopicStats) *atomic.Int64 { return &t.BytesIn }},
+	{"messages_in", "MessagesInPerSec", "Records of client produce requests appended by the leaders here",
+		func(t *kafka.TopicStats) *atomic.Int64 { return &t.MessagesIn }},
+	{"bytes_out", "BytesOutPerSec", "Record bytes of the fetch responses to consumers",
+		func(t *kafka.TopicStats) *atomic.Int64 { return &t.BytesOut }},
+	{"total_produce_requests", "TotalProduceRequestsPerSec", "Partitions of produce requests to partitions hosted here",
+		func(t *kafka.TopicStats) *atomic.Int64 { return &t.TotalProduce }},
+	{"failed_produce_requests", "FailedProduceRequestsPerSec",
+		"Partitions of produce requests to partitions hosted here answered with an error other than UNKNOWN_TOPIC_OR_PARTITION, " +
+			"NOT_LEADER_OR_FOLLOWER, MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE, CORRUPT_MESSAGE, KAFKA_STORAGE_ERROR",
+		func(t *kafka.TopicStats) *atomic.Int64 { return &t.FailedProduce }},
 }
 
 func (c *brokerCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.partitions, c.leaders, c.underReplicated, c.underMinISR, c.atMinISR,
 		c.isrShrinks, c.isrExpands, c.active, c.offline, c.imbalance, c.topics, c.allPartitions, c.topicsToDelete, c.unclean,
-		c.bytesIn, c.messagesIn, c.bytesOut, c.replBytesIn, c.replBytesOut, c.offlineDirs, c.maxLag, c.sessionEnds, c.ready, c.eventQueue,
-		c.topicBytesIn, c.topicMessagesIn, c.topicBytesOut, c.delayed} {
+		c.replBytesIn, c.replBytesOut, c.offlineDirs, c.maxLag, c.sessionEnds, c.ready, c.eventQueue, c.delayed} {
 		ch <- d
+	}
+	for i := range topicSeries {
+		ch <- c.allTopics[i]
+		ch <- c.byTopic[i]
 	}
 }
 
@@ -128,17 +150,14 @@ func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.isrExpands, expands)
 	counter(c.unclean, c.b.ctrl.UncleanElections())
 	st := &c.b.stats
-	counter(c.bytesIn, st.BytesIn.Load())
-	counter(c.messagesIn, st.MessagesIn.Load())
-	counter(c.bytesOut, st.BytesOut.Load())
+	for i, ts := range topicSeries {
+		counter(c.allTopics[i], ts.v(&st.TopicStats).Load())
+	}
 	counter(c.replBytesIn, st.ReplicationBytesIn.Load())
 	counter(c.replBytesOut, st.ReplicationBytesOut.Load())
 	st.EachTopic(func(topic string, t *kafka.TopicStats) {
-		for _, m := range []struct {
-			d *prometheus.Desc
-			v int64
-		}{{c.topicBytesIn, t.BytesIn.Load()}, {c.topicMessagesIn, t.MessagesIn.Load()}, {c.topicBytesOut, t.BytesOut.Load()}} {
-			ch <- prometheus.MustNewConstMetric(m.d, prometheus.CounterValue, float64(m.v), topic)
+		for i, ts := range topicSeries {
+			ch <- prometheus.MustNewConstMetric(c.byTopic[i], prometheus.CounterValue, float64(ts.v(t).Load()), topic)
 		}
 	})
 	pg := &c.b.purgatory

@@ -23,9 +23,11 @@ type BrokerTopicStats struct {
 
 // TopicStats are the counters kept per topic and over all topics.
 type TopicStats struct {
-	BytesIn    atomic.Int64 // BytesInPerSec: record bytes of client produce requests appended by leaders here (a retried batch the log holds is not)
-	MessagesIn atomic.Int64 // MessagesInPerSec: their records
-	BytesOut   atomic.Int64 // BytesOutPerSec: record bytes of fetch responses to consumers
+	BytesIn       atomic.Int64 // BytesInPerSec: record bytes of client produce requests appended by leaders here (a retried batch the log holds is not)
+	MessagesIn    atomic.Int64 // MessagesInPerSec: their records
+	BytesOut      atomic.Int64 // BytesOutPerSec: record bytes of fetch responses to consumers
+	TotalProduce  atomic.Int64 // TotalProduceRequestsPerSec: partitions of produce requests to partitions hosted here
+	FailedProduce atomic.Int64 // FailedProduceRequestsPerSec: those answered with an error Kafka counts (api.failedProduce)
 }
 
 // Topic is topic's counters, created on first use.
@@ -37,13 +39,24 @@ func (s *BrokerTopicStats) Topic(topic string) *TopicStats {
 	return t.(*TopicStats)
 }
 
-// CountIn counts a client's batch appended by a leader here.
-func (s *BrokerTopicStats) CountIn(topic string, bytes, records int) {
+// CountIn counts a client's batch appended by a leader here to the topic
+// whose counters t are.
+func (s *BrokerTopicStats) CountIn(t *TopicStats, bytes, records int) {
 	s.BytesIn.Add(int64(bytes))
 	s.MessagesIn.Add(int64(records))
-	t := s.Topic(topic)
 	t.BytesIn.Add(int64(bytes))
 	t.MessagesIn.Add(int64(records))
+}
+
+// CountProduce counts a partition of a produce request to the topic whose
+// counters t are, and whether it failed.
+func (s *BrokerTopicStats) CountProduce(t *TopicStats, failed bool) {
+	s.TotalProduce.Add(1)
+	t.TotalProduce.Add(1)
+	if failed {
+		s.FailedProduce.Add(1)
+		t.FailedProduce.Add(1)
+	}
 }
 
 // CountOut counts record bytes of a topic in a fetch response to a

@@ -9,9 +9,14 @@ import (
 // bytes and go with RemoveTopic; a topic counted again after starts from 0.
 func TestBrokerTopicStats(t *testing.T) {
 	var s BrokerTopicStats
-	s.CountIn("a", 100, 3)
-	s.CountIn("b", 10, 1)
+	s.CountIn(s.Topic("a"), 100, 3)
+	s.CountIn(s.Topic("b"), 10, 1)
 	s.CountOut("a", 250)
+	s.CountProduce(s.Topic("a"), false)
+	s.CountProduce(s.Topic("a"), true)
+	if a := s.Topic("a"); a.TotalProduce.Load() != 2 || a.FailedProduce.Load() != 1 || s.TotalProduce.Load() != 2 || s.FailedProduce.Load() != 1 {
+		t.Fatalf("produce requests: a %d/%d failed, all %d/%d", a.FailedProduce.Load(), a.TotalProduce.Load(), s.FailedProduce.Load(), s.TotalProduce.Load())
+	}
 	each := func() map[string][3]int64 {
 		m := map[string][3]int64{}
 		s.EachTopic(func(topic string, t *TopicStats) {
