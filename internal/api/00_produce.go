@@ -76,6 +76,7 @@ func (h *Handler) produce(ctx context.Context, req *kmsg.ProduceRequest) (kmsg.R
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		st := &resp.Topics[i]
+		var ts *kafka.TopicStats // the topic's counters, looked up at its first partition hosted here (produceOne)
 		*st = kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
@@ -88,7 +89,7 @@ func (h *Handler) produce(ctx context.Context, req *kmsg.ProduceRequest) (kmsg.R
 				continue
 			}
 			tp := kafka.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
-			if p, required := h.produceOne(ctx, req.TransactionID, tp, rp, sp, now, req.Acks); p != nil && req.Acks == -1 {
+			if p, required := h.produceOne(ctx, req.TransactionID, tp, rp, sp, now, req.Acks, &ts); p != nil && req.Acks == -1 {
 				pending = append(pending, pendingAck{tp: tp, p: p, required: required, sp: sp})
 			}
 		}
@@ -110,8 +111,10 @@ func (h *Handler) produce(ctx context.Context, req *kmsg.ProduceRequest) (kmsg.R
 }
 
 // produceOne appends one partition's batch. On success it returns the
-// partition and the offset the high watermark must reach for acks=-1.
-func (h *Handler) produceOne(ctx context.Context, txnID *string, tp kafka.TopicPartition, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, now time.Time, acks int16) (*replica.Partition, int64) {
+// partition and the offset the high watermark must reach for acks=-1. A
+// partition hosted here is counted in its topic's counters, *ts, which it
+// looks up when the request's partitions of the topic have not yet.
+func (h *Handler) produceOne(ctx context.Context, txnID *string, tp kafka.TopicPartition, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, now time.Time, acks int16, ts **kafka.TopicStats) (*replica.Partition, int64) {
 	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
 	if tp.Topic == OffsetsTopic || tp.Topic == TxnStateTopic {
 		sp.ErrorCode = kerr.InvalidTopicException.Code
@@ -122,8 +125,10 @@ func (h *Handler) produceOne(ctx context.Context, txnID *string, tp kafka.TopicP
 		sp.ErrorCode = h.missingPartitionCode(tp.Topic, tp.Partition)
 		return nil, 0
 	}
-	ts := h.Stats.Topic(tp.Topic)
-	defer func() { h.Stats.CountProduce(ts, failedProduce(sp.ErrorCode)) }()
+	if *ts == nil {
+		*ts = h.Stats.Topic(tp.Topic)
+	}
+	defer func() { h.Stats.CountProduce(*ts, failedProduce(sp.ErrorCode)) }()
 	cfg := p.Config()
 	hdr, err := record.ReadProduced(rp.Records, cfg.MaxMessageBytes)
 	switch {
@@ -177,7 +182,7 @@ func (h *Handler) produceOne(ctx context.Context, txnID *string, tp kafka.TopicP
 		return nil, 0
 	}
 	if !info.Duplicate { // a retry appended nothing
-		h.Stats.CountIn(ts, len(records), int(hdr.NumRecords))
+		h.Stats.CountIn(*ts, len(records), int(hdr.NumRecords))
 	}
 	sp.BaseOffset = info.FirstOffset
 	sp.LogAppendTime = info.LogAppendTime

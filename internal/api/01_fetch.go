@@ -146,15 +146,22 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 }
 
 // countFetched counts the record bytes of a fetch response: replication
-// bytes out for a follower's, bytes out by topic for a consumer's.
+// bytes out for a follower's; for a consumer's, bytes out, and by topic
+// with one look-up per run of a topic's partitions (a fetch names them
+// topic by topic).
 func (h *Handler) countFetched(replicaID int32, acc *fetchAcc) {
 	if replicaID >= 0 {
 		h.Stats.ReplicationBytesOut.Add(int64(acc.total))
 		return
 	}
-	for i := range acc.results {
-		if n := acc.results[i].size(); n > 0 {
-			h.Stats.CountOut(acc.results[i].part.key.Topic, n)
+	h.Stats.BytesOut.Add(int64(acc.total))
+	for i := 0; i < len(acc.results); {
+		topic, n := acc.results[i].part.key.Topic, 0
+		for ; i < len(acc.results) && acc.results[i].part.key.Topic == topic; i++ {
+			n += acc.results[i].size()
+		}
+		if n > 0 {
+			h.Stats.Topic(topic).BytesOut.Add(int64(n))
 		}
 	}
 }

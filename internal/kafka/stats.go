@@ -59,13 +59,6 @@ func (s *BrokerTopicStats) CountProduce(t *TopicStats, failed bool) {
 	}
 }
 
-// CountOut counts record bytes of a topic in a fetch response to a
-// consumer.
-func (s *BrokerTopicStats) CountOut(topic string, bytes int) {
-	s.BytesOut.Add(int64(bytes))
-	s.Topic(topic).BytesOut.Add(int64(bytes))
-}
-
 // RemoveTopic forgets topic's counters (Kafka's removeMetrics when the
 // broker no longer hosts the deleted topic).
 func (s *BrokerTopicStats) RemoveTopic(topic string) { s.topics.Delete(topic) }
