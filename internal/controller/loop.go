@@ -89,9 +89,11 @@ func (l *Loop) drain(ctx context.Context, after func(Event)) {
 		}
 		ev := l.next()
 		l.mu.Unlock()
-		start := time.Now()
-		l.c.Handle(ctx, ev)
-		if l.observe != nil {
+		if l.observe == nil {
+			l.c.Handle(ctx, ev)
+		} else {
+			start := time.Now()
+			l.c.Handle(ctx, ev)
 			l.observe(ev.name(), time.Since(start))
 		}
 		if after != nil {
