@@ -82,11 +82,18 @@ func TestMetricsListener(t *testing.T) {
 	if n, failed := value("samsa_total_produce_requests_total"), value("samsa_failed_produce_requests_total"); n < 1 || failed != 0 {
 		t.Errorf("produce requests' partitions: %v, failed %v; want at least 1, 0", n, failed)
 	}
+	// The consumer's fetches of m's partition (at least the one that read
+	// the record).
+	if n, failed := value("samsa_total_fetch_requests_total"), value("samsa_failed_fetch_requests_total"); n < 1 || failed != 0 {
+		t.Errorf("fetch requests' partitions: %v, failed %v; want at least 1, 0", n, failed)
+	}
 	// By topic: m's are all of them; they go with the topic.
 	for series, want := range map[string]float64{`samsa_topic_bytes_in_total{topic="m"}`: in,
 		`samsa_topic_messages_in_total{topic="m"}`: 1, `samsa_topic_bytes_out_total{topic="m"}`: out,
 		`samsa_topic_total_produce_requests_total{topic="m"}`:  value("samsa_total_produce_requests_total"),
-		`samsa_topic_failed_produce_requests_total{topic="m"}`: 0} {
+		`samsa_topic_failed_produce_requests_total{topic="m"}`: 0,
+		`samsa_topic_total_fetch_requests_total{topic="m"}`:    value("samsa_total_fetch_requests_total"),
+		`samsa_topic_failed_fetch_requests_total{topic="m"}`:   0} {
 		if n := value(series); n != want {
 			t.Errorf("%s %v, want %v", series, n, want)
 		}

@@ -145,25 +145,54 @@ func (h *Handler) fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 	}
 }
 
-// countFetched counts the record bytes of a fetch response: replication
-// bytes out for a follower's; for a consumer's, bytes out, and by topic
-// with one look-up per run of a topic's partitions (a fetch names them
-// topic by topic).
+// countFetched counts a fetch response: its record bytes as replication
+// bytes out for a follower's, as bytes out over all topics and by topic for
+// a consumer's; and its partitions hosted here in the fetch requests over
+// all topics and by topic, failed those with an error Kafka counts
+// (failedFetch). A topic is looked up once per run of its partitions (a
+// fetch names them topic by topic).
 func (h *Handler) countFetched(replicaID int32, acc *fetchAcc) {
-	if replicaID >= 0 {
+	follower := replicaID >= 0
+	if follower {
 		h.Stats.ReplicationBytesOut.Add(int64(acc.total))
-		return
+	} else {
+		h.Stats.BytesOut.Add(int64(acc.total))
 	}
-	h.Stats.BytesOut.Add(int64(acc.total))
 	for i := 0; i < len(acc.results); {
-		topic, n := acc.results[i].part.key.Topic, 0
+		topic, bytes, n, failed := acc.results[i].part.key.Topic, 0, 0, 0
 		for ; i < len(acc.results) && acc.results[i].part.key.Topic == topic; i++ {
-			n += acc.results[i].size()
+			r := &acc.results[i]
+			if !r.hosted {
+				continue
+			}
+			bytes += r.size()
+			n++
+			if failedFetch(r.err) {
+				failed++
+			}
 		}
-		if n > 0 {
-			h.Stats.Topic(topic).BytesOut.Add(int64(n))
+		if n == 0 {
+			continue
 		}
+		ts := h.Stats.Topic(topic)
+		if !follower && bytes > 0 {
+			ts.BytesOut.Add(int64(bytes))
+		}
+		h.Stats.CountFetch(ts, n, failed)
 	}
+}
+
+// failedFetch is whether Kafka counts a partition's fetch error in
+// FailedFetchRequestsPerSec: every error but those of a fetcher that must
+// look elsewhere, wait or reset its offset (Kafka's
+// ReplicaManager.readFromLocalLog returns those without counting them).
+func failedFetch(code int16) bool {
+	switch code {
+	case 0, kerr.UnknownTopicOrPartition.Code, kerr.NotLeaderForPartition.Code, kerr.UnknownLeaderEpoch.Code,
+		kerr.FencedLeaderEpoch.Code, kerr.ReplicaNotAvailable.Code, kerr.KafkaStorageError.Code, kerr.OffsetOutOfRange.Code:
+		return false
+	}
+	return true
 }
 
 // toRead is what a pass of the fetch reads: every partition, except in a

@@ -26,6 +26,7 @@ import (
 type fetchResult struct {
 	part    *sessPart
 	err     int16
+	hosted  bool // the partition is hosted here (counted in TotalFetchRequestsPerSec)
 	records []byte
 	// section: the records as a section of a segment file instead
 	// (sent with sendfile, fetch_sections.go); owned by the result until
@@ -206,6 +207,7 @@ func (h *Handler) leaderFor(sp *sessPart, r *fetchResult) *replica.Partition {
 		r.err = h.missingPartitionCode(sp.key.Topic, sp.key.Partition)
 		return nil
 	}
+	r.hosted = true
 	if code := leaderEpochCode(sp.leaderEpoch, p.LeaderEpoch()); code != 0 {
 		r.err = code
 		return nil

@@ -118,6 +118,12 @@ var topicSeries = []struct {
 		"Partitions of produce requests to partitions hosted here answered with an error other than UNKNOWN_TOPIC_OR_PARTITION, " +
 			"NOT_LEADER_OR_FOLLOWER, MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE, CORRUPT_MESSAGE, KAFKA_STORAGE_ERROR",
 		func(t *kafka.TopicStats) *atomic.Int64 { return &t.FailedProduce }},
+	{"total_fetch_requests", "TotalFetchRequestsPerSec", "Partitions hosted here read for fetch responses to consumers and followers",
+		func(t *kafka.TopicStats) *atomic.Int64 { return &t.TotalFetch }},
+	{"failed_fetch_requests", "FailedFetchRequestsPerSec",
+		"Partitions hosted here read for fetch responses and answered with an error other than UNKNOWN_TOPIC_OR_PARTITION, " +
+			"NOT_LEADER_OR_FOLLOWER, UNKNOWN_LEADER_EPOCH, FENCED_LEADER_EPOCH, REPLICA_NOT_AVAILABLE, KAFKA_STORAGE_ERROR, OFFSET_OUT_OF_RANGE",
+		func(t *kafka.TopicStats) *atomic.Int64 { return &t.FailedFetch }},
 }
 
 func (c *brokerCollector) Describe(ch chan<- *prometheus.Desc) {

@@ -28,6 +28,8 @@ type TopicStats struct {
 	BytesOut      atomic.Int64 // BytesOutPerSec: record bytes of fetch responses to consumers
 	TotalProduce  atomic.Int64 // TotalProduceRequestsPerSec: partitions of produce requests to partitions hosted here
 	FailedProduce atomic.Int64 // FailedProduceRequestsPerSec: those answered with an error Kafka counts (api.failedProduce)
+	TotalFetch    atomic.Int64 // TotalFetchRequestsPerSec: partitions hosted here read for fetch responses, consumers' and followers'
+	FailedFetch   atomic.Int64 // FailedFetchRequestsPerSec: those answered with an error Kafka counts (api.failedFetch)
 }
 
 // Topic is topic's counters, created on first use.
@@ -56,6 +58,17 @@ func (s *BrokerTopicStats) CountProduce(t *TopicStats, failed bool) {
 	if failed {
 		s.FailedProduce.Add(1)
 		t.FailedProduce.Add(1)
+	}
+}
+
+// CountFetch counts n partitions of the topic whose counters t are read
+// for a fetch response, failed of them with an error.
+func (s *BrokerTopicStats) CountFetch(t *TopicStats, n, failed int) {
+	s.TotalFetch.Add(int64(n))
+	t.TotalFetch.Add(int64(n))
+	if failed > 0 {
+		s.FailedFetch.Add(int64(failed))
+		t.FailedFetch.Add(int64(failed))
 	}
 }
 

@@ -18,6 +18,11 @@ func TestBrokerTopicStats(t *testing.T) {
 	if a := s.Topic("a"); a.TotalProduce.Load() != 2 || a.FailedProduce.Load() != 1 || s.TotalProduce.Load() != 2 || s.FailedProduce.Load() != 1 {
 		t.Fatalf("produce requests: a %d/%d failed, all %d/%d", a.FailedProduce.Load(), a.TotalProduce.Load(), s.FailedProduce.Load(), s.TotalProduce.Load())
 	}
+	s.CountFetch(s.Topic("b"), 3, 0)
+	s.CountFetch(s.Topic("b"), 2, 1)
+	if b := s.Topic("b"); b.TotalFetch.Load() != 5 || b.FailedFetch.Load() != 1 || s.TotalFetch.Load() != 5 || s.FailedFetch.Load() != 1 {
+		t.Fatalf("fetch requests: b %d/%d failed, all %d/%d", b.FailedFetch.Load(), b.TotalFetch.Load(), s.FailedFetch.Load(), s.TotalFetch.Load())
+	}
 	each := func() map[string][3]int64 {
 		m := map[string][3]int64{}
 		s.EachTopic(func(topic string, t *TopicStats) {
