@@ -87,6 +87,16 @@ func TestMetricsListener(t *testing.T) {
 	if n, failed := value("samsa_total_fetch_requests_total"), value("samsa_failed_fetch_requests_total"); n < 1 || failed != 0 {
 		t.Errorf("fetch requests' partitions: %v, failed %v; want at least 1, 0", n, failed)
 	}
+	// A Metadata request for a topic that does not exist (without
+	// creating it) is answered UNKNOWN_TOPIC_OR_PARTITION for it, counted
+	// as Kafka's ErrorsPerSec.
+	md, err := kadm.NewClient(cl).Metadata(ctx, "absent")
+	if err != nil || md.Topics["absent"].Err == nil {
+		t.Fatalf("metadata of an absent topic: %v, %+v", err, md.Topics["absent"])
+	}
+	if n := value(`samsa_request_errors_total{api="Metadata",error="UNKNOWN_TOPIC_OR_PARTITION"}`); n < 1 {
+		t.Errorf("Metadata UNKNOWN_TOPIC_OR_PARTITION counted %v times", n)
+	}
 	// By topic: m's are all of them; they go with the topic.
 	for series, want := range map[string]float64{`samsa_topic_bytes_in_total{topic="m"}`: in,
 		`samsa_topic_messages_in_total{topic="m"}`: 1, `samsa_topic_bytes_out_total{topic="m"}`: out,

@@ -224,6 +224,7 @@ func (l *connLoop) handle(in inbound) bool {
 	if resp == nil {
 		return true
 	}
+	l.s.metrics.countErrors(in.hdr.Key, resp)
 	f, err := l.encodeFrame(wire.AppendResponse(getResponseBuffer(), in.hdr, resp), resp)
 	if err != nil {
 		l.logHandlerError(in, err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/wire"
@@ -83,6 +84,9 @@ func (h *fakeHandler) metadata(ctx context.Context, c *Conn, req *kmsg.MetadataR
 		}
 		rt := kmsg.NewMetadataResponseTopic()
 		rt.Topic = t.Topic
+		if *t.Topic == "unknown" {
+			rt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		}
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp, nil

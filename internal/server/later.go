@@ -81,6 +81,7 @@ func (l *connLoop) answerLater(in inbound, resp kmsg.Response, finish func() boo
 		if !ok || resp == nil {
 			return frame{}, false
 		}
+		l.s.metrics.countErrors(in.hdr.Key, resp)
 		buf := wire.AppendResponse(getResponseBuffer(), in.hdr, resp)
 		return frame{buf: buf, timing: timing{key: in.hdr.Key, read: in.read, ready: time.Now()}}, true
 	}

@@ -141,14 +141,21 @@ func waitStarted(t *testing.T, h *laterHandler, corr int32) {
 // connection are all handled while the first one's answer waits (a
 // serving loop that waited for it would handle only the first), and their
 // responses go out in request order whatever order they complete in.
+// The error codes of Later answers are counted (their marks: 1
+// OFFSET_OUT_OF_RANGE, 2 CORRUPT_MESSAGE, 3 UNKNOWN_TOPIC_OR_PARTITION).
 func TestLaterOverlapsRequestsOfItsKey(t *testing.T) {
-	h, _, c := startLater(t)
+	h, ts, c := startLater(t)
 	writeProduces(t, c, h, 3)
 	for corr := int32(3); corr >= 1; corr-- {
 		h.release(corr)
 	}
 	for corr := int32(1); corr <= 3; corr++ {
 		readProduceMark(t, c, corr)
+	}
+	for _, name := range []string{"OFFSET_OUT_OF_RANGE", "CORRUPT_MESSAGE", "UNKNOWN_TOPIC_OR_PARTITION"} {
+		if n := errorsCounted(t, ts, "Produce", name); n != 1 {
+			t.Errorf("Produce %s counted %v times, want 1", name, n)
+		}
 	}
 }
 

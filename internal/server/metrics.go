@@ -18,8 +18,12 @@ type metrics struct {
 	phases *prometheus.HistogramVec
 	// byKey caches the collectors of each API key (phase.go): a label
 	// lookup hashes the label values on every request.
-	byKey  [maxCachedKey + 1]atomic.Pointer[apiCollectors]
-	active prometheus.Gauge
+	byKey [maxCachedKey + 1]atomic.Pointer[apiCollectors]
+	// errors counts the error codes of the responses by API (errcount.go),
+	// its counters cached by API key and code.
+	errors      *prometheus.CounterVec
+	errorsByKey [maxCachedKey + 1]atomic.Pointer[apiErrors]
+	active      prometheus.Gauge
 	// throttled: connections muted for a client quota (throttle.go).
 	throttled prometheus.Histogram
 }
@@ -33,6 +37,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "samsa_requests_total",
 			Help: "Requests handled, by API.",
 		}, []string{"api"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "samsa_request_errors_total",
+			Help: "Error codes of the responses, by API and error: every error code a response carries, its own and its " +
+				"topics', partitions', groups', NONE left out (Kafka's kafka.network:type=RequestMetrics,name=ErrorsPerSec).",
+		}, []string{"api", "error"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "samsa_request_duration_seconds",
 			Help: "Time from a request's frame being read to its response being queued, by API.",
@@ -63,6 +72,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	var err error
 	if m.requests, err = register(reg, m.requests); err != nil {
+		return nil, err
+	}
+	if m.errors, err = register(reg, m.errors); err != nil {
 		return nil, err
 	}
 	if m.duration, err = register(reg, m.duration); err != nil {

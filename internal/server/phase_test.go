@@ -10,19 +10,8 @@ import (
 // phaseStat is the count and sum (seconds) of one phase of one API.
 func phaseStat(t *testing.T, ts *testServer, api, phase string) (uint64, float64) {
 	t.Helper()
-	mfs, err := ts.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "samsa_request_phase_seconds" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if labelValue(m, "api") == api && labelValue(m, "phase") == phase {
-				return m.Histogram.GetSampleCount(), m.Histogram.GetSampleSum()
-			}
-		}
+	if m := findMetric(t, ts, "samsa_request_phase_seconds", "api", api, "phase", phase); m != nil {
+		return m.Histogram.GetSampleCount(), m.Histogram.GetSampleSum()
 	}
 	return 0, 0
 }

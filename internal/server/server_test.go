@@ -242,6 +242,22 @@ func TestMetrics(t *testing.T) {
 	if got := counterValue(t, ts, "samsa_connections_active", ""); got != 2 {
 		t.Errorf("active connections = %v", got)
 	}
+	// The error codes of the responses but NONE: a Metadata answer's
+	// topic's; ApiVersions' UNSUPPORTED_VERSION for a version the server
+	// does not know.
+	a.roundTrip(metadataRequest(9, "x", "unknown", "y"), 3)
+	too := kmsg.NewPtrApiVersionsRequest()
+	too.SetVersion(wire.Supported[int16(kmsg.ApiVersions)].Max + 1)
+	b.write(encodeRequest(too, 2))
+	b.read(kmsg.NewPtrApiVersionsResponse(), 2)
+	for _, c := range []struct {
+		api, err string
+		want     float64
+	}{{"Metadata", "UNKNOWN_TOPIC_OR_PARTITION", 1}, {"ApiVersions", "UNSUPPORTED_VERSION", 1}, {"Metadata", "NONE", 0}} {
+		if got := errorsCounted(t, ts, c.api, c.err); got != c.want {
+			t.Errorf("samsa_request_errors_total{api=%q,error=%q} = %v, want %v", c.api, c.err, got, c.want)
+		}
+	}
 	// A second server on the same registry shares the collectors.
 	other, err := New(Config{Addr: "127.0.0.1:0", Handler: ts.h, Registerer: ts.reg})
 	if err != nil {
@@ -250,8 +266,39 @@ func TestMetrics(t *testing.T) {
 	other.Close()
 }
 
+// errorsCounted reads samsa_request_errors_total{api, error}.
+func errorsCounted(t *testing.T, ts *testServer, api, errName string) float64 {
+	t.Helper()
+	if m := findMetric(t, ts, "samsa_request_errors_total", "api", api, "error", errName); m != nil {
+		return m.Counter.GetValue()
+	}
+	return 0
+}
+
 // counterValue reads a counter or gauge value, or a histogram's count.
 func counterValue(t *testing.T, ts *testServer, name, api string) float64 {
+	t.Helper()
+	var m *dto.Metric
+	if api == "" {
+		m = findMetric(t, ts, name)
+	} else {
+		m = findMetric(t, ts, name, "api", api)
+	}
+	switch {
+	case m == nil:
+	case m.Counter != nil:
+		return m.Counter.GetValue()
+	case m.Gauge != nil:
+		return m.Gauge.GetValue()
+	case m.Histogram != nil:
+		return float64(m.Histogram.GetSampleCount())
+	}
+	return 0
+}
+
+// findMetric is the first series of the metric name whose labels have
+// the values given as name, value pairs; nil if there is none.
+func findMetric(t *testing.T, ts *testServer, name string, labels ...string) *dto.Metric {
 	t.Helper()
 	mfs, err := ts.reg.Gather()
 	if err != nil {
@@ -261,21 +308,17 @@ func counterValue(t *testing.T, ts *testServer, name, api string) float64 {
 		if mf.GetName() != name {
 			continue
 		}
+	series:
 		for _, m := range mf.GetMetric() {
-			if api != "" && labelValue(m, "api") != api {
-				continue
+			for i := 0; i+1 < len(labels); i += 2 {
+				if labelValue(m, labels[i]) != labels[i+1] {
+					continue series
+				}
 			}
-			switch {
-			case m.Counter != nil:
-				return m.Counter.GetValue()
-			case m.Gauge != nil:
-				return m.Gauge.GetValue()
-			case m.Histogram != nil:
-				return float64(m.Histogram.GetSampleCount())
-			}
+			return m
 		}
 	}
-	return 0
+	return nil
 }
 
 func labelValue(m *dto.Metric, name string) string {
