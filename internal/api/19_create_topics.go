@@ -10,6 +10,8 @@ package api
 // INVALID_CONFIG for unknown or invalid topic configs; TOPIC_ALREADY_EXISTS.
 // -1 for count or factor means the broker default (v4+). validateOnly checks
 // everything and creates nothing. v5+ echo the resulting configs, v7 the id.
+// THROTTLING_QUOTA_EXCEEDED (v6+) for a topic the client's
+// controller_mutation_rate refuses (quota.go).
 
 import (
 	"context"
@@ -33,24 +35,40 @@ func (h *Handler) createTopics(ctx context.Context, req *kmsg.CreateTopicsReques
 	for _, rt := range req.Topics {
 		seen[rt.Topic]++
 	}
-	// Topics are created together and the answer waits for all of them,
-	// not one after the other.
+	// Each topic is checked, and asks the controller mutation quota for
+	// its partitions, in request order; then they are created together
+	// and the answer waits for all of them, not one after the other.
+	mq := h.mutationQuota(ctx, req.Version, 6)
+	defer mq.done()
+	specs, errs := make([]CreateTopic, len(req.Topics)), make([]error, len(req.Topics))
+	for i, rt := range req.Topics {
+		if seen[rt.Topic] > 1 {
+			errs[i] = fmt.Errorf("%w: topic %q appears more than once in the request", kerr.InvalidRequest, rt.Topic)
+			continue
+		}
+		specs[i], errs[i] = h.createTopicSpec(rt)
+		if errs[i] == nil {
+			_, errs[i] = h.Broker.ResolveTopic(specs[i].Configs)
+		}
+		if _, exists := h.Meta.Topic(rt.Topic); errs[i] == nil && !req.ValidateOnly && !exists && !mq.allow(int(specs[i].NumPartitions)) {
+			errs[i] = errThrottlingQuota
+		}
+	}
 	resp.Topics = make([]kmsg.CreateTopicsResponseTopic, len(req.Topics))
 	var wg sync.WaitGroup
 	for i, rt := range req.Topics {
+		st := kmsg.NewCreateTopicsResponseTopic()
+		st.Topic = rt.Topic
+		st.NumPartitions, st.ReplicationFactor = -1, -1
+		if errs[i] != nil {
+			st.ErrorCode, st.ErrorMessage = errorCode(errs[i]), errorMessage(errs[i])
+			resp.Topics[i] = st
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st := kmsg.NewCreateTopicsResponseTopic()
-			st.Topic = rt.Topic
-			st.NumPartitions, st.ReplicationFactor = -1, -1
-			var err error
-			if seen[rt.Topic] > 1 {
-				err = fmt.Errorf("%w: topic %q appears more than once in the request", kerr.InvalidRequest, rt.Topic)
-			} else {
-				err = h.createTopic(ctx, rt, req.ValidateOnly, &st)
-			}
-			if err != nil {
+			if err := h.createTopic(ctx, specs[i], req.ValidateOnly, &st); err != nil {
 				st.ErrorCode, st.ErrorMessage = errorCode(err), errorMessage(err)
 			}
 			resp.Topics[i] = st
@@ -60,14 +78,9 @@ func (h *Handler) createTopics(ctx context.Context, req *kmsg.CreateTopicsReques
 	return resp
 }
 
-func (h *Handler) createTopic(ctx context.Context, rt kmsg.CreateTopicsRequestTopic, validateOnly bool, st *kmsg.CreateTopicsResponseTopic) error {
-	ct, err := h.createTopicSpec(rt)
-	if err != nil {
-		return err
-	}
-	if _, err := h.Broker.ResolveTopic(ct.Configs); err != nil {
-		return err
-	}
+// createTopic creates the topic ct (checked) or, validateOnly, checks
+// that it could be, and fills in st.
+func (h *Handler) createTopic(ctx context.Context, ct CreateTopic, validateOnly bool, st *kmsg.CreateTopicsResponseTopic) error {
 	t, err := h.Admin.CreateTopic(ctx, ct, validateOnly)
 	if err != nil {
 		return err

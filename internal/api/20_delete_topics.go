@@ -10,6 +10,8 @@ package api
 // makes it wait for the deletion, bounded by TimeoutMillis). Internal
 // topics (__consumer_offsets) are not deletable: INVALID_TOPIC_EXCEPTION
 // (Kafka's tools refuse them before asking; the broker refuses too).
+// THROTTLING_QUOTA_EXCEEDED (v5+) for a topic the client's
+// controller_mutation_rate refuses (quota.go).
 
 import (
 	"context"
@@ -41,54 +43,71 @@ func (h *Handler) deleteTopics(ctx context.Context, req *kmsg.DeleteTopicsReques
 			targets = append(targets, target{name: &n})
 		}
 	}
-	// Every topic is queued at once and the answer waits for all of them
-	// (Kafka's DelayedDeleteTopics), not one after the other.
+	// Each topic is resolved, and asks the controller mutation quota for
+	// its partitions, in request order; then every topic is queued at once
+	// and the answer waits for all of them (Kafka's DelayedDeleteTopics),
+	// not one after the other.
+	mq := h.mutationQuota(ctx, req.Version, 5)
+	defer mq.done()
 	resp.Topics = make([]kmsg.DeleteTopicsResponseTopic, len(targets))
-	var wg sync.WaitGroup
+	names := make([]string, len(targets))
 	for i, tg := range targets {
+		st := kmsg.NewDeleteTopicsResponseTopic()
+		st.Topic, st.TopicID = tg.name, tg.id
+		var t TopicInfo
+		if t, st.ErrorCode = h.deletable(req.Version, tg.name, tg.id, &st); st.ErrorCode == 0 && !mq.allow(len(t.Partitions)) {
+			st.ErrorCode, st.ErrorMessage = errorCode(errThrottlingQuota), errorMessage(errThrottlingQuota)
+		}
+		names[i] = t.Name
+		resp.Topics[i] = st
+	}
+	var wg sync.WaitGroup
+	for i := range targets {
+		if resp.Topics[i].ErrorCode != 0 {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st := kmsg.NewDeleteTopicsResponseTopic()
-			st.Topic, st.TopicID = tg.name, tg.id
-			st.ErrorCode = h.deleteOne(ctx, req.Version, tg.name, tg.id, &st)
-			resp.Topics[i] = st
+			st := &resp.Topics[i]
+			if err := h.Admin.DeleteTopic(ctx, names[i]); err != nil {
+				st.ErrorMessage = errorMessage(err)
+				st.ErrorCode = errorCode(err)
+				if ctx.Err() != nil {
+					st.ErrorCode = kerr.RequestTimedOut.Code
+				}
+			}
 		}()
 	}
 	wg.Wait()
 	return resp
 }
 
-func (h *Handler) deleteOne(ctx context.Context, version int16, name *string, id [16]byte, st *kmsg.DeleteTopicsResponseTopic) int16 {
+// deletable resolves the topic named by name or id and checks that it
+// may be deleted, filling in st's name and id; an error code otherwise.
+func (h *Handler) deletable(version int16, name *string, id [16]byte, st *kmsg.DeleteTopicsResponseTopic) (TopicInfo, int16) {
 	if !h.Broker.DeleteTopicEnable {
 		if version < 3 {
-			return kerr.InvalidRequest.Code
+			return TopicInfo{}, kerr.InvalidRequest.Code
 		}
-		return kerr.TopicDeletionDisabled.Code
+		return TopicInfo{}, kerr.TopicDeletionDisabled.Code
 	}
 	var t TopicInfo
 	var ok bool
 	if name == nil {
 		if t, ok = h.Meta.TopicByID(id); !ok {
-			return kerr.UnknownTopicID.Code
+			return t, kerr.UnknownTopicID.Code
 		}
 		n := t.Name
 		st.Topic = &n
 	} else if t, ok = h.Meta.Topic(*name); !ok {
-		return kerr.UnknownTopicOrPartition.Code
+		return t, kerr.UnknownTopicOrPartition.Code
 	}
 	st.TopicID = t.ID
 	if t.Internal {
 		msg := "internal topic " + t.Name + " cannot be deleted"
 		st.ErrorMessage = &msg
-		return kerr.InvalidTopicException.Code
+		return t, kerr.InvalidTopicException.Code
 	}
-	if err := h.Admin.DeleteTopic(ctx, t.Name); err != nil {
-		st.ErrorMessage = errorMessage(err)
-		if ctx.Err() != nil {
-			return kerr.RequestTimedOut.Code
-		}
-		return errorCode(err)
-	}
-	return 0
+	return t, 0
 }

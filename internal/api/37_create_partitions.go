@@ -11,7 +11,9 @@ package api
 // larger than the current one, INVALID_REPLICA_ASSIGNMENT for a manual
 // assignment with unknown brokers, the wrong number of partitions, repeated
 // brokers or a replication factor different from partition 0's.
-// validateOnly checks everything and changes nothing. TimeoutMillis bounds
+// validateOnly checks everything and changes nothing.
+// THROTTLING_QUOTA_EXCEEDED (v3+) for a topic the client's
+// controller_mutation_rate refuses (quota.go). TimeoutMillis bounds
 // the wait for the new partitions' leaders (REQUEST_TIMED_OUT when it
 // passes); 0 or less answers as soon as the assignment is written, as Kafka
 // does. The authorization check (TOPIC_AUTHORIZATION_FAILED) arrives with
@@ -63,6 +65,8 @@ func (h *Handler) createPartitions(ctx context.Context, req *kmsg.CreatePartitio
 	for _, rt := range req.Topics {
 		seen[rt.Topic]++
 	}
+	mq := h.mutationQuota(ctx, req.Version, 3)
+	defer mq.done()
 	answered := map[string]bool{}
 	for _, rt := range req.Topics {
 		if answered[rt.Topic] {
@@ -75,7 +79,7 @@ func (h *Handler) createPartitions(ctx context.Context, req *kmsg.CreatePartitio
 		if seen[rt.Topic] > 1 {
 			err = fmt.Errorf("%w: Duplicate topic in request.", kerr.InvalidRequest)
 		} else {
-			err = h.addPartitions(ctx, rt, req.ValidateOnly)
+			err = h.addPartitions(ctx, rt, req.ValidateOnly, mq)
 		}
 		if err != nil {
 			st.ErrorCode, st.ErrorMessage = errorCode(err), errorMessage(err)
@@ -88,7 +92,10 @@ func (h *Handler) createPartitions(ctx context.Context, req *kmsg.CreatePartitio
 	return resp
 }
 
-func (h *Handler) addPartitions(ctx context.Context, rt kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
+// addPartitions grows the topic rt names; mq, when a quota applies, is
+// asked for the new partitions once a dry run passed, as Kafka records them
+// after its checks.
+func (h *Handler) addPartitions(ctx context.Context, rt kmsg.CreatePartitionsRequestTopic, validateOnly bool, mq *mutationQuota) error {
 	adder, ok := h.Admin.(PartitionAdder)
 	if !ok {
 		return fmt.Errorf("%w: api: this broker cannot add partitions", kerr.InvalidRequest)
@@ -98,6 +105,14 @@ func (h *Handler) addPartitions(ctx context.Context, rt kmsg.CreatePartitionsReq
 		assignment = make([][]int32, 0, len(rt.Assignment))
 		for _, a := range rt.Assignment {
 			assignment = append(assignment, a.Replicas)
+		}
+	}
+	if mq.applies() && !validateOnly {
+		if err := adder.AddPartitions(ctx, rt.Topic, rt.Count, assignment, true); err != nil {
+			return err
+		}
+		if t, ok := h.Meta.Topic(rt.Topic); ok && !mq.allow(int(rt.Count)-len(t.Partitions)) {
+			return errThrottlingQuota
 		}
 	}
 	return adder.AddPartitions(ctx, rt.Topic, rt.Count, assignment, validateOnly)

@@ -10,7 +10,7 @@ package api
 // entity type or an unknown key is INVALID_REQUEST, per entry; a
 // producer_byte_rate or consumer_byte_rate that is not a whole number is
 // INVALID_REQUEST ("must be a LONG value"). validate_only checks and
-// writes nothing. controller_mutation_rate is stored but not enforced.
+// writes nothing.
 // Deviation: "ip" entities (connection_creation_rate) are INVALID_REQUEST,
 // Samsa stores no IP quotas.
 

@@ -26,6 +26,14 @@ package api
 //     waiting for the controller's outcome; a broker config write waiting
 //     for this broker to apply it. Waits that overlap (the topics of a
 //     CreateTopics, waited for together) are taken off once.
+//   - controller_mutation_rate (KIP-599): CreateTopics, DeleteTopics and
+//     CreatePartitions ask, topic by topic in request order, for the
+//     partitions each would create or delete (mutationQuota), once the
+//     topic passed every other check and unless the request only
+//     validates; a strict quota (CreateTopics v6+, DeleteTopics v5+,
+//     CreatePartitions v3+) answers a topic THROTTLING_QUOTA_EXCEEDED
+//     while its client's bucket is below zero, a permissive one (older
+//     versions) accepts it and throttles the response.
 //
 // Exempt, as Kafka's sendResponseExemptThrottle: follower fetches and the
 // inter-broker APIs (LeaderAndIsr, StopReplica, UpdateMetadata,
@@ -40,9 +48,11 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-kafka/samsa/internal/quota"
@@ -56,7 +66,7 @@ type quotaKey struct{}
 type quotaReq struct {
 	client      string
 	start       time.Time
-	throttle    time.Duration // set by the Fetch: the longest of its quotas
+	throttle    time.Duration // set by a Fetch (the longest of its quotas) and by a controller mutation quota
 	requestDone bool          // the Fetch recorded request_percentage
 
 	mu       sync.Mutex // parks come from the request's goroutines
@@ -173,3 +183,57 @@ func (h *Handler) fetchThrottled(ctx context.Context, n int) bool {
 	}
 	return q.throttle > 0
 }
+
+// mutationQuota is the controller mutation quota of one CreateTopics,
+// DeleteTopics or CreatePartitions request (Kafka's
+// ControllerMutationQuota): strict from strictSince on.
+type mutationQuota struct {
+	h      *Handler
+	q      *quotaReq // nil: no quota applies
+	strict bool
+
+	mu       sync.Mutex
+	throttle time.Duration // Kafka's lastThrottleTimeMs: of the last mutation refused or throttled
+	at       time.Time     // when it was set
+}
+
+func (h *Handler) mutationQuota(ctx context.Context, version, strictSince int16) *mutationQuota {
+	q, _ := ctx.Value(quotaKey{}).(*quotaReq)
+	return &mutationQuota{h: h, q: q, strict: version >= strictSince}
+}
+
+// applies reports whether a quota is being enforced on the request.
+func (m *mutationQuota) applies() bool { return m.q != nil }
+
+// allow asks for permits mutations; false when the quota refuses them
+// (strict, exhausted): the topic is then answered errThrottlingQuota.
+func (m *mutationQuota) allow(permits int) bool {
+	if m.q == nil || permits <= 0 {
+		return true
+	}
+	now := m.h.Now()
+	ok, d := m.h.Quotas.Mutate(quota.Principal, m.q.client, float64(permits), m.strict, now)
+	if d > 0 {
+		m.mu.Lock()
+		m.throttle, m.at = d, now
+		m.mu.Unlock()
+	}
+	return ok
+}
+
+// done throttles the request for what is left of the last throttle set
+// (Kafka deducts the time since it was recorded), with its other quotas.
+func (m *mutationQuota) done() {
+	if m.q == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.throttle > 0 {
+		m.q.throttle = max(m.q.throttle, m.throttle-m.h.Now().Sub(m.at))
+	}
+}
+
+// errThrottlingQuota answers a topic refused by a strict controller
+// mutation quota, with Kafka's message.
+var errThrottlingQuota = fmt.Errorf("%w: The throttling quota has been exceeded.", kerr.ThrottlingQuotaExceeded)

@@ -24,6 +24,10 @@ const (
 	Produce Type = iota // producer_byte_rate: bytes per second
 	Fetch               // consumer_byte_rate: bytes per second
 	Request             // request_percentage: % of one thread's time
+	// ControllerMutation is controller_mutation_rate: partitions created
+	// or deleted per second (KIP-599), measured with a token bucket
+	// (Mutate), not a rate.
+	ControllerMutation
 	numTypes
 )
 
@@ -32,10 +36,10 @@ const (
 	ProducerByteRate       = "producer_byte_rate"
 	ConsumerByteRate       = "consumer_byte_rate"
 	RequestPercentage      = "request_percentage"
-	ControllerMutationRate = "controller_mutation_rate" // stored, not enforced
+	ControllerMutationRate = "controller_mutation_rate"
 )
 
-var typeKeys = [numTypes]string{ProducerByteRate, ConsumerByteRate, RequestPercentage}
+var typeKeys = [numTypes]string{ProducerByteRate, ConsumerByteRate, RequestPercentage, ControllerMutationRate}
 
 // Default names the default entity of a component.
 const Default = "<default>"
@@ -49,7 +53,8 @@ type Entity struct{ User, ClientID string }
 type tags struct{ user, client string }
 
 type sensor struct {
-	r    rate
+	r    rate   // Produce, Fetch, Request
+	b    bucket // ControllerMutation
 	used int64
 }
 
@@ -172,11 +177,49 @@ func (m *Manager) MaxValueInWindow(t Type, user, clientID string) float64 {
 
 // throttle is X = (O - T) / T × W, rounded to the millisecond.
 func throttle(observed, bound float64, windowMs int64) time.Duration {
-	ms := (observed - bound) / bound * float64(windowMs)
+	return roundMs((observed - bound) / bound * float64(windowMs))
+}
+
+func roundMs(ms float64) time.Duration {
 	if math.IsNaN(ms) || ms > math.MaxInt32 {
 		ms = math.MaxInt32
 	}
 	return time.Duration(math.Round(ms)) * time.Millisecond
+}
+
+// Mutate asks for permits controller mutations (partitions created or
+// deleted) for the client (sanitized user, raw client id) at now, against
+// its controller_mutation_rate, as Kafka's ControllerMutationQuotaManager:
+// a token bucket that refills at the quota's rate up to a burst of quota ×
+// quota.window.num × quota.window.size.seconds, and that a mutation drains,
+// below zero if it takes more than is left. A strict quota (CreateTopics
+// v6+, DeleteTopics v5+, CreatePartitions v3+) refuses the mutation (ok
+// false) while the bucket is below zero, with the time it takes to refill
+// to zero as the throttle, and does not throttle one it accepts; a
+// permissive one (older versions) accepts every mutation and throttles the
+// one that leaves the bucket below zero for that time.
+func (m *Manager) Mutate(user, clientID string, permits float64, strict bool, now time.Time) (ok bool, throttle time.Duration) {
+	ms := now.UnixMilli()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.overrides[ControllerMutation]) == 0 {
+		return true, 0
+	}
+	tg := m.tags(ControllerMutation, user, Sanitize(clientID))
+	bound, found := m.limit(ControllerMutation, tg)
+	if !found {
+		return true, 0
+	}
+	b := &m.sensor(ControllerMutation, tg, ms).b
+	b.refill(m.cfg, bound, ms)
+	if strict && b.tokens < 0 {
+		return false, roundMs(-b.tokens / bound * 1000)
+	}
+	b.take(m.cfg, bound, permits)
+	if !strict && b.tokens < 0 {
+		return true, roundMs(-b.tokens / bound * 1000)
+	}
+	return true, 0
 }
 
 func (m *Manager) sensor(t Type, tg tags, now int64) *sensor {

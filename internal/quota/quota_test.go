@@ -117,3 +117,43 @@ func TestSanitize(t *testing.T) {
 		}
 	}
 }
+
+// controller_mutation_rate is Kafka's token bucket (KIP-599): at 10
+// mutations/s over 11 one-second windows it starts with 110; a strict
+// quota accepts mutations while the bucket is not below zero, even ones
+// that take it below, then refuses with the time to refill to zero; a
+// permissive one accepts all and throttles those that leave it below zero.
+func TestMutateTokenBucket(t *testing.T) {
+	m := New(DefaultConfig)
+	if ok, d := m.Mutate(Principal, "c", 1000, true, t0); !ok || d != 0 {
+		t.Fatalf("without a quota: %v %v", ok, d)
+	}
+	m.Set(Entity{ClientID: "c"}, map[string]float64{ControllerMutationRate: 10})
+	steps := []struct {
+		at      time.Duration
+		permits float64
+		strict  bool
+		ok      bool
+		d       time.Duration
+	}{
+		{0, 100, true, true, 0},                                    // 10 left
+		{0, 90, true, true, 0},                                     // -80: accepted, not throttled
+		{0, 1, true, false, 8 * time.Second},                       // refused: 80 / 10 per second
+		{2 * time.Second, 1, true, false, 6 * time.Second},         // refilled to -60
+		{2 * time.Second, 5, false, true, 6500 * time.Millisecond}, // permissive: -65, accepted, throttled
+		{8500 * time.Millisecond, 1, true, true, 0},                // refilled to 0: not below, accepted
+		{8500 * time.Millisecond, 1, true, false, 100 * time.Millisecond},
+		{time.Hour - time.Minute, 200, true, true, 0}, // full again (110): -90
+	}
+	for i, s := range steps {
+		if ok, d := m.Mutate(Principal, "c", s.permits, s.strict, t0.Add(s.at)); ok != s.ok || d != s.d {
+			t.Fatalf("step %d: ok %v throttle %v, want %v %v", i, ok, d, s.ok, s.d)
+		}
+	}
+	if ok, _ := m.Mutate(Principal, "other", 500, true, t0); !ok {
+		t.Fatal("a client without a quota refused")
+	}
+	if !m.Enabled(ControllerMutation) || m.Enabled(Produce) {
+		t.Fatal("Enabled")
+	}
+}

@@ -80,3 +80,29 @@ func (r *rate) measure(c Config, now int64) float64 {
 	v := r.sum(c, now)
 	return v / (float64(r.windowSize(c, now)) / 1000)
 }
+
+// bucket is Kafka's TokenBucket: tokens refill at the quota's rate up to a
+// burst of quota × samples × window seconds; it starts full.
+type bucket struct {
+	tokens  float64
+	last    int64 // ms of the last refill
+	started bool
+}
+
+func burst(c Config, quota float64) float64 {
+	return quota * float64(c.Samples) * c.Window.Seconds()
+}
+
+func (b *bucket) refill(c Config, quota float64, now int64) {
+	if !b.started {
+		b.tokens, b.started = burst(c, quota), true
+	} else if now > b.last {
+		b.tokens = min(burst(c, quota), b.tokens+quota*float64(now-b.last)/1000)
+	}
+	b.last = max(b.last, now)
+}
+
+// take drains v tokens, below zero if need be.
+func (b *bucket) take(c Config, quota, v float64) {
+	b.tokens = min(burst(c, quota), b.tokens-v)
+}
