@@ -28,6 +28,9 @@ func TestRequestPhases(t *testing.T) {
 	h.release(1)
 	readProduceMark(t, c, 1)
 	c.roundTrip(kmsg.NewPtrMetadataRequest(), 2)
+	// A response's send phases are recorded once its write returned, which
+	// may be after the client read it.
+	await(t, "the Metadata answer's send recorded", func() bool { n, _ := phaseStat(t, ts, "Metadata", "total"); return n == 1 })
 
 	for _, p := range phaseNames {
 		n, sum := phaseStat(t, ts, "Produce", p)
