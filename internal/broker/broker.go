@@ -34,6 +34,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/quota"
 	"github.com/samsa-kafka/samsa/internal/record"
 	"github.com/samsa-kafka/samsa/internal/replica"
+	"github.com/samsa-kafka/samsa/internal/server"
 	"github.com/samsa-kafka/samsa/internal/storage"
 	"github.com/samsa-kafka/samsa/internal/txn"
 )
@@ -57,7 +58,8 @@ type Broker struct {
 	ctrl      *controller.Controller
 	loop      *controller.Loop
 	channels  *channel.Manager
-	ln        listeners // bound listeners (listeners.go)
+	ln        listeners          // bound listeners (listeners.go)
+	conns     *server.ConnLimits // max.connections(.per.ip), shared by the listeners (listeners.go)
 	fetchers  *fetcher.Manager
 	alter     *alterpartition.Manager
 	pids      *producerid.Manager
@@ -98,7 +100,7 @@ type Options struct {
 // caught up with the controller's metadata (api/ready.go); ApiVersions and
 // the requests of other brokers are served from the start.
 func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
-	b := &Broker{cfg: cfg, log: opts.Logger, nodeID: max(cfg.BrokerID, 0)}
+	b := &Broker{cfg: cfg, log: opts.Logger, nodeID: max(cfg.BrokerID, 0), conns: server.NewConnLimits()}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}

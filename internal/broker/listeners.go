@@ -58,6 +58,7 @@ func (b *Broker) bind(cfg *config.Broker, h server.Handler, reg prometheus.Regis
 	ln.mu.Lock()
 	defer ln.mu.Unlock()
 	ln.handler, ln.registry, ln.cfg = h, reg, cfg
+	b.setConnLimits(cfg)
 	for _, l := range cfg.Listeners {
 		srv, err := b.newServer(l)
 		if err != nil {
@@ -77,11 +78,25 @@ func (b *Broker) newServer(l config.Listener) (*server.Server, error) {
 		Logger:          b.log.With("component", "server", "listener", l.Name),
 		Handler:         b.ln.handler,
 		Registerer:      b.ln.registry,
+		Limits:          b.conns,
+		Protected:       l.Name == b.cfg.InterBrokerListenerName,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("broker: listener %s: %w", l, err)
 	}
 	return srv, nil
+}
+
+// setConnLimits applies cfg's max.connections, max.connections.per.ip
+// and its overrides (kept as they were when the overrides do not parse:
+// a name that no longer resolves).
+func (b *Broker) setConnLimits(cfg *config.Broker) {
+	overrides, err := config.ConnectionsPerIPOverrides(cfg.MaxConnectionsPerIPOverrides)
+	if err != nil {
+		b.log.Warn("max.connections.per.ip.overrides not applied", "err", err)
+		return
+	}
+	b.conns.Set(int(cfg.MaxConnections), int(cfg.MaxConnectionsPerIP), overrides)
 }
 
 // serveAll starts accepting on every bound listener.

@@ -59,6 +59,9 @@ type Broker struct {
 	MessageMaxBytes               int32         // message.max.bytes
 	SocketRequestMaxBytes         int32         // socket.request.max.bytes
 	ConnectionsMaxIdle            time.Duration // connections.max.idle.ms
+	MaxConnections                int32         // max.connections
+	MaxConnectionsPerIP           int32         // max.connections.per.ip
+	MaxConnectionsPerIPOverrides  string        // max.connections.per.ip.overrides: host:count,… (ConnectionsPerIPOverrides)
 	FetchMaxBytes                 int32         // fetch.max.bytes
 	MinInsyncReplicas             int32         // min.insync.replicas
 	UncleanLeaderElection         bool          // unclean.leader.election.enable

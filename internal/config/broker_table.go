@@ -62,6 +62,13 @@ var serverSettings = []setting{
 		tInt("socket.request.max.bytes", "104857600", atLeast(1), "The maximum number of bytes in a socket request.")),
 	bind(func(b *Broker) any { return &b.ConnectionsMaxIdle },
 		ms("connections.max.idle.ms", "600000", nil, "Idle connections timeout.")),
+	bind(func(b *Broker) any { return &b.MaxConnections },
+		tInt("max.connections", "2147483647", atLeast(0), "Connections allowed on the broker over its listeners; at the limit a listener "+
+			"waits before taking a new one, the inter-broker listener excepted.").cluster()),
+	bind(func(b *Broker) any { return &b.MaxConnectionsPerIP },
+		tInt("max.connections.per.ip", "2147483647", atLeast(0), "Connections allowed from one IP address; a new one beyond is closed.").cluster()),
+	bind(func(b *Broker) any { return &b.MaxConnectionsPerIPOverrides },
+		tStr("max.connections.per.ip.overrides", "", perIPOverrides, "Per-IP or host name overrides of max.connections.per.ip, as host:count,host:count.").cluster()),
 	bind(func(b *Broker) any { return &b.FetchMaxBytes },
 		tInt("fetch.max.bytes", "57671680", atLeast(1024), "The maximum number of bytes returned for a fetch request.")),
 	bind(func(b *Broker) any { return &b.MetadataStoreConnect },

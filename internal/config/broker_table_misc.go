@@ -1,8 +1,9 @@
 package config
 
-// Kafka broker keys for tiered storage, throttling windows, connection
-// limits, purgatories, metrics, policies and Java thread pools: accepted
-// with Kafka's types, defaults and update modes, without effect in Samsa.
+// Kafka broker keys for tiered storage, throttling windows, the connection
+// creation rate, purgatories, metrics, policies and Java thread pools:
+// accepted with Kafka's types, defaults and update modes, without effect in
+// Samsa.
 
 var remoteLogKeys = acceptedNoEffect(
 	clusterKey(msInt("remote.fetch.max.wait.ms", "500", atLeast(1), "Maximum wait before answering a remote fetch.")),
@@ -38,9 +39,6 @@ var runtimeKeys = acceptedNoEffect(
 	tInt("fetch.purgatory.purge.interval.requests", "1000", nil, "Purge interval of the fetch purgatory."),
 	tInt("producer.purgatory.purge.interval.requests", "1000", nil, "Purge interval of the produce purgatory."),
 	clusterKey(tInt("max.connection.creation.rate", "2147483647", atLeast(0), "Connections created per second on the broker.")),
-	clusterKey(tInt("max.connections", "2147483647", atLeast(0), "Connections allowed on the broker.")),
-	clusterKey(tInt("max.connections.per.ip", "2147483647", atLeast(0), "Connections allowed from one IP address.")),
-	clusterKey(tStr("max.connections.per.ip.overrides", "", nil, "Per-IP or host name overrides of max.connections.per.ip.")),
 	tInt("max.incremental.fetch.session.cache.slots", "1000", atLeast(0), "Incremental fetch sessions kept."),
 	tInt("max.request.partition.size.limit", "2000", atLeast(1), "Partitions served in one request."),
 	tLong("queued.max.request.bytes", "-1", nil, "Queued bytes before no more requests are read."),

@@ -43,6 +43,11 @@ type Config struct {
 	Logger          *slog.Logger // nil: discard
 	Handler         Handler
 	Registerer      prometheus.Registerer // nil: metrics are not registered
+	// Limits, shared by a broker's servers, bound their connections
+	// (connlimits.go); nil: none. Protected marks the inter-broker
+	// listener, which does not wait for max.connections.
+	Limits    *ConnLimits
+	Protected bool
 }
 
 // Server accepts Kafka client connections. See the package doc.
@@ -138,7 +143,36 @@ func (s *Server) Serve() error {
 			continue
 		}
 		backoff = 0
-		s.startConn(nc)
+		if s.admit(nc) {
+			s.startConn(nc)
+		}
+	}
+}
+
+// admit counts nc against the connection limits, waiting for a slot under
+// max.connections; it closes nc and reports false when its address has
+// its maximum or the server closed meanwhile.
+func (s *Server) admit(nc net.Conn) bool {
+	l := s.cfg.Limits
+	if l == nil {
+		return true
+	}
+	addr := remoteAddr(nc)
+	ok, limit := l.admit(s.ctx, addr, s.cfg.Protected)
+	if !ok {
+		if s.ctx.Err() == nil {
+			s.log.Info(fmt.Sprintf("Rejected connection from %s, address already has the configured maximum of %d connections.", addr, limit),
+				"remote", nc.RemoteAddr().String())
+		}
+		nc.Close()
+	}
+	return ok
+}
+
+// release uncounts nc from the connection limits.
+func (s *Server) release(nc net.Conn) {
+	if s.cfg.Limits != nil {
+		s.cfg.Limits.release(remoteAddr(nc))
 	}
 }
 
@@ -195,6 +229,7 @@ func (s *Server) startConn(nc net.Conn) {
 	if s.closed {
 		s.mu.Unlock()
 		nc.Close()
+		s.release(nc)
 		return
 	}
 	s.conns[c.ID] = c
@@ -207,5 +242,6 @@ func (s *Server) startConn(nc net.Conn) {
 		s.mu.Lock()
 		delete(s.conns, c.ID)
 		s.mu.Unlock()
+		s.release(nc)
 	}()
 }
