@@ -100,7 +100,7 @@ type Options struct {
 // caught up with the controller's metadata (api/ready.go); ApiVersions and
 // the requests of other brokers are served from the start.
 func Start(cfg *config.Broker, opts Options) (_ *Broker, err error) {
-	b := &Broker{cfg: cfg, log: opts.Logger, nodeID: max(cfg.BrokerID, 0), conns: server.NewConnLimits()}
+	b := &Broker{cfg: cfg, log: opts.Logger, nodeID: max(cfg.BrokerID, 0), conns: server.NewConnLimits(quotaWindow(cfg))}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}

@@ -86,3 +86,21 @@ func isReset(err error) bool {
 	var oe *net.OpError
 	return errors.As(err, &oe)
 }
+
+// max.connection.creation.rate from server.properties: at 1 per second
+// over two 1 s windows, of two connections opened together the second is
+// taken on about a second after the first.
+func TestConnectionCreationRate(t *testing.T) {
+	b := startBroker(t, t.TempDir(), map[string]string{"max.connection.creation.rate": "1", "quota.window.num": "2"})
+	answered := make(chan time.Time, 2)
+	for range 2 {
+		go func() {
+			rawRequest(t, b.Addr().String(), kmsg.NewPtrApiVersionsRequest())
+			answered <- time.Now()
+		}()
+	}
+	first, second := <-answered, <-answered
+	if gap := second.Sub(first); gap < 300*time.Millisecond {
+		t.Fatalf("the two connections were answered %v apart: not throttled", gap)
+	}
+}

@@ -79,7 +79,6 @@ func (b *Broker) newServer(l config.Listener) (*server.Server, error) {
 		Handler:         b.ln.handler,
 		Registerer:      b.ln.registry,
 		Limits:          b.conns,
-		Protected:       l.Name == b.cfg.InterBrokerListenerName,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("broker: listener %s: %w", l, err)
@@ -88,15 +87,20 @@ func (b *Broker) newServer(l config.Listener) (*server.Server, error) {
 }
 
 // setConnLimits applies cfg's max.connections, max.connections.per.ip
-// and its overrides (kept as they were when the overrides do not parse:
-// a name that no longer resolves).
+// and its overrides, and max.connection.creation.rate (all kept as they
+// were when the overrides do not parse: a name that no longer resolves).
 func (b *Broker) setConnLimits(cfg *config.Broker) {
 	overrides, err := config.ConnectionsPerIPOverrides(cfg.MaxConnectionsPerIPOverrides)
 	if err != nil {
 		b.log.Warn("max.connections.per.ip.overrides not applied", "err", err)
 		return
 	}
-	b.conns.Set(int(cfg.MaxConnections), int(cfg.MaxConnectionsPerIP), overrides)
+	protected := "" // Kafka protects the inter-broker listener only beside others
+	if len(cfg.Listeners) > 1 {
+		protected = cfg.InterBrokerListenerName
+	}
+	b.conns.Set(server.ConnLimitSettings{Max: int(cfg.MaxConnections), PerIP: int(cfg.MaxConnectionsPerIP),
+		Overrides: overrides, CreationRate: int(cfg.MaxConnectionCreationRate), Protected: protected})
 }
 
 // serveAll starts accepting on every bound listener.

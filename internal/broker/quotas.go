@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/samsa-kafka/samsa/internal/config"
 	"github.com/samsa-kafka/samsa/internal/metadata"
 	"github.com/samsa-kafka/samsa/internal/metastore"
 	"github.com/samsa-kafka/samsa/internal/quota"
@@ -19,10 +20,12 @@ import (
 
 // newQuotas makes the broker's quota manager from quota.window.num and
 // quota.window.size.seconds.
-func (b *Broker) newQuotas() {
-	cfg := quota.DefaultConfig
-	cfg.Samples, cfg.Window = int(b.cfg.QuotaWindowNum), b.cfg.QuotaWindowSize
-	b.quotas = quota.New(cfg)
+func (b *Broker) newQuotas() { b.quotas = quota.New(quotaWindow(b.cfg)) }
+
+// quotaWindow is quota.window.num and quota.window.size.seconds, the
+// windows of the client quotas and of max.connection.creation.rate.
+func quotaWindow(cfg *config.Broker) quota.Config {
+	return quota.Config{Samples: int(cfg.QuotaWindowNum), Window: cfg.QuotaWindowSize}
 }
 
 // watchQuotas applies every stored quota entity before it returns (Start

@@ -62,6 +62,7 @@ type Broker struct {
 	MaxConnections                int32         // max.connections
 	MaxConnectionsPerIP           int32         // max.connections.per.ip
 	MaxConnectionsPerIPOverrides  string        // max.connections.per.ip.overrides: host:count,… (ConnectionsPerIPOverrides)
+	MaxConnectionCreationRate     int32         // max.connection.creation.rate
 	FetchMaxBytes                 int32         // fetch.max.bytes
 	MinInsyncReplicas             int32         // min.insync.replicas
 	UncleanLeaderElection         bool          // unclean.leader.election.enable

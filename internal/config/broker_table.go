@@ -69,6 +69,9 @@ var serverSettings = []setting{
 		tInt("max.connections.per.ip", "2147483647", atLeast(0), "Connections allowed from one IP address; a new one beyond is closed.").cluster()),
 	bind(func(b *Broker) any { return &b.MaxConnectionsPerIPOverrides },
 		tStr("max.connections.per.ip.overrides", "", perIPOverrides, "Per-IP or host name overrides of max.connections.per.ip, as host:count,host:count.").cluster()),
+	bind(func(b *Broker) any { return &b.MaxConnectionCreationRate },
+		tInt("max.connection.creation.rate", "2147483647", atLeast(0), "Connections the broker takes on per second over its listeners, "+
+			"the inter-broker listener excepted; over it a listener waits before taking the next.").cluster()),
 	bind(func(b *Broker) any { return &b.FetchMaxBytes },
 		tInt("fetch.max.bytes", "57671680", atLeast(1024), "The maximum number of bytes returned for a fetch request.")),
 	bind(func(b *Broker) any { return &b.MetadataStoreConnect },

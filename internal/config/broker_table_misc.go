@@ -1,9 +1,8 @@
 package config
 
-// Kafka broker keys for tiered storage, throttling windows, the connection
-// creation rate, purgatories, metrics, policies and Java thread pools:
-// accepted with Kafka's types, defaults and update modes, without effect in
-// Samsa.
+// Kafka broker keys for tiered storage, throttling windows, purgatories,
+// metrics, policies and Java thread pools: accepted with Kafka's types,
+// defaults and update modes, without effect in Samsa.
 
 var remoteLogKeys = acceptedNoEffect(
 	clusterKey(msInt("remote.fetch.max.wait.ms", "500", atLeast(1), "Maximum wait before answering a remote fetch.")),
@@ -38,7 +37,6 @@ var runtimeKeys = acceptedNoEffect(
 	tInt("delete.records.purgatory.purge.interval.requests", "1", nil, "Purge interval of the DeleteRecords purgatory."),
 	tInt("fetch.purgatory.purge.interval.requests", "1000", nil, "Purge interval of the fetch purgatory."),
 	tInt("producer.purgatory.purge.interval.requests", "1000", nil, "Purge interval of the produce purgatory."),
-	clusterKey(tInt("max.connection.creation.rate", "2147483647", atLeast(0), "Connections created per second on the broker.")),
 	tInt("max.incremental.fetch.session.cache.slots", "1000", atLeast(0), "Incremental fetch sessions kept."),
 	tInt("max.request.partition.size.limit", "2000", atLeast(1), "Partitions served in one request."),
 	tLong("queued.max.request.bytes", "-1", nil, "Queued bytes before no more requests are read."),

@@ -72,14 +72,14 @@ func TestAcceptedKeysDescribed(t *testing.T) {
 		name     string
 		readOnly bool
 	}{
-		{"authorizer.class.name", true}, {"max.connection.creation.rate", false}, {"ssl.cipher.suites", false}, {"process.roles", true},
+		{"authorizer.class.name", true}, {"metric.reporters", false}, {"ssl.cipher.suites", false}, {"process.roles", true},
 	} {
 		e := find(t, entries, c.name)
 		if e.ReadOnly != c.readOnly || !strings.HasSuffix(e.Doc, "Samsa: accepted, no effect.") {
 			t.Errorf("%s: readOnly %v doc %q", c.name, e.ReadOnly, e.Doc)
 		}
 	}
-	if _, err := ValidateBrokerConfigs(map[string]string{"max.connection.creation.rate": "100"}, false); err != nil {
+	if _, err := ValidateBrokerConfigs(map[string]string{"metric.reporters": "x"}, false); err != nil {
 		t.Errorf("cluster-wide accepted key at <default>: %v", err)
 	}
 	if _, err := ValidateBrokerConfigs(map[string]string{"ssl.cipher.suites": "x"}, false); err == nil {

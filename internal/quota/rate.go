@@ -1,5 +1,7 @@
 package quota
 
+import "time"
+
 // sample is one window of a sampled sum (Kafka's SampledStat.Sample).
 type sample struct {
 	value       float64
@@ -105,4 +107,36 @@ func (b *bucket) refill(c Config, quota float64, now int64) {
 // take drains v tokens, below zero if need be.
 func (b *bucket) take(c Config, quota, v float64) {
 	b.tokens = min(burst(c, quota), b.tokens-v)
+}
+
+// Limiter is one rate against a bound, over the sampled windows of cfg
+// (Kafka's Sensor with a Rate and a quota, as ConnectionQuotas keeps for
+// connection creation). Not safe for concurrent use.
+type Limiter struct {
+	cfg Config
+	r   rate
+}
+
+// NewLimiter returns a Limiter over cfg's windows (DefaultConfig's for a
+// zero field).
+func NewLimiter(cfg Config) *Limiter {
+	if cfg.Samples < 1 {
+		cfg.Samples = DefaultConfig.Samples
+	}
+	if cfg.Window < time.Second {
+		cfg.Window = DefaultConfig.Window
+	}
+	return &Limiter{cfg: cfg}
+}
+
+// Record adds v at now and returns how long to throttle to bring the rate
+// back to bound per second (Kafka's QuotaUtils.throttleTime), zero within
+// it.
+func (l *Limiter) Record(v, bound float64, now time.Time) time.Duration {
+	ms := now.UnixMilli()
+	l.r.record(l.cfg, v, ms)
+	if observed := l.r.measure(l.cfg, ms); observed > bound {
+		return throttle(observed, bound, l.r.windowSize(l.cfg, ms))
+	}
+	return 0
 }

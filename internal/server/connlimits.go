@@ -8,9 +8,15 @@ package server
 //     at once, with Kafka's log line ("Rejected connection from …").
 //   - max.connections: while the broker has that many connections, a
 //     listener waits before it takes a new one on (the connection stays in
-//     the accept queue meanwhile); the inter-broker listener does not wait
-//     (Kafka's protected listener; unlike Kafka, no connection of another
-//     listener is closed to make room for it).
+//     the accept queue meanwhile); the inter-broker listener of a broker
+//     with several listeners does not wait (Kafka's protected listener;
+//     unlike Kafka, no connection of another listener is closed to make
+//     room for it).
+//   - max.connection.creation.rate (KIP-612): the connections taken on per
+//     second, measured over the quota windows (quota.window.num ×
+//     quota.window.size.seconds); over it, a listener waits the throttle
+//     time Kafka computes before it takes the next one. The protected
+//     listener is not limited.
 //
 // The counts span every listener of the broker. Set changes the limits at
 // run time (dynamic broker configs); connections already open stay.
@@ -21,31 +27,47 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"time"
+
+	"github.com/samsa-kafka/samsa/internal/quota"
 )
 
 // ConnLimits counts a broker's connections by address against its limits.
 // The zero value is not usable: NewConnLimits.
 type ConnLimits struct {
-	mu        sync.Mutex
-	max       int // max.connections
-	perIP     int // max.connections.per.ip
-	overrides map[netip.Addr]int
-	total     int
-	byIP      map[netip.Addr]int
-	freed     chan struct{} // closed, and replaced, when a slot may have freed
+	mu      sync.Mutex
+	set     ConnLimitSettings
+	total   int
+	byIP    map[netip.Addr]int
+	created *quota.Limiter // connections taken on, for CreationRate
+	freed   chan struct{}  // closed, and replaced, when a slot may have freed
 }
 
-// NewConnLimits returns limits that admit every connection.
-func NewConnLimits() *ConnLimits {
-	return &ConnLimits{max: math.MaxInt32, perIP: math.MaxInt32, byIP: map[netip.Addr]int{}, freed: make(chan struct{})}
+// ConnLimitSettings are the broker's connection limits.
+type ConnLimitSettings struct {
+	Max          int                // max.connections
+	PerIP        int                // max.connections.per.ip
+	Overrides    map[netip.Addr]int // max.connections.per.ip.overrides
+	CreationRate int                // max.connection.creation.rate, per second
+	// Protected is the listener exempt from Max and CreationRate: the
+	// inter-broker one when the broker has several, "" otherwise.
+	Protected string
 }
 
-// Set changes the limits: max for the broker, perIP for an address
-// without an override.
-func (l *ConnLimits) Set(max, perIP int, overrides map[netip.Addr]int) {
+// NoConnLimits are Kafka's defaults: no limit.
+var NoConnLimits = ConnLimitSettings{Max: math.MaxInt32, PerIP: math.MaxInt32, CreationRate: math.MaxInt32}
+
+// NewConnLimits returns limits that admit every connection, measuring
+// the creation rate over window.
+func NewConnLimits(window quota.Config) *ConnLimits {
+	return &ConnLimits{set: NoConnLimits, byIP: map[netip.Addr]int{}, created: quota.NewLimiter(window), freed: make(chan struct{})}
+}
+
+// Set changes the limits.
+func (l *ConnLimits) Set(s ConnLimitSettings) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.max, l.perIP, l.overrides = max, perIP, overrides
+	l.set = s
 	l.wake()
 }
 
@@ -55,13 +77,17 @@ func (l *ConnLimits) wake() {
 	l.freed = make(chan struct{})
 }
 
-// admit counts a new connection from addr. Unless protected, it first
-// waits while the broker has max.connections or more (false if ctx ends
-// first). It refuses (false, with the address's maximum) a connection
-// from an address that already has its maximum.
-func (l *ConnLimits) admit(ctx context.Context, addr netip.Addr, protected bool) (ok bool, limit int) {
+// admit counts a new connection from addr on listener. Unless listener
+// is the protected one, it first
+// waits while the broker has max.connections or more, then, when taking
+// it on puts the creation rate over max.connection.creation.rate, the
+// throttle time (false if ctx ends first). It refuses (false, with the
+// address's maximum) a connection from an address that already has its
+// maximum.
+func (l *ConnLimits) admit(ctx context.Context, addr netip.Addr, listener string) (ok bool, limit int) {
 	l.mu.Lock()
-	for !protected && l.total >= l.max {
+	exempt := l.set.Protected != "" && l.set.Protected == listener
+	for !exempt && l.total >= l.set.Max {
 		freed := l.freed
 		l.mu.Unlock()
 		select {
@@ -71,9 +97,22 @@ func (l *ConnLimits) admit(ctx context.Context, addr netip.Addr, protected bool)
 		}
 		l.mu.Lock()
 	}
+	if !exempt && l.set.CreationRate < math.MaxInt32 {
+		if d := l.created.Record(1, float64(l.set.CreationRate), time.Now()); d > 0 {
+			l.mu.Unlock()
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return false, 0
+			}
+			l.mu.Lock()
+		}
+	}
 	defer l.mu.Unlock()
-	limit = l.perIP
-	if n, ok := l.overrides[addr]; ok {
+	limit = l.set.PerIP
+	if n, ok := l.set.Overrides[addr]; ok {
 		limit = n
 	}
 	if l.byIP[addr] >= limit {

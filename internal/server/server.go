@@ -44,10 +44,8 @@ type Config struct {
 	Handler         Handler
 	Registerer      prometheus.Registerer // nil: metrics are not registered
 	// Limits, shared by a broker's servers, bound their connections
-	// (connlimits.go); nil: none. Protected marks the inter-broker
-	// listener, which does not wait for max.connections.
-	Limits    *ConnLimits
-	Protected bool
+	// (connlimits.go); nil: none.
+	Limits *ConnLimits
 }
 
 // Server accepts Kafka client connections. See the package doc.
@@ -158,7 +156,7 @@ func (s *Server) admit(nc net.Conn) bool {
 		return true
 	}
 	addr := remoteAddr(nc)
-	ok, limit := l.admit(s.ctx, addr, s.cfg.Protected)
+	ok, limit := l.admit(s.ctx, addr, s.cfg.ListenerName)
 	if !ok {
 		if s.ctx.Err() == nil {
 			s.log.Info(fmt.Sprintf("Rejected connection from %s, address already has the configured maximum of %d connections.", addr, limit),
