@@ -17,6 +17,17 @@ var DefaultConfig = Config{Samples: 11, Window: time.Second}
 
 func (c Config) windowMs() int64 { return c.Window.Milliseconds() }
 
+// withDefaults is c with DefaultConfig's values for those out of range.
+func (c Config) withDefaults() Config {
+	if c.Samples < 1 {
+		c.Samples = DefaultConfig.Samples
+	}
+	if c.Window < time.Second {
+		c.Window = DefaultConfig.Window
+	}
+	return c
+}
+
 // Type is one of Kafka's client quota types.
 type Type int
 
@@ -73,13 +84,7 @@ type Manager struct {
 
 // New returns a Manager without quotas.
 func New(cfg Config) *Manager {
-	if cfg.Samples < 1 {
-		cfg.Samples = DefaultConfig.Samples
-	}
-	if cfg.Window < time.Second {
-		cfg.Window = DefaultConfig.Window
-	}
-	m := &Manager{cfg: cfg}
+	m := &Manager{cfg: cfg.withDefaults()}
 	for t := range numTypes {
 		m.overrides[t] = map[Entity]float64{}
 		m.sensors[t] = map[tags]*sensor{}

@@ -119,15 +119,7 @@ type Limiter struct {
 
 // NewLimiter returns a Limiter over cfg's windows (DefaultConfig's for a
 // zero field).
-func NewLimiter(cfg Config) *Limiter {
-	if cfg.Samples < 1 {
-		cfg.Samples = DefaultConfig.Samples
-	}
-	if cfg.Window < time.Second {
-		cfg.Window = DefaultConfig.Window
-	}
-	return &Limiter{cfg: cfg}
-}
+func NewLimiter(cfg Config) *Limiter { return &Limiter{cfg: cfg.withDefaults()} }
 
 // Record adds v at now and returns how long to throttle to bring the rate
 // back to bound per second (Kafka's QuotaUtils.throttleTime), zero within
