@@ -78,12 +78,11 @@ func (l *ConnLimits) wake() {
 }
 
 // admit counts a new connection from addr on listener. Unless listener
-// is the protected one, it first
-// waits while the broker has max.connections or more, then, when taking
-// it on puts the creation rate over max.connection.creation.rate, the
-// throttle time (false if ctx ends first). It refuses (false, with the
-// address's maximum) a connection from an address that already has its
-// maximum.
+// is the protected one, it first waits while the broker has
+// max.connections or more, then, when taking the connection on puts the
+// creation rate over max.connection.creation.rate, the throttle time
+// (false if ctx ends first). It refuses (false, with the address's
+// maximum) a connection from an address that already has its maximum.
 func (l *ConnLimits) admit(ctx context.Context, addr netip.Addr, listener string) (ok bool, limit int) {
 	l.mu.Lock()
 	exempt := l.set.Protected != "" && l.set.Protected == listener
