@@ -186,23 +186,25 @@ func (h *Handler) fetchThrottled(ctx context.Context, n int) bool {
 
 // mutationQuota is the controller mutation quota of one CreateTopics,
 // DeleteTopics or CreatePartitions request (Kafka's
-// ControllerMutationQuota): strict from strictSince on.
+// ControllerMutationQuota): strict from strictSince on. The request asks
+// it topic by topic, on one goroutine.
 type mutationQuota struct {
-	h      *Handler
-	q      *quotaReq // nil: no quota applies
-	strict bool
-
-	mu       sync.Mutex
+	h        *Handler
+	q        *quotaReq // nil: no controller_mutation_rate is set
+	strict   bool
 	throttle time.Duration // Kafka's lastThrottleTimeMs: of the last mutation refused or throttled
 	at       time.Time     // when it was set
 }
 
 func (h *Handler) mutationQuota(ctx context.Context, version, strictSince int16) *mutationQuota {
-	q, _ := ctx.Value(quotaKey{}).(*quotaReq)
-	return &mutationQuota{h: h, q: q, strict: version >= strictSince}
+	m := &mutationQuota{h: h, strict: version >= strictSince}
+	if q, ok := ctx.Value(quotaKey{}).(*quotaReq); ok && h.Quotas.Enabled(quota.ControllerMutation) {
+		m.q = q
+	}
+	return m
 }
 
-// applies reports whether a quota is being enforced on the request.
+// applies reports whether a controller mutation quota is set.
 func (m *mutationQuota) applies() bool { return m.q != nil }
 
 // allow asks for permits mutations; false when the quota refuses them
@@ -214,9 +216,7 @@ func (m *mutationQuota) allow(permits int) bool {
 	now := m.h.Now()
 	ok, d := m.h.Quotas.Mutate(quota.Principal, m.q.client, float64(permits), m.strict, now)
 	if d > 0 {
-		m.mu.Lock()
 		m.throttle, m.at = d, now
-		m.mu.Unlock()
 	}
 	return ok
 }
@@ -224,12 +224,7 @@ func (m *mutationQuota) allow(permits int) bool {
 // done throttles the request for what is left of the last throttle set
 // (Kafka deducts the time since it was recorded), with its other quotas.
 func (m *mutationQuota) done() {
-	if m.q == nil {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.throttle > 0 {
+	if m.q != nil && m.throttle > 0 {
 		m.q.throttle = max(m.q.throttle, m.throttle-m.h.Now().Sub(m.at))
 	}
 }

@@ -196,7 +196,7 @@ func (b *Broker) applyLayers(def, own map[string]string) *config.Broker {
 	if b.fetchers != nil { // nil at start: startReplication reads cur
 		b.fetchers.Resize(int(cur.NumReplicaFetchers))
 	}
-	b.setConnLimits(cur)
+	b.reconfigureConnLimits(prev, cur)
 	n := b.reapplyPartitionConfigs()
 	b.log.Info("dynamic broker configs applied", "default", def, "broker", own, "partitions", n)
 	return cur

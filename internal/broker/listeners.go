@@ -58,7 +58,7 @@ func (b *Broker) bind(cfg *config.Broker, h server.Handler, reg prometheus.Regis
 	ln.mu.Lock()
 	defer ln.mu.Unlock()
 	ln.handler, ln.registry, ln.cfg = h, reg, cfg
-	b.setConnLimits(cfg)
+	b.reconfigureConnLimits(nil, cfg)
 	for _, l := range cfg.Listeners {
 		srv, err := b.newServer(l)
 		if err != nil {
@@ -86,21 +86,38 @@ func (b *Broker) newServer(l config.Listener) (*server.Server, error) {
 	return srv, nil
 }
 
-// setConnLimits applies cfg's max.connections, max.connections.per.ip
-// and its overrides, and max.connection.creation.rate (all kept as they
-// were when the overrides do not parse: a name that no longer resolves).
-func (b *Broker) setConnLimits(cfg *config.Broker) {
-	overrides, err := config.ConnectionsPerIPOverrides(cfg.MaxConnectionsPerIPOverrides)
-	if err != nil {
+// connLimitsConfig is what of a configuration the connection limits
+// follow (comparable: a change of anything else leaves them, and the
+// overrides' names unresolved again).
+type connLimitsConfig struct {
+	max, perIP, rate       int32
+	overrides, interBroker string
+	listeners              int
+}
+
+func connLimitsOf(cfg *config.Broker) connLimitsConfig {
+	return connLimitsConfig{cfg.MaxConnections, cfg.MaxConnectionsPerIP, cfg.MaxConnectionCreationRate,
+		cfg.MaxConnectionsPerIPOverrides, cfg.InterBrokerListenerName, len(cfg.Listeners)}
+}
+
+// reconfigureConnLimits applies cur's connection limits when they differ
+// from prev's (nil: at start).
+func (b *Broker) reconfigureConnLimits(prev, cur *config.Broker) {
+	if prev != nil && connLimitsOf(prev) == connLimitsOf(cur) {
+		return
+	}
+	c := connLimitsOf(cur)
+	overrides, err := config.ConnectionsPerIPOverrides(c.overrides)
+	if err != nil { // a name that no longer resolves: the limits stay as they were
 		b.log.Warn("max.connections.per.ip.overrides not applied", "err", err)
 		return
 	}
 	protected := "" // Kafka protects the inter-broker listener only beside others
-	if len(cfg.Listeners) > 1 {
-		protected = cfg.InterBrokerListenerName
+	if c.listeners > 1 {
+		protected = c.interBroker
 	}
-	b.conns.Set(server.ConnLimitSettings{Max: int(cfg.MaxConnections), PerIP: int(cfg.MaxConnectionsPerIP),
-		Overrides: overrides, CreationRate: int(cfg.MaxConnectionCreationRate), Protected: protected})
+	b.conns.Set(server.ConnLimitSettings{Max: int(c.max), PerIP: int(c.perIP), Overrides: overrides,
+		CreationRate: int(c.rate), Protected: protected})
 }
 
 // serveAll starts accepting on every bound listener.

@@ -140,13 +140,7 @@ func (m *Manager) Record(t Type, user, clientID string, value float64, now time.
 	if !ok {
 		return 0
 	}
-	s := m.sensor(t, tg, ms)
-	s.r.record(m.cfg, value, ms)
-	observed := s.r.measure(m.cfg, ms)
-	if observed <= bound {
-		return 0
-	}
-	d := throttle(observed, bound, s.r.windowSize(m.cfg, ms))
+	d := m.sensor(t, tg, ms).r.recordOver(m.cfg, value, bound, ms)
 	if t == Request {
 		d = min(d, m.cfg.Window)
 	}
@@ -218,11 +212,11 @@ func (m *Manager) Mutate(user, clientID string, permits float64, strict bool, no
 	b := &m.sensor(ControllerMutation, tg, ms).b
 	b.refill(m.cfg, bound, ms)
 	if strict && b.tokens < 0 {
-		return false, roundMs(-b.tokens / bound * 1000)
+		return false, b.refillTime(bound)
 	}
 	b.take(m.cfg, bound, permits)
-	if !strict && b.tokens < 0 {
-		return true, roundMs(-b.tokens / bound * 1000)
+	if !strict {
+		return true, b.refillTime(bound)
 	}
 	return true, 0
 }

@@ -77,6 +77,17 @@ func (r *rate) windowSize(c Config, now int64) int64 {
 	return elapsed
 }
 
+// recordOver records v at now and returns how long to throttle to bring
+// the rate back to bound per second (Kafka's QuotaUtils.throttleTime), zero
+// within it.
+func (r *rate) recordOver(c Config, v, bound float64, now int64) time.Duration {
+	r.record(c, v, now)
+	if observed := r.measure(c, now); observed > bound {
+		return throttle(observed, bound, r.windowSize(c, now))
+	}
+	return 0
+}
+
 // measure is the rate per second.
 func (r *rate) measure(c Config, now int64) float64 {
 	v := r.sum(c, now)
@@ -109,6 +120,16 @@ func (b *bucket) take(c Config, quota, v float64) {
 	b.tokens = min(burst(c, quota), b.tokens-v)
 }
 
+// refillTime is how long the bucket takes to refill to zero at quota per
+// second (Kafka's ControllerMutationQuotaManager.throttleTimeMs); zero when
+// it is not below zero.
+func (b *bucket) refillTime(quota float64) time.Duration {
+	if b.tokens >= 0 {
+		return 0
+	}
+	return roundMs(-b.tokens / quota * 1000)
+}
+
 // Limiter is one rate against a bound, over the sampled windows of cfg
 // (Kafka's Sensor with a Rate and a quota, as ConnectionQuotas keeps for
 // connection creation). Not safe for concurrent use.
@@ -125,10 +146,5 @@ func NewLimiter(cfg Config) *Limiter { return &Limiter{cfg: cfg.withDefaults()} 
 // back to bound per second (Kafka's QuotaUtils.throttleTime), zero within
 // it.
 func (l *Limiter) Record(v, bound float64, now time.Time) time.Duration {
-	ms := now.UnixMilli()
-	l.r.record(l.cfg, v, ms)
-	if observed := l.r.measure(l.cfg, ms); observed > bound {
-		return throttle(observed, bound, l.r.windowSize(l.cfg, ms))
-	}
-	return 0
+	return l.r.recordOver(l.cfg, v, bound, now.UnixMilli())
 }
