@@ -24,6 +24,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -183,14 +184,24 @@ func (c *benchCluster) stop() {
 // throughput, the record p99 the client sees.
 const rf3P99Target = 3 * time.Millisecond
 
-// replicationBench runs both configurations on a fresh cluster each round.
-func replicationBench(partitions, records, size, rounds int) error {
+// replicationBench runs both configurations on a fresh cluster each round
+// and, with -floor, kfake-all after them (replicationRound).
+func replicationBench(partitions, records, size, rounds int, kfakeBin string) error {
 	fmt.Printf("start: %s\n", uptimeLine())
 	machineCheck(2*time.Second, 1<<30)
 	defer debug.SetGCPercent(debug.SetGCPercent(clientGOGC)) // the client's, as in the fair benchmark
+	var floorBin string
+	if floor && onlyConfig != "rf1-one" {
+		bin, cleanup, err := kfakeBinary(kfakeBin)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		floorBin = bin
+	}
 	var results []result
 	for round := 1; round <= rounds; round++ {
-		rs, err := replicationRound(partitions, records, size)
+		rs, err := replicationRound(partitions, records, size, floorBin)
 		if err != nil {
 			return fmt.Errorf("round %d: %w", round, err)
 		}
@@ -213,6 +224,10 @@ func replicationBench(partitions, records, size, rounds int) error {
 	writeReplicationSummary(os.Stdout, results, !pacedSet)
 	fmt.Println("3 broker processes + client + embedded etcd on this machine; 1 KiB incompressible records, no compression;")
 	fmt.Println("rf3-all = replication factor 3, acks=all (min.insync.replicas=1); rf1-one = replication factor 1, acks=1;")
+	if floor {
+		fmt.Println("kfake-all = the floor: kfake (its own process, 3 brokers in it) answering Produce at once and keeping nothing")
+		fmt.Println("(samsa-kfake -discard), the same client and topic (RF 3, acks=all), paced at the round's rf3-all rate (-floor);")
+	}
 	fmt.Printf("paced = producing for %s at half the saturated throughput, a burst every 1 ms, no linger; latency = Produce call\n", pacedFor)
 	fmt.Println("to acknowledgement (client);")
 	fmt.Print("the paced run starts once the saturated run's writes reached the disk (sync(2):")
@@ -240,8 +255,38 @@ func replicationBench(partitions, records, size, rounds int) error {
 	return nil
 }
 
-// replicationRound measures each configuration once on a fresh cluster.
-func replicationRound(partitions, records, size int) ([]result, error) {
+// replicationRound measures each configuration once on a fresh cluster,
+// then, if floorBin is set and rf3-all ran, kfake-all: the same paced run
+// at rf3-all's rate against kfake (floorBin, its own process, three brokers
+// in it, the cluster stopped by then) answering Produce at once and keeping
+// nothing (samsa-kfake -discard): its latency is what the machine and the
+// client cost any server before a byte is written or replicated. (Keeping
+// the records, kfake stalled for 150-250 ms three times a run.)
+func replicationRound(partitions, records, size int, floorBin string) ([]result, error) {
+	results, err := samsaRound(partitions, records, size)
+	if err != nil || floorBin == "" {
+		return results, err
+	}
+	i := slices.IndexFunc(results, func(r result) bool { return r.target == "rf3-all" })
+	if i < 0 {
+		return results, nil
+	}
+	srv, err := startKfake(floorBin, "-brokers", "3", "-discard")
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop()
+	r, err := runWith(runParams{target: "kfake-all", addrs: []string{srv.addr}, partitions: partitions, records: records,
+		size: size, rf: 3, acks: kgo.AllISRAcks(), pacedAt: results[i].pacedMBs,
+		serverCPU: func() float64 { cpu, _ := procCPU(srv.pid()); return cpu }})
+	if err != nil {
+		return nil, fmt.Errorf("kfake-all: %w", err)
+	}
+	return append(results, r), nil
+}
+
+// samsaRound measures the Samsa configurations on a fresh cluster.
+func samsaRound(partitions, records, size int) ([]result, error) {
 	c, err := startBenchCluster()
 	if err != nil {
 		return nil, err
@@ -275,6 +320,9 @@ func writePhaseTable(w io.Writer, results []result) {
 	}
 	fmt.Fprintln(w)
 	for _, r := range results {
+		if len(r.brokerPhases) == 0 { // kfake-all: no broker metrics
+			continue
+		}
 		fmt.Fprintf(w, "%5d %-8s", r.round, r.target)
 		for _, p := range producePhases {
 			h := r.brokerPhases[p]
@@ -294,7 +342,7 @@ func writePhaseTable(w io.Writer, results []result) {
 // rounds and, when the paced runs were at half the saturated rate
 // (halfLoad), RF 3 acks=all's paced p99 against rf3P99Target.
 func writeReplicationSummary(w io.Writer, results []result, halfLoad bool) {
-	for _, config := range []string{"rf3-all", "rf1-one"} {
+	for _, config := range []string{"rf3-all", "rf1-one", "kfake-all"} {
 		var paced, p99, p999, req, broker []float64
 		for _, r := range results {
 			if r.target == config {

@@ -23,6 +23,7 @@ func TestReplicationSummary(t *testing.T) {
 	results := []result{
 		rf3(1, 4.5, p99At(2)), rf3(2, 2.9, histogram{}), rf3(3, 3.1, p99At(1.8)),
 		{target: "rf1-one", round: 1, pacedMBs: 500, p99: ms(2), p999: ms(4), requestP99: ms(1)},
+		{target: "kfake-all", round: 1, pacedMBs: 201, p99: ms(1.5), p999: ms(3), requestP99: ms(1)},
 	}
 	var b strings.Builder
 	writeReplicationSummary(&b, results, true)
@@ -31,6 +32,7 @@ func TestReplicationSummary(t *testing.T) {
 		// p99 median of 4.5, 2.9, 3.1; broker median of the two rounds that have one
 		"rf3-all, medians of 3 rounds: paced 202.0 MB/s, p99 3.1ms, p99.9 6.2ms, request p99 1.55ms, broker p99 1.9ms  target p99 <= 3ms at half load  MISS\n",
 		"rf1-one, medians of 1 rounds: paced 500.0 MB/s, p99 2ms, p99.9 4ms, request p99 1ms, broker p99 -\n",
+		"kfake-all, medians of 1 rounds: paced 201.0 MB/s, p99 1.5ms, p99.9 3ms, request p99 1ms, broker p99 -\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary lacks %q:\n%s", want, got)
@@ -63,8 +65,12 @@ func TestPhaseTable(t *testing.T) {
 	}
 	one := map[string]histogram{"local": at(1)}
 	var b strings.Builder
-	writePhaseTable(&b, []result{{target: "rf3-all", round: 1, brokerPhases: phases}, {target: "rf1-one", round: 1, brokerPhases: one}})
+	writePhaseTable(&b, []result{{target: "rf3-all", round: 1, brokerPhases: phases}, {target: "rf1-one", round: 1, brokerPhases: one},
+		{target: "kfake-all", round: 1}})
 	lines := strings.Split(b.String(), "\n")
+	if strings.Contains(b.String(), "kfake-all") {
+		t.Errorf("kfake-all, which has no broker metrics, has a row:\n%s", b.String())
+	}
 	if len(lines) < 4 || !strings.Contains(lines[1], "request_queue") || !strings.Contains(lines[1], "total") {
 		t.Fatalf("table:\n%s", b.String())
 	}

@@ -41,6 +41,7 @@ var (
 	pacedSet   bool              // -paced-mbs given: -replication paces at it rather than at half the throughput
 	pacedFor   = 5 * time.Second // -paced-for: the latency run's length (5000 ticks of 1 ms)
 	inflight   = 1               // -inflight: produce requests in flight per broker (kgo's default 1; Java's 5)
+	floor      bool              // -floor: -replication also runs kfake-all (cluster.go)
 )
 
 type result struct {
@@ -71,7 +72,8 @@ type runParams struct {
 	size                int
 	rf                  int16
 	acks                kgo.Acks
-	pacedHalf           bool // pace the latency run at half the measured throughput
+	pacedHalf           bool    // pace the latency run at half the measured throughput
+	pacedAt             float64 // pace it at this many MB/s instead (when > 0)
 	consume             bool
 	metrics             []string       // brokers' metrics URLs: read around the paced run
 	serverCPU           func() float64 // the servers' CPU-seconds so far (-replication: clusterCPU), read around the paced run
@@ -95,7 +97,8 @@ func main() {
 	flag.StringVar(&profileDir, "profile", "", "write CPU profiles (client.cpu; broker-N.cpu with -replication, samsa-PARTITIONS-ROUND.cpu by default) to this directory; with -idle, the broker's heap profiles (broker-heap-PHASE.pb.gz)")
 	flag.DurationVar(&pacedFor, "paced-for", pacedFor, "length of the paced latency run (its p99 is over its 1 ms ticks: 2s made it the worst 20)")
 	flag.IntVar(&inflight, "inflight", 1, "with -replication: produce requests in flight per broker (1: franz-go's default; the Java producer's max.in.flight.requests.per.connection is 5)")
-	flag.StringVar(&onlyConfig, "only", "", "with -replication: run only this configuration (rf3-all or rf1-one)")
+	flag.StringVar(&onlyConfig, "only", "", "with -replication: run only this configuration (rf3-all or rf1-one; kfake-all follows rf3-all)")
+	flag.BoolVar(&floor, "floor", true, "with -replication: after rf3-all, pace kfake at its rate (kfake-all, the machine's and client's floor)")
 	idle := flag.Bool("idle", false, "measure RSS, open fds and goroutines of one broker holding idle partitions and connections (idle.go)")
 	var ip idleParams
 	flag.IntVar(&ip.partitions, "idle-partitions", 100_000, "with -idle: partitions to create")
@@ -146,7 +149,7 @@ func main() {
 		return
 	}
 	if *replication {
-		if err := replicationBench(counts[0], records, *recSize, *rounds); err != nil {
+		if err := replicationBench(counts[0], records, *recSize, *rounds, *kfakeBin); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -198,7 +201,10 @@ func runWith(rp runParams) (result, error) {
 	res.produceMBs = float64(rp.records*rp.size) / (1 << 20) / elapsed.Seconds()
 	res.satP50, res.satP99 = lat[len(lat)/2], lat[len(lat)*99/100]
 	res.pacedMBs = pacedMBs
-	if rp.pacedHalf {
+	switch {
+	case rp.pacedAt > 0:
+		res.pacedMBs = rp.pacedAt
+	case rp.pacedHalf:
 		res.pacedMBs = res.produceMBs / 2
 	}
 	if rp.consume {

@@ -114,10 +114,10 @@ func startSamsa(cpuprofile string, extra ...string) (*serverProc, error) {
 	return s, nil
 }
 
-// startKfake starts cmd/samsa-kfake from bin and reads the address it
-// prints.
-func startKfake(bin string) (*serverProc, error) {
-	cmd := exec.Command(bin, "-stdin", "-max-lifetime", "1h")
+// startKfake starts cmd/samsa-kfake from bin, with extra arguments, and
+// reads the address it prints.
+func startKfake(bin string, extra ...string) (*serverProc, error) {
+	cmd := exec.Command(bin, append([]string{"-stdin", "-max-lifetime", "1h"}, extra...)...)
 	s := &serverProc{cmd: cmd, stderr: &tailBuffer{}}
 	cmd.Stderr = s.stderr
 	stdin, err := cmd.StdinPipe()
