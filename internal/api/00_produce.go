@@ -54,6 +54,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -70,13 +73,13 @@ func (h *Handler) produce(ctx context.Context, req *kmsg.ProduceRequest) (kmsg.R
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	badAcks := req.Acks != -1 && req.Acks != 0 && req.Acks != 1
 	now := h.Now()
-	var pending []pendingAck // acks=-1 only
-	// Sized up front: pending points into the response.
+	var jobs []produceJob
+	size := 0
+	// Sized up front: the jobs, and pending, point into the response.
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(req.Topics))
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		st := &resp.Topics[i]
-		var ts *kafka.TopicStats // the topic's counters, looked up at its first partition hosted here (produceOne)
 		*st = kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
@@ -88,10 +91,15 @@ func (h *Handler) produce(ctx context.Context, req *kmsg.ProduceRequest) (kmsg.R
 				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
 				continue
 			}
-			tp := kafka.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
-			if p, required := h.produceOne(ctx, req.TransactionID, tp, rp, sp, now, req.Acks, &ts); p != nil && req.Acks == -1 {
-				pending = append(pending, pendingAck{tp: tp, p: p, required: required, sp: sp})
-			}
+			jobs = append(jobs, produceJob{tp: kafka.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}, rp: rp, sp: sp})
+			size += len(rp.Records)
+		}
+	}
+	h.appendAll(ctx, req, jobs, size, now)
+	var pending []pendingAck // acks=-1 only
+	for _, j := range jobs {
+		if j.p != nil && req.Acks == -1 {
+			pending = append(pending, pendingAck{tp: j.tp, p: j.p, required: j.required, sp: j.sp})
 		}
 	}
 	if req.Acks == 0 {
@@ -108,6 +116,59 @@ func (h *Handler) produce(ctx context.Context, req *kmsg.ProduceRequest) (kmsg.R
 		return nil, nil // the connection is closing: nothing to answer
 	}
 	return resp, nil
+}
+
+// produceJob is one partition of a Produce request: its batch, its answer
+// and, once appended, the partition and the offset acks=-1 waits for.
+type produceJob struct {
+	tp       kafka.TopicPartition
+	rp       *kmsg.ProduceRequestTopicPartition
+	sp       *kmsg.ProduceResponseTopicPartition
+	p        *replica.Partition
+	required int64
+}
+
+// parallelAppendBytes is the size of a request's batches from which its
+// partitions are checked and appended on several goroutines (appendAll).
+const parallelAppendBytes = 1 << 20
+
+// appendAll checks and appends each job's batch, in order on this
+// goroutine, or, for a request of several partitions and
+// parallelAppendBytes or more, on up to GOMAXPROCS goroutines (this one
+// among them), each taking the next job: partitions are independent, and a
+// large request's appends (each a check of its records and a write into
+// the page cache) then use the cores the connection's one goroutine
+// leaves idle. On this 2-core machine, 16 partitions a request, samsa-bench
+// produced 13% more a second (issue 22). Each job writes only its own
+// answer; the response keeps the request's order.
+func (h *Handler) appendAll(ctx context.Context, req *kmsg.ProduceRequest, jobs []produceJob, size int, now time.Time) {
+	run := func(j *produceJob, ts **kafka.TopicStats) {
+		j.p, j.required = h.produceOne(ctx, req.TransactionID, j.tp, j.rp, j.sp, now, req.Acks, ts)
+	}
+	workers := min(len(jobs), runtime.GOMAXPROCS(0))
+	if workers < 2 || size < parallelAppendBytes {
+		var ts *kafka.TopicStats // looked up once for a topic's run of partitions
+		for i := range jobs {
+			if i > 0 && jobs[i].tp.Topic != jobs[i-1].tp.Topic {
+				ts = nil
+			}
+			run(&jobs[i], &ts)
+		}
+		return
+	}
+	var next atomic.Int64
+	work := func() {
+		for i := next.Add(1) - 1; i < int64(len(jobs)); i = next.Add(1) - 1 {
+			var ts *kafka.TopicStats
+			run(&jobs[i], &ts)
+		}
+	}
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
 }
 
 // produceOne appends one partition's batch. On success it returns the
