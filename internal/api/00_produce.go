@@ -133,7 +133,7 @@ type produceJob struct {
 const parallelAppendBytes = 1 << 20
 
 // appendAll checks and appends each job's batch, in order on this
-// goroutine, or, for a request of several partitions and
+// goroutine, or, for a request of several partitions, each named once, and
 // parallelAppendBytes or more, on up to GOMAXPROCS goroutines (this one
 // among them), each taking the next job: partitions are independent, and a
 // large request's appends (each a check of its records and a write into
@@ -146,7 +146,7 @@ func (h *Handler) appendAll(ctx context.Context, req *kmsg.ProduceRequest, jobs 
 		j.p, j.required = h.produceOne(ctx, req.TransactionID, j.tp, j.rp, j.sp, now, req.Acks, ts)
 	}
 	workers := min(len(jobs), runtime.GOMAXPROCS(0))
-	if workers < 2 || size < parallelAppendBytes {
+	if workers < 2 || size < parallelAppendBytes || repeatsPartition(jobs) {
 		var ts *kafka.TopicStats // looked up once for a topic's run of partitions
 		for i := range jobs {
 			if i > 0 && jobs[i].tp.Topic != jobs[i-1].tp.Topic {
@@ -169,6 +169,20 @@ func (h *Handler) appendAll(ctx context.Context, req *kmsg.ProduceRequest, jobs 
 	}
 	work()
 	wg.Wait()
+}
+
+// repeatsPartition reports whether a partition has more than one job: its
+// batches are then appended in request order (an idempotent producer's
+// sequence numbers follow it), so the request's jobs one after the other.
+func repeatsPartition(jobs []produceJob) bool {
+	seen := make(map[kafka.TopicPartition]struct{}, len(jobs))
+	for _, j := range jobs {
+		if _, ok := seen[j.tp]; ok {
+			return true
+		}
+		seen[j.tp] = struct{}{}
+	}
+	return false
 }
 
 // produceOne appends one partition's batch. On success it returns the

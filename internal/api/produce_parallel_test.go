@@ -92,3 +92,33 @@ func TestProduceLargeRequestInParallel(t *testing.T) {
 		t.Errorf("t5 read back: %v, %d bytes", kerr.ErrorForCode(got.ErrorCode), len(got.RecordBatches))
 	}
 }
+
+// A large request naming a partition more than once is appended in request
+// order: an idempotent producer's batches, one after the other in
+// sequence, each get the next offsets (appended in parallel, a later batch
+// could go first and be refused as out of order).
+func TestProduceLargeRequestRepeatingAPartition(t *testing.T) {
+	x := newHarness(t)
+	x.lead("t", 1, []int32{1}, []int32{1}, 1)
+	vals := make([]string, 128) // 128 KiB a batch, 2 MiB in all
+	for i := range vals {
+		vals[i] = strings.Repeat("v", 1024)
+	}
+	req := kmsg.NewPtrProduceRequest()
+	req.Version, req.Acks, req.TimeoutMillis = 9, 1, 10_000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = "t"
+	const batches = 16
+	for i := range batches {
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Records = idemBatch(7, 0, int32(i*len(vals)), vals...)
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	resp := x.do(context.Background(), req).(*kmsg.ProduceResponse)
+	for i, sp := range resp.Topics[0].Partitions {
+		if sp.ErrorCode != 0 || sp.BaseOffset != int64(i*len(vals)) {
+			t.Errorf("batch %d: %v at offset %d, want offset %d", i, kerr.ErrorForCode(sp.ErrorCode), sp.BaseOffset, i*len(vals))
+		}
+	}
+}
