@@ -18,7 +18,9 @@ package api
 // produce requests are appended meanwhile, in order, and answered in
 // order, so a producer's pipelined requests (max.in.flight.requests.per.
 // connection) overlap their replication waits instead of queueing behind
-// them, as they do on Kafka's broker.
+// them, as they do on Kafka's broker. A request of 1 MiB or more over
+// several partitions has them checked and appended on up to GOMAXPROCS
+// goroutines, each answered in its place (appendAll).
 //
 // On a compacted topic (cleanup.policy holds compact) a record without a
 // key is INVALID_RECORD for its partition, nothing appended (Kafka's
