@@ -144,25 +144,26 @@ const parallelAppendBytes = 1 << 20
 // produced 13% more a second (issue 22). Each job writes only its own
 // answer; the response keeps the request's order.
 func (h *Handler) appendAll(ctx context.Context, req *kmsg.ProduceRequest, jobs []produceJob, size int, now time.Time) {
-	run := func(j *produceJob, ts **kafka.TopicStats) {
-		j.p, j.required = h.produceOne(ctx, req.TransactionID, j.tp, j.rp, j.sp, now, req.Acks, ts)
-	}
-	workers := min(len(jobs), runtime.GOMAXPROCS(0))
-	if workers < 2 || size < parallelAppendBytes || repeatsPartition(jobs) {
-		var ts *kafka.TopicStats // looked up once for a topic's run of partitions
-		for i := range jobs {
-			if i > 0 && jobs[i].tp.Topic != jobs[i-1].tp.Topic {
-				ts = nil
-			}
-			run(&jobs[i], &ts)
-		}
+	if workers := min(len(jobs), runtime.GOMAXPROCS(0)); workers >= 2 && size >= parallelAppendBytes && !repeatsPartition(jobs) {
+		h.appendParallel(ctx, req, jobs, now, workers)
 		return
 	}
+	var ts *kafka.TopicStats // looked up once for a topic's run of partitions
+	for i := range jobs {
+		if i > 0 && jobs[i].tp.Topic != jobs[i-1].tp.Topic {
+			ts = nil
+		}
+		h.appendJob(ctx, req, &jobs[i], now, &ts)
+	}
+}
+
+// appendParallel runs the jobs on workers goroutines, this one among them.
+func (h *Handler) appendParallel(ctx context.Context, req *kmsg.ProduceRequest, jobs []produceJob, now time.Time, workers int) {
 	var next atomic.Int64
 	work := func() {
 		for i := next.Add(1) - 1; i < int64(len(jobs)); i = next.Add(1) - 1 {
 			var ts *kafka.TopicStats
-			run(&jobs[i], &ts)
+			h.appendJob(ctx, req, &jobs[i], now, &ts)
 		}
 	}
 	var wg sync.WaitGroup
@@ -171,6 +172,12 @@ func (h *Handler) appendAll(ctx context.Context, req *kmsg.ProduceRequest, jobs 
 	}
 	work()
 	wg.Wait()
+}
+
+// appendJob checks and appends one job's batch (produceOne), *ts being
+// the counters of its topic if already looked up.
+func (h *Handler) appendJob(ctx context.Context, req *kmsg.ProduceRequest, j *produceJob, now time.Time, ts **kafka.TopicStats) {
+	j.p, j.required = h.produceOne(ctx, req.TransactionID, j.tp, j.rp, j.sp, now, req.Acks, ts)
 }
 
 // repeatsPartition reports whether a partition has more than one job: its
