@@ -262,8 +262,12 @@ func TestReassignAwayWhileBrokerDown(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(c.dirs[0], "away-0")); !os.IsNotExist(err) {
 		t.Fatalf("broker 0 still has a live away-0 beside its stray copy: %v", err)
 	}
-	if !strings.Contains(c.procs[0].stderr.String(), "a stray partition log is set aside") {
-		t.Errorf("no warning in broker 0's log")
+	// The broker logs the warning once the directory is renamed: wait for it.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(c.procs[0].stderr.String(), "a stray partition log is set aside"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("no warning in broker 0's log")
+			break
+		}
 	}
 	for deadline := time.Now().Add(30 * time.Second); len(stray()) != 0; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
