@@ -192,6 +192,13 @@ func (c *cluster) logTails() string {
 
 func (c *cluster) createTopic(addrs []string, name string, rf int16) {
 	c.t.Helper()
+	c.createTopicOf(addrs, name, 3, rf)
+}
+
+// createTopicOf creates name with partitions partitions, retrying until the
+// cluster takes it (30 s).
+func (c *cluster) createTopicOf(addrs []string, name string, partitions int32, rf int16) {
+	c.t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
 	if err != nil {
 		c.t.Fatal(err)
@@ -200,7 +207,7 @@ func (c *cluster) createTopic(addrs []string, name string, rf int16) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for {
-		res, err := kadm.NewClient(cl).CreateTopic(ctx, 3, rf, nil, name)
+		res, err := kadm.NewClient(cl).CreateTopic(ctx, partitions, rf, nil, name)
 		if err == nil && res.Err == nil {
 			return
 		}

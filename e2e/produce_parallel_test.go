@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -37,16 +36,7 @@ func TestLargeProduceRequestsExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	for {
-		res, err := kadm.NewClient(cl).CreateTopic(ctx, 6, 3, nil, topic)
-		if err == nil && res.Err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("create topic: %v %v", err, res.Err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	c.createTopicOf(all, topic, 6, 3)
 	c.waitPartitions(all, topic, "full ISR", fullISR(3))
 
 	pad := strings.Repeat("x", 16<<10)
