@@ -2,10 +2,16 @@
 // DefaultAlterPartitionManager): partition leaders submit ISR changes, which
 // are sent in batches to the active controller as AlterPartition requests.
 //
-// At most one item per partition is outstanding: a second Submit for a
-// partition whose item is queued or in flight is answered at once with
-// OPERATION_NOT_ATTEMPTED (Kafka refuses duplicates; the partition layer
-// has one proposal in flight at a time anyway). One goroutine sends one
+// At most one item per partition is outstanding (queued or in flight). A
+// second Submit for that partition waits behind it and is sent once it is
+// answered; a third replaces the waiting one, which is answered
+// OPERATION_NOT_ATTEMPTED. Kafka refuses the second at once, and its leader
+// proposes again at its next fetch of the partition, which follows every
+// follower fetch. A Samsa leader reads a partition of an incremental fetch
+// session only when the follower names it or at the session's sweep, so a
+// refused expansion of an idle partition (a leader's first proposal at a
+// new epoch, behind one of the old epoch the controller has not answered)
+// would wait for that sweep. One goroutine sends one
 // request at a time, carrying every item queued when it is built — items
 // submitted meanwhile go in the next one, sent as soon as the answer
 // arrives. Version 2 (topic ids) is used when every item has a topic id,
@@ -86,6 +92,7 @@ type Manager struct {
 type entry struct {
 	item Item
 	done func(Result)
+	next *entry // the partition's item submitted while this one is outstanding
 }
 
 // New starts a Manager.
@@ -109,18 +116,30 @@ func New(cfg Config) *Manager {
 	return m
 }
 
-// Submit queues item; done gets its Result. A partition with an item
-// already outstanding, or a closed Manager, answers OPERATION_NOT_ATTEMPTED
-// at once (on the caller's goroutine).
+// Submit queues item; done gets its Result. For a partition with an item
+// outstanding, item waits behind it, answering any item that waited there
+// before with OPERATION_NOT_ATTEMPTED. A closed Manager answers
+// OPERATION_NOT_ATTEMPTED at once. Those answers are given on the caller's
+// goroutine.
 func (m *Manager) Submit(item Item, done func(Result)) {
 	m.mu.Lock()
-	if _, dup := m.outstanding[item.TP]; dup || m.closed {
+	if m.closed {
 		m.mu.Unlock()
 		done(Result{ErrorCode: kerr.OperationNotAttempted.Code})
 		return
 	}
 	item.NewISR = slices.Clone(item.NewISR)
-	m.outstanding[item.TP] = &entry{item: item, done: done}
+	e := &entry{item: item, done: done}
+	if cur := m.outstanding[item.TP]; cur != nil {
+		replaced := cur.next
+		cur.next = e
+		m.mu.Unlock()
+		if replaced != nil {
+			replaced.done(Result{ErrorCode: kerr.OperationNotAttempted.Code})
+		}
+		return // sent once cur is answered
+	}
+	m.outstanding[item.TP] = e
 	m.mu.Unlock()
 	select {
 	case m.signal <- struct{}{}:
@@ -148,6 +167,9 @@ func (m *Manager) Close() {
 	m.mu.Unlock()
 	for _, e := range sortedEntries(left) {
 		e.done(Result{ErrorCode: kerr.OperationNotAttempted.Code})
+		if e.next != nil {
+			e.next.done(Result{ErrorCode: kerr.OperationNotAttempted.Code})
+		}
 	}
 }
 

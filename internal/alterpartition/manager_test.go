@@ -177,25 +177,51 @@ func TestBatchesQueuedItems(t *testing.T) {
 	}
 }
 
-// A second item for a partition with one outstanding is refused at once;
-// once answered, the partition takes a new one.
-func TestDuplicateRefused(t *testing.T) {
+// A second item for a partition with one outstanding waits behind it and
+// goes in the request after its answer; a third replaces the waiting one,
+// which is answered OPERATION_NOT_ATTEMPTED at once. (A leader's first
+// proposal at a new epoch behind an unanswered one of the old epoch: it
+// must not be refused and left for a later fetch of the partition.)
+func TestSecondItemWaitsBehindOutstanding(t *testing.T) {
 	fc := startController(t)
+	fc.answer = func(n int, req *kmsg.AlterPartitionRequest) *kmsg.AlterPartitionResponse {
+		if n == 0 {
+			return accept(req, map[int32]int16{0: kerr.FencedLeaderEpoch.Code})
+		}
+		return nil
+	}
 	var tg target
 	m := newManager(t, &tg)
 	rs := make(results, 4)
-	m.Submit(Item{TP: tp("a", 0), TopicID: id(1), NewISR: []int32{7}}, rs.done(tp("a", 0)))
-	var dup Result
-	m.Submit(Item{TP: tp("a", 0), TopicID: id(1), NewISR: []int32{7, 8}}, func(r Result) { dup = r })
-	if dup.ErrorCode != kerr.OperationNotAttempted.Code {
-		t.Fatalf("duplicate answered %+v", dup)
+	m.Submit(Item{TP: tp("a", 0), TopicID: id(1), LeaderEpoch: 3, PartitionEpoch: 1, NewISR: []int32{7}}, rs.done(tp("a", 0)))
+	var replaced []Result
+	m.Submit(Item{TP: tp("a", 0), TopicID: id(1), LeaderEpoch: 4, PartitionEpoch: 2, NewISR: []int32{7, 8}},
+		func(r Result) { replaced = append(replaced, r) })
+	if len(replaced) != 0 {
+		t.Fatalf("second item answered at once: %+v", replaced)
+	}
+	m.Submit(Item{TP: tp("a", 0), TopicID: id(1), LeaderEpoch: 5, PartitionEpoch: 2, NewISR: []int32{7, 8}}, rs.done(tp("a", 0)))
+	if len(replaced) != 1 || replaced[0].ErrorCode != kerr.OperationNotAttempted.Code {
+		t.Fatalf("replaced item answered %+v, want OPERATION_NOT_ATTEMPTED once", replaced)
 	}
 	tg.set(fc.addr())
-	if r := rs.wait(t, 1)[tp("a", 0)]; r.ErrorCode != 0 || !slices.Equal(r.ISR, []int32{7}) {
+	if r := rs.wait(t, 1)[tp("a", 0)]; r.ErrorCode != kerr.FencedLeaderEpoch.Code {
 		t.Fatalf("first item: %+v", r)
 	}
-	m.Submit(Item{TP: tp("a", 0), TopicID: id(1), PartitionEpoch: 1, NewISR: []int32{7, 8}}, rs.done(tp("a", 0)))
-	if r := rs.wait(t, 1)[tp("a", 0)]; r.ErrorCode != 0 || r.PartitionEpoch != 2 {
+	if r := rs.wait(t, 1)[tp("a", 0)]; r.ErrorCode != 0 || r.LeaderEpoch != 5 || r.PartitionEpoch != 3 || !slices.Equal(r.ISR, []int32{7, 8}) {
+		t.Fatalf("waiting item: %+v", r)
+	}
+	reqs := fc.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	for i, want := range []int32{3, 5} {
+		if ps := reqs[i].Topics[0].Partitions; len(reqs[i].Topics) != 1 || len(ps) != 1 || ps[0].LeaderEpoch != want {
+			t.Fatalf("request %d: %+v, want the item of leader epoch %d alone", i, reqs[i], want)
+		}
+	}
+	m.Submit(Item{TP: tp("a", 0), TopicID: id(1), LeaderEpoch: 5, PartitionEpoch: 3, NewISR: []int32{7}}, rs.done(tp("a", 0)))
+	if r := rs.wait(t, 1)[tp("a", 0)]; r.ErrorCode != 0 || r.PartitionEpoch != 4 {
 		t.Fatalf("next item: %+v", r)
 	}
 }
@@ -292,15 +318,22 @@ func TestControllerMoves(t *testing.T) {
 	}
 }
 
-// Close answers what is outstanding, and every later Submit.
+// Close answers what is outstanding, what waits behind it, and every later
+// Submit.
 func TestCloseAnswersOutstanding(t *testing.T) {
 	var tg target
 	m := New(Config{NodeID: 7, Controller: tg.get, Backoff: time.Millisecond})
 	var got []Result
 	m.Submit(Item{TP: tp("a", 0), NewISR: []int32{7}}, func(r Result) { got = append(got, r) })
+	m.Submit(Item{TP: tp("a", 0), NewISR: []int32{7, 8}}, func(r Result) { got = append(got, r) })
 	m.Close()
 	m.Submit(Item{TP: tp("a", 1), NewISR: []int32{7}}, func(r Result) { got = append(got, r) })
-	if len(got) != 2 || got[0].ErrorCode != kerr.OperationNotAttempted.Code || got[1].ErrorCode != kerr.OperationNotAttempted.Code {
-		t.Fatalf("results %+v", got)
+	if len(got) != 3 {
+		t.Fatalf("results %+v, want 3", got)
+	}
+	for _, r := range got {
+		if r.ErrorCode != kerr.OperationNotAttempted.Code {
+			t.Fatalf("results %+v", got)
+		}
 	}
 }

@@ -119,7 +119,11 @@ func (m *Manager) deliver(batch []*entry, resp *kmsg.AlterPartitionResponse, byI
 			continue
 		}
 		if m.outstanding[e.item.TP] == e {
-			delete(m.outstanding, e.item.TP)
+			if e.next != nil { // sent in the next request
+				m.outstanding[e.item.TP], e.next = e.next, nil
+			} else {
+				delete(m.outstanding, e.item.TP)
+			}
 		}
 		r := Result{ErrorCode: p.ErrorCode}
 		if p.ErrorCode == 0 {
