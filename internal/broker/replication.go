@@ -38,6 +38,7 @@ func (b *Broker) startReplication() {
 		MinBytes:         cfg.ReplicaFetchMinBytes,
 		MaxWait:          cfg.ReplicaFetchWaitMax,
 		Backoff:          cfg.ReplicaFetchBackoff,
+		SocketTimeout:    cfg.ReplicaSocketTimeout,
 		NumFetchers:      int(cfg.NumReplicaFetchers),
 		Logger:           b.log.With("component", "replica-fetcher"),
 		Stats:            &b.stats,

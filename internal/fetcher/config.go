@@ -51,8 +51,14 @@ type Config struct {
 	MinBytes         int32         // replica.fetch.min.bytes
 	MaxWait          time.Duration // replica.fetch.wait.max.ms
 	Backoff          time.Duration // replica.fetch.backoff.ms
-	NumFetchers      int           // num.replica.fetchers, per source broker (below 1: 1); see Manager.Resize
-	Logger           *slog.Logger  // nil: discard
+	// SocketTimeout is replica.socket.timeout.ms: how long a request may
+	// go unanswered beyond MaxWait before the connection is dropped and
+	// the request sent again on a new one (a leader cut off, or its
+	// answer stuck in TCP retransmission), and the most a connection to
+	// the leader may take to set up (at most dialTimeout).
+	SocketTimeout time.Duration
+	NumFetchers   int          // num.replica.fetchers, per source broker (below 1: 1); see Manager.Resize
+	Logger        *slog.Logger // nil: discard
 	// Stats counts the record bytes appended (ReplicationBytesIn); nil:
 	// counted for nobody.
 	Stats *kafka.BrokerTopicStats
@@ -65,9 +71,7 @@ const (
 	DefaultMinBytes         = 1
 	DefaultMaxWait          = 500 * time.Millisecond
 	DefaultBackoff          = time.Second
-	// socketTimeout is replica.socket.timeout.ms, the margin a request is
-	// given beyond MaxWait.
-	socketTimeout = 30 * time.Second
+	DefaultSocketTimeout    = 30 * time.Second
 )
 
 func (c Config) withDefaults() Config {
@@ -85,6 +89,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Backoff <= 0 {
 		c.Backoff = DefaultBackoff
+	}
+	if c.SocketTimeout <= 0 {
+		c.SocketTimeout = DefaultSocketTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

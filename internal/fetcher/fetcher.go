@@ -35,7 +35,8 @@ const (
 	leaderEpochsVersion = 4
 )
 
-// dialTimeout bounds connecting to the leader.
+// dialTimeout bounds connecting to the leader (Kafka's
+// socket.connection.setup.timeout.ms), or SocketTimeout when shorter.
 const dialTimeout = 10 * time.Second
 
 // firstRetry is the first backoff of a partition the leader refused.
@@ -270,13 +271,13 @@ func (f *fetcher) sendOnce(req kmsg.Request, resp kmsg.Response) error {
 		f.dropConn()
 	}
 	if f.conn == nil {
-		c, err := wire.Dial(f.ctx, addr, fmt.Sprintf("broker-%d-fetcher-%d", f.cfg.NodeID, f.id), dialTimeout)
+		c, err := wire.Dial(f.ctx, addr, fmt.Sprintf("broker-%d-fetcher-%d", f.cfg.NodeID, f.id), min(dialTimeout, f.cfg.SocketTimeout))
 		if err != nil {
 			return err
 		}
 		f.conn, f.addr = c, addr
 	}
-	return f.conn.RoundTrip(req, resp, f.cfg.MaxWait+socketTimeout)
+	return f.conn.RoundTrip(req, resp, f.cfg.MaxWait+f.cfg.SocketTimeout)
 }
 
 // dropConn closes the connection; the leader may have advanced the fetch

@@ -3,9 +3,10 @@
 package fetcher
 
 import (
+	"bytes"
+	"log/slog"
 	"time"
 
-	"bytes"
 	"slices"
 	"strings"
 	"testing"
@@ -255,6 +256,37 @@ func TestLeaderUnreachableThenBack(t *testing.T) {
 	addr2, _ := h.serve(t)
 	book.set(1, addr2)
 	waitFor(t, "caught up after restart", func() bool { return caughtUp(follower, leader) })
+}
+
+// A fetch the leader never answers is given up after MaxWait plus
+// replica.socket.timeout.ms (SocketTimeout): the connection is dropped and
+// the fetch sent again on a new one, and the follower catches up. At the
+// default 30 s the follower would still be waiting when waitFor gives up.
+func TestUnansweredFetchGivenUpAfterSocketTimeout(t *testing.T) {
+	leader := &fakeLog{}
+	leader.write(1, "a", "b")
+	leader.setHW(2)
+	follower := &fakeLog{}
+	h := newFakeLeader(1, map[kafka.TopicPartition]*fakeLog{tp0: leader})
+	h.stall = 1
+	addr, _ := h.serve(t)
+	book := &addrBook{}
+	book.set(1, addr)
+	logs := &syncBuffer{}
+	m := NewManager(Config{NodeID: followerID, BrokerAddr: book.lookup, MaxWait: 50 * time.Millisecond,
+		Backoff: 20 * time.Millisecond, SocketTimeout: 200 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	t.Cleanup(m.Close)
+	m.AddPartitions([]Target{target(tp0, 1, 1, follower)})
+	waitFor(t, "caught up past the unanswered fetch", func() bool { return caughtUp(follower, leader) })
+	if !strings.Contains(logs.String(), "request failed") {
+		t.Fatalf("no failed request logged:\n%s", logs.String())
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stall != 0 {
+		t.Fatalf("the leader was never sent a fetch to leave unanswered")
+	}
 }
 
 // MaxLag is the leader's high watermark less the follower's log end, as of

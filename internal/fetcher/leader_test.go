@@ -34,6 +34,7 @@ type fakeLeader struct {
 	maxParts    int                     // most partitions in one Fetch
 	badReplica  int                     // requests whose ReplicaID was not the follower's
 	clients     map[string]*server.Conn // the connection of each client id, last seen
+	stall       int                     // Fetch requests still to leave unanswered until their connection closes
 
 	sessions bool                   // keep fetch sessions
 	sess     map[int32]*fakeSession // by id
@@ -93,6 +94,16 @@ func (h *fakeLeader) Handle(ctx context.Context, c *server.Conn, hdr wire.Reques
 	case *kmsg.OffsetForLeaderEpochRequest:
 		return h.leaderEpochs(req), nil
 	case *kmsg.FetchRequest:
+		h.mu.Lock()
+		stall := h.stall > 0
+		if stall {
+			h.stall--
+		}
+		h.mu.Unlock()
+		if stall { // as a leader cut off, or whose answer never arrives
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
 		return h.fetch(ctx, req), nil
 	}
 	return nil, errors.New("fake leader: unexpected request")
