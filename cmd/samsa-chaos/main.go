@@ -34,6 +34,14 @@ func main() {
 	disk := flag.Int("disk-mb", 256, "tmpfs log dirs of this size for the disk-full fault (0: none)")
 	only := flag.String("only", "", "comma-separated fault kinds to choose from (default: all): "+strings.Join(chaos.Kinds(), ", "))
 	netID := flag.Int("net", 77, "subnet 10.77.N.0/24 and namespace names sc<N>-*")
+	var brokerConfig []string
+	flag.Func("broker-config", "key=value added to every broker's server.properties after the campaign's own (repeatable)", func(v string) error {
+		if k, _, ok := strings.Cut(v, "="); !ok || strings.TrimSpace(k) == "" || strings.ContainsAny(v, "\n\r") {
+			return fmt.Errorf("want key=value on one line, got %q", v)
+		}
+		brokerConfig = append(brokerConfig, v)
+		return nil
+	})
 	flag.Parse()
 
 	o := chaos.Options{
@@ -54,6 +62,7 @@ func main() {
 	if *faults > 0 {
 		o.Faults = *faults
 	}
+	o.BrokerConfig = brokerConfig
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := chaos.Available(ctx); err != nil {

@@ -41,6 +41,10 @@ type Options struct {
 	Out              io.Writer
 	// Only restricts the faults to these kinds (Kinds lists them).
 	Only []string
+	// BrokerConfig is added to every broker's server.properties, after
+	// the campaign's own settings (key=value lines; a key set twice takes
+	// the last value).
+	BrokerConfig []string
 }
 
 // Report is a campaign's outcome.
@@ -82,7 +86,8 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	rep := Report{Seed: o.Seed, ProbeEvery: o.ProbeEvery}
 	out := o.Out
 	fmt.Fprintf(out, "chaos: seed %d, %d faults, %d brokers, %d partitions, data in %s\n", o.Seed, o.Faults, o.Brokers, o.Partitions, o.Dir)
-	c, err := StartCluster(ctx, Layout{Bin: o.Bin, Dir: o.Dir, Brokers: o.Brokers, SessionTimeoutMs: o.SessionTimeoutMs, DiskMB: o.DiskMB}, o.NetID)
+	c, err := StartCluster(ctx, Layout{Bin: o.Bin, Dir: o.Dir, Brokers: o.Brokers, SessionTimeoutMs: o.SessionTimeoutMs, DiskMB: o.DiskMB,
+		BrokerConfig: o.BrokerConfig}, o.NetID)
 	if err != nil {
 		return rep, err
 	}

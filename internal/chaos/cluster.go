@@ -22,6 +22,9 @@ type Layout struct {
 	// DiskMB, if positive, puts each broker's log.dirs on a tmpfs of
 	// that size, so that the disk-full fault can fill it.
 	DiskMB int
+	// BrokerConfig is added to every broker's server.properties after the
+	// layout's own settings (key=value lines).
+	BrokerConfig []string
 }
 
 // Cluster is the running layout.
@@ -122,6 +125,7 @@ func (c *Cluster) addBroker(ctx context.Context, id int, stores []*Host) (*Proc,
 		// that they are gone need not wait a minute.
 		"log.segment.delete.delay.ms=1000",
 	}
+	props = append(props, c.BrokerConfig...)
 	cfg := filepath.Join(c.Dir, h.Name, "server.properties")
 	if err := os.WriteFile(cfg, []byte(strings.Join(props, "\n")+"\n"), 0o644); err != nil {
 		return nil, err
