@@ -99,14 +99,15 @@ func TestDeleteRecreate(t *testing.T) {
 	}
 	// The replicas' directories go before the controller has removed the
 	// topic from the store; until then a create is TOPIC_ALREADY_EXISTS
-	// (Kafka: "marked for deletion"), and a user tries again.
+	// (Kafka: "marked for deletion"), and a user tries again. (kadm's
+	// CreateTopic returns the topic's own error as its error.)
 	for {
-		r, err := adm.CreateTopic(ctx, 2, 1, nil, "again")
-		if err == nil && r.Err == nil {
+		_, err := adm.CreateTopic(ctx, 2, 1, nil, "again")
+		if err == nil {
 			break
 		}
-		if err != nil || !errors.Is(r.Err, kerr.TopicAlreadyExists) || ctx.Err() != nil {
-			t.Fatalf("re-create: %v %v", err, r.Err)
+		if !errors.Is(err, kerr.TopicAlreadyExists) || ctx.Err() != nil {
+			t.Fatalf("re-create: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
