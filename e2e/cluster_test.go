@@ -112,6 +112,18 @@ func startCluster(t *testing.T, storeEndpoint string, extra ...string) *cluster 
 	return startClusterOn(t, &storeProc{kind: "samsa-store", endpoint: storeEndpoint}, extra...)
 }
 
+// startReadyCluster starts a samsa store and three brokers on it, and
+// waits until broker 0 sees all three and a controller; it returns the
+// cluster and every broker's address.
+func startReadyCluster(t *testing.T) (*cluster, []string) {
+	t.Helper()
+	st := startStore(t, "samsa-store")
+	c := startCluster(t, st.endpoint)
+	all := c.addrs(-1)
+	c.waitView(all[0], "3 brokers and a controller", func(n int, ctl int32) bool { return n == 3 && ctl >= 0 })
+	return c, all
+}
+
 // startClusterOn starts three brokers on st, whatever its kind: on
 // ZooKeeper with zookeeper.connect and a zookeeper.session.timeout.ms of
 // sessionTimeoutMs (extra may override both session timeouts).

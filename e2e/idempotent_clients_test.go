@@ -52,10 +52,7 @@ func checkExactlyOnce(t *testing.T, acks []acked, got map[int32]map[int64]string
 // TestIdempotentProduceSurvivesLeaderKills: 3 brokers, RF 3, 10 rounds of
 // kill -9 of a partition's leader while a default franz-go client produces.
 func TestIdempotentProduceSurvivesLeaderKills(t *testing.T) {
-	st := startStore(t, "samsa-store")
-	c := startCluster(t, st.endpoint)
-	all := c.addrs(-1)
-	c.waitView(all[0], "3 brokers and a controller", func(n int, ctl int32) bool { return n == 3 && ctl >= 0 })
+	c, all := startReadyCluster(t)
 	const topic = "idem"
 	c.createTopic(all, topic, 3)
 	c.waitPartitions(all, topic, "full ISR", fullISR(3))

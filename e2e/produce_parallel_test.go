@@ -21,10 +21,7 @@ import (
 // record is acknowledged, and the log holds each once, in production order
 // per partition, byte for byte.
 func TestLargeProduceRequestsExactlyOnce(t *testing.T) {
-	st := startStore(t, "samsa-store")
-	c := startCluster(t, st.endpoint)
-	all := c.addrs(-1)
-	c.waitView(all[0], "3 brokers and a controller", func(n int, ctl int32) bool { return n == 3 && ctl >= 0 })
+	c, all := startReadyCluster(t)
 	const topic = "large"
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -24,10 +24,7 @@ import (
 // rule) and changes nothing: no broker logs a resize for it; set back to 1, the extra connections close.
 // Every acknowledged record is consumed at its offset.
 func TestDynamicReplicaFetchers(t *testing.T) {
-	st := startStore(t, "samsa-store")
-	c := startCluster(t, st.endpoint)
-	all := c.addrs(-1)
-	c.waitView(all[0], "3 brokers and a controller", func(n int, ctl int32) bool { return n == 3 && ctl >= 0 })
+	c, all := startReadyCluster(t)
 	// "foo" hashes to 101574 and 31*101574 % 2 == 0: partition p has
 	// fetcher id p%2, so broker L, leading 2L and 2L+1, is fetched from by
 	// two fetchers of each follower.

@@ -344,10 +344,7 @@ func (c *cluster) stopAll() {
 // time once a new leader serves; every acknowledged record must be at its
 // offset afterwards and all three replicas identical below the HW.
 func TestAcksAllSurvivesLeaderKills(t *testing.T) {
-	st := startStore(t, "samsa-store")
-	c := startCluster(t, st.endpoint)
-	all := c.addrs(-1)
-	c.waitView(all[0], "3 brokers and a controller", func(n int, ctl int32) bool { return n == 3 && ctl >= 0 })
+	c, all := startReadyCluster(t)
 	const topic = "repl"
 	c.createTopic(all, topic, 3)
 	c.waitPartitions(all, topic, "full ISR", fullISR(3))
