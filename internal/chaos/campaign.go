@@ -341,11 +341,13 @@ func overGoal(faults []FaultRecord, writes []Write, sessionMs int, logs []string
 		if f.Healthy > 0 && f.Healthy > f.Recovered {
 			end = f.Start.Add(f.Held + f.Healthy)
 		}
-		gap, p := LongestGap(main, f.Start, end)
+		gap, p, since := LongestGap(main, f.Start, end)
 		f.Unavailable = gap
-		f.WritersGap, _ = LongestGap(slices.DeleteFunc(slices.Clone(main), func(w Write) bool { return w.Probe }), f.Start, end)
+		f.WritersGap, _, _ = LongestGap(slices.DeleteFunc(slices.Clone(main), func(w Write) bool { return w.Probe }), f.Start, end)
 		if f.Majority && gap > limit {
-			line := fmt.Sprintf("%s %s: %s without an acknowledged write for %.1fs", f.Name, f.Target, p, gap.Seconds())
+			// The fault's number and UTC times find it in the brokers' logs.
+			line := fmt.Sprintf("%d %s %s at %s: %s without an acknowledged write for %.1fs from %s", i+1, f.Name,
+				f.Target, f.Start.UTC().Format(stamp), p, gap.Seconds(), since.UTC().Format(stamp))
 			if at, ok := firstElection(logs, f.Start); ok {
 				line += fmt.Sprintf(" (the controller's first election after the fault: %.1fs)", at.Sub(f.Start).Seconds())
 			}
@@ -354,6 +356,8 @@ func overGoal(faults []FaultRecord, writes []Write, sessionMs int, logs []string
 	}
 	return out
 }
+
+const stamp = "15:04:05.000"
 
 func readStoreHistory(ctx context.Context, c *Cluster) ([]StoreEvent, error) {
 	s, err := c.ConnectStore()

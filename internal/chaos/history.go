@@ -223,8 +223,8 @@ func (c Counts) String() string {
 
 // LongestGap is, over the partitions, the longest time within [from, to]
 // between two acknowledgements of a partition (or the window's edge and
-// one): how long some partition took no acknowledged write.
-func LongestGap(writes []Write, from, to time.Time) (time.Duration, Partition) {
+// one): how long some partition took no acknowledged write, and from when.
+func LongestGap(writes []Write, from, to time.Time) (time.Duration, Partition, time.Time) {
 	acks := map[Partition][]time.Time{}
 	for _, w := range writes {
 		if w.Acked {
@@ -233,6 +233,7 @@ func LongestGap(writes []Write, from, to time.Time) (time.Duration, Partition) {
 	}
 	var worst time.Duration
 	var where Partition
+	var since time.Time
 	for p, ts := range acks {
 		sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
 		prev := from
@@ -244,7 +245,7 @@ func LongestGap(writes []Write, from, to time.Time) (time.Duration, Partition) {
 				t = to
 			}
 			if d := t.Sub(prev); d > worst {
-				worst, where = d, p
+				worst, where, since = d, p, prev
 			}
 			prev = t
 			if !t.Before(to) {
@@ -252,7 +253,7 @@ func LongestGap(writes []Write, from, to time.Time) (time.Duration, Partition) {
 			}
 		}
 	}
-	return worst, where
+	return worst, where, since
 }
 
 // FirstAcks is, over the partitions, the longest time from `from` to the

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -83,15 +84,16 @@ func TestLongestGap(t *testing.T) {
 		return Write{Partition: p, Acked: true, At: t0.Add(time.Duration(s * float64(time.Second)))}
 	}
 	ws := []Write{at(pa, 1), at(pa, 2), at(pa, 7), at(pb, 1), at(pb, 3), {Partition: pb, At: t0.Add(9 * time.Second)}}
-	gap, p := LongestGap(ws, t0, t0.Add(10*time.Second))
+	gap, p, since := LongestGap(ws, t0, t0.Add(10*time.Second))
 	// pb: acked at 1 and 3, then nothing until the window ends at 10 (the
 	// unacknowledged write at 9 does not count): 7 s.
-	if gap != 7*time.Second || p != pb {
-		t.Fatalf("gap %v in %v", gap, p)
+	if gap != 7*time.Second || p != pb || !since.Equal(t0.Add(3*time.Second)) {
+		t.Fatalf("gap %v in %v from %v", gap, p, since.Sub(t0))
 	}
-	gap, p = LongestGap(ws, t0.Add(1500*time.Millisecond), t0.Add(6*time.Second))
-	if gap != 4*time.Second || p != pa {
-		t.Fatalf("gap %v in %v", gap, p)
+	// pa from its ack at 2 to the window's end at 6 (its next ack is at 7).
+	gap, p, since = LongestGap(ws, t0.Add(1500*time.Millisecond), t0.Add(6*time.Second))
+	if gap != 4*time.Second || p != pa || !since.Equal(t0.Add(2*time.Second)) {
+		t.Fatalf("gap %v in %v from %v", gap, p, since.Sub(t0))
 	}
 }
 
@@ -137,5 +139,16 @@ func TestProbeWrites(t *testing.T) {
 	over := overGoal(fs, ws, 6000, nil)
 	if fs[0].Unavailable != 6500*time.Millisecond || fs[0].WritersGap != 9*time.Second || len(over) != 0 {
 		t.Fatalf("unavailable %v, writers' gap %v, over the goal %q", fs[0].Unavailable, fs[0].WritersGap, over)
+	}
+	// Without the probe the gap is 9 s, over the 7 s goal: the line names
+	// the fault's number and when the gap began, to find it in the logs.
+	ws = slices.Delete(ws, 1, 2)
+	fs = append(fs, fs[0])
+	over = overGoal(fs, ws, 6000, nil)
+	t0s := t0.UTC().Format(stamp)
+	want := []string{"1 pause-controller  at " + t0s + ": chaos-0 without an acknowledged write for 9.0s from " +
+		t0.Add(500*time.Millisecond).UTC().Format(stamp)}
+	if !slices.Equal(over[:1], want) || len(over) != 2 || !strings.HasPrefix(over[1], "2 pause-controller") {
+		t.Fatalf("over the goal %q, want %q and fault 2", over, want)
 	}
 }
