@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/samsa-kafka/samsa/internal/chaos"
+	"github.com/samsa-kafka/samsa/internal/config"
 )
 
 func main() {
@@ -35,9 +36,9 @@ func main() {
 	only := flag.String("only", "", "comma-separated fault kinds to choose from (default: all): "+strings.Join(chaos.Kinds(), ", "))
 	netID := flag.Int("net", 77, "subnet 10.77.N.0/24 and namespace names sc<N>-*")
 	var brokerConfig []string
-	flag.Func("broker-config", "key=value added to every broker's server.properties after the campaign's own (repeatable)", func(v string) error {
-		if k, _, ok := strings.Cut(v, "="); !ok || strings.TrimSpace(k) == "" || strings.ContainsAny(v, "\n\r") {
-			return fmt.Errorf("want key=value on one line, got %q", v)
+	flag.Func("broker-config", "key=value given to every broker as --override, over the campaign's settings (repeatable)", func(v string) error {
+		if _, _, err := config.ParseOverride(v); err != nil {
+			return err
 		}
 		brokerConfig = append(brokerConfig, v)
 		return nil

@@ -41,9 +41,8 @@ type Options struct {
 	Out              io.Writer
 	// Only restricts the faults to these kinds (Kinds lists them).
 	Only []string
-	// BrokerConfig is added to every broker's server.properties, after
-	// the campaign's own settings (key=value lines; a key set twice takes
-	// the last value).
+	// BrokerConfig is given to every broker as --override key=value, over
+	// the campaign's own settings.
 	BrokerConfig []string
 }
 

@@ -22,8 +22,8 @@ type Layout struct {
 	// DiskMB, if positive, puts each broker's log.dirs on a tmpfs of
 	// that size, so that the disk-full fault can fill it.
 	DiskMB int
-	// BrokerConfig is added to every broker's server.properties after the
-	// layout's own settings (key=value lines).
+	// BrokerConfig is given to every broker as --override key=value, over
+	// the layout's server.properties.
 	BrokerConfig []string
 }
 
@@ -125,12 +125,15 @@ func (c *Cluster) addBroker(ctx context.Context, id int, stores []*Host) (*Proc,
 		// that they are gone need not wait a minute.
 		"log.segment.delete.delay.ms=1000",
 	}
-	props = append(props, c.BrokerConfig...)
 	cfg := filepath.Join(c.Dir, h.Name, "server.properties")
 	if err := os.WriteFile(cfg, []byte(strings.Join(props, "\n")+"\n"), 0o644); err != nil {
 		return nil, err
 	}
-	return NewProc(h.Name, h, filepath.Join(c.Dir, h.Name+".log"), c.Bin, "server", "--config", cfg), nil
+	argv := []string{c.Bin, "server", "--config", cfg}
+	for _, o := range c.BrokerConfig {
+		argv = append(argv, "--override", o)
+	}
+	return NewProc(h.Name, h, filepath.Join(c.Dir, h.Name+".log"), argv...), nil
 }
 
 // chroot is the cluster's key prefix in the store.

@@ -199,13 +199,23 @@ func LoadFile(path string, overrides []string) (*Broker, []string, error) {
 		return nil, nil, err
 	}
 	for _, o := range overrides {
-		k, v, ok := strings.Cut(o, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return nil, nil, errorf("invalid override %q: want key=value", o)
+		k, v, err := ParseOverride(o)
+		if err != nil {
+			return nil, nil, err
 		}
-		props[strings.TrimSpace(k)] = v
+		props[k] = v
 	}
 	return Load(props)
+}
+
+// ParseOverride splits an override ("k=v", as given to --override): the
+// key trimmed, the value as it is.
+func ParseOverride(o string) (key, value string, err error) {
+	k, v, ok := strings.Cut(o, "=")
+	if !ok || strings.TrimSpace(k) == "" {
+		return "", "", errorf("invalid override %q: want key=value", o)
+	}
+	return strings.TrimSpace(k), v, nil
 }
 
 // effective picks the value of a synonym group: the first key set in any
