@@ -431,3 +431,18 @@ func TestMetricsListenerConfig(t *testing.T) {
 		}
 	}
 }
+
+// An override is key=value, the key trimmed and the value kept as given;
+// anything else is refused. samsa-chaos -broker-config checks its values
+// with it; TestLoadFileOverrides covers LoadFile's use.
+func TestParseOverride(t *testing.T) {
+	k, v, err := ParseOverride(" replica.socket.timeout.ms =5000 ")
+	if err != nil || k != "replica.socket.timeout.ms" || v != "5000 " {
+		t.Fatalf("got %q %q %v", k, v, err)
+	}
+	for _, bad := range []string{"replica.socket.timeout.ms", "=5000", "  =x", ""} {
+		if _, _, err := ParseOverride(bad); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("%q: got %v, want ErrInvalidConfig", bad, err)
+		}
+	}
+}
