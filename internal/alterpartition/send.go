@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-kafka/samsa/internal/wire"
 )
 
 // pinned caps the version kgo sends (it picks the highest both sides
@@ -151,7 +153,7 @@ func (m *Manager) clientFor(addr string) (*kgo.Client, error) {
 		m.client.Close()
 		m.client = nil
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0), kgo.Dialer(wire.BrokerDialer),
 		kgo.RequestTimeoutOverhead(m.cfg.Timeout), kgo.ClientID(fmt.Sprintf("broker-%d-alter-partition", m.cfg.NodeID)))
 	if err != nil {
 		return nil, err

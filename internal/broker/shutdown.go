@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/samsa-kafka/samsa/internal/kafka"
+	"github.com/samsa-kafka/samsa/internal/wire"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -95,7 +96,7 @@ func (b *Broker) askControlledShutdown(ctx context.Context) (int32, []kafka.Topi
 	if !ok {
 		return id, nil, errNoController
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0), kgo.Dialer(wire.BrokerDialer),
 		kgo.RequestTimeoutOverhead(b.cfg.ControllerSocketTimeout),
 		kgo.ClientID(fmt.Sprintf("broker-%d-controlled-shutdown", b.nodeID)))
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/samsa-kafka/samsa/internal/record"
 	"github.com/samsa-kafka/samsa/internal/replica"
 	"github.com/samsa-kafka/samsa/internal/txn"
+	"github.com/samsa-kafka/samsa/internal/wire"
 )
 
 // endTxnWait bounds how long EndTxn waits for its markers before it
@@ -153,7 +154,7 @@ func (t *txnClients) client(broker int32) (*kgo.Client, error) {
 		c.cl.Close()
 		delete(t.clients, broker)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0), kgo.Dialer(wire.BrokerDialer),
 		kgo.RequestTimeoutOverhead(txnRequestTimeout), kgo.ClientID(fmt.Sprintf("broker-%d-txn-coordinator", t.nodeID)))
 	if err != nil {
 		return nil, err

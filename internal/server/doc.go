@@ -32,6 +32,8 @@
 //     (throttle.go). Other connections are not affected.
 //   - A connection with no request in flight and no traffic for IdleTimeout
 //     is closed (Kafka's connections.max.idle.ms).
+//   - Every accepted connection has its TCP retransmission timeout capped
+//     (wire.RetransmitMax) before anything is read from it.
 //
 // Goroutines: Serve runs the accept loop in the caller's goroutine. Each
 // connection owns three goroutines (reader, the handling loop, writer), all

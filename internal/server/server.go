@@ -141,6 +141,7 @@ func (s *Server) Serve() error {
 			continue
 		}
 		backoff = 0
+		wire.CapRetransmits(nc)
 		if s.admit(nc) {
 			s.startConn(nc)
 		}

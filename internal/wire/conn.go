@@ -51,11 +51,11 @@ const (
 	readBufferBytes = 64 << 10
 )
 
-// Dial connects to addr within timeout. Ending ctx closes the connection,
-// aborting a request in progress.
+// Dial connects to addr within timeout (DialTCP: retransmissions capped at
+// RetransmitMax). Ending ctx closes the connection, aborting a request in
+// progress.
 func Dial(ctx context.Context, addr, clientID string, timeout time.Duration) (*Conn, error) {
-	d := net.Dialer{Timeout: timeout}
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	nc, err := DialTCP(ctx, addr, timeout)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,66 @@
+package wire
+
+import (
+	"context"
+	"net"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// RetransmitMax caps the wait between two retransmissions of a broker's
+// TCP connections (TCP_RTO_MAX_MS, Linux 6.15 and later). Linux otherwise
+// doubles the wait at every retransmission, up to 120 s: a request or an
+// answer sent into a network cut is then sent again only as long after the
+// heal as the cut had lasted before its last retransmission, and a
+// follower's fetch, a controller request or a client's answer sits in the
+// socket meanwhile, with the link up again. Capped, it goes out again
+// within RetransmitMax of the heal.
+//
+// A lower cap also ends a connection to an unreachable peer sooner: the
+// kernel gives up on unacknowledged data after tcp_retries2 (15)
+// retransmissions, about 15 s of them at this cap instead of about
+// 15 minutes. The brokers' requests have timeouts of their own and dial
+// again; a client sees a broken connection, as after any network failure.
+const RetransmitMax = time.Second
+
+// capRetransmits sets RetransmitMax on the socket fd. A kernel without the
+// option (ENOPROTOOPT before 6.15) keeps its default backoff: the cap is
+// an improvement, never a condition of connecting.
+func capRetransmits(fd uintptr) {
+	_ = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_RTO_MAX_MS, int(RetransmitMax/time.Millisecond))
+}
+
+// capControl is a net.Dialer's Control: the cap is set before connecting,
+// so the SYN's retransmissions keep to it as well.
+func capControl(_, _ string, c syscall.RawConn) error {
+	return c.Control(capRetransmits)
+}
+
+// DialTCP connects to addr within timeout with RetransmitMax set: how a
+// broker dials the other brokers.
+func DialTCP(ctx context.Context, addr string, timeout time.Duration) (net.Conn, error) {
+	d := net.Dialer{Timeout: timeout, Control: capControl}
+	return d.DialContext(ctx, "tcp", addr)
+}
+
+// BrokerDialer is DialTCP as a kgo.Dialer, for the brokers' requests sent
+// with a franz-go client (AlterPartition, ControlledShutdown, transaction
+// markers), within kgo's own default dial timeout, which a kgo.Dialer
+// replaces.
+func BrokerDialer(ctx context.Context, _, host string) (net.Conn, error) {
+	return DialTCP(ctx, host, kgoDialTimeout)
+}
+
+const kgoDialTimeout = 10 * time.Second
+
+// CapRetransmits sets RetransmitMax on an accepted connection, before any
+// byte is exchanged on it; a connection that is not TCP is left alone.
+func CapRetransmits(nc net.Conn) {
+	if sc, ok := nc.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			_ = rc.Control(capRetransmits)
+		}
+	}
+}
