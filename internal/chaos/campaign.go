@@ -347,6 +347,13 @@ func overGoal(faults []FaultRecord, writes []Write, sessionMs int, logs []string
 			// The fault's number and UTC times find it in the brokers' logs.
 			line := fmt.Sprintf("%d %s %s at %s: %s without an acknowledged write for %.1fs from %s", i+1, f.Name,
 				f.Target, f.Start.UTC().Format(stamp), p, gap.Seconds(), since.UTC().Format(stamp))
+			if since.Equal(f.Start) {
+				// The gap may have begun before the fault (a previous
+				// fault's recovery still under way when this one began).
+				if last, ok := lastAck(main, p, f.Start); ok {
+					line += fmt.Sprintf(" (its last acknowledged write before the fault: %s)", last.UTC().Format(stamp))
+				}
+			}
 			if at, ok := firstElection(logs, f.Start); ok {
 				line += fmt.Sprintf(" (the controller's first election after the fault: %.1fs)", at.Sub(f.Start).Seconds())
 			}
@@ -357,6 +364,17 @@ func overGoal(faults []FaultRecord, writes []Write, sessionMs int, logs []string
 }
 
 const stamp = "15:04:05.000"
+
+// lastAck is the time of p's last acknowledged write before t.
+func lastAck(writes []Write, p Partition, t time.Time) (time.Time, bool) {
+	var last time.Time
+	for _, w := range writes {
+		if w.Acked && w.Partition == p && w.At.Before(t) && w.At.After(last) {
+			last = w.At
+		}
+	}
+	return last, !last.IsZero()
+}
 
 func readStoreHistory(ctx context.Context, c *Cluster) ([]StoreEvent, error) {
 	s, err := c.ConnectStore()

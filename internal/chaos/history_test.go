@@ -151,4 +151,15 @@ func TestProbeWrites(t *testing.T) {
 	if !slices.Equal(over[:1], want) || len(over) != 2 || !strings.HasPrefix(over[1], "2 pause-controller") {
 		t.Fatalf("over the goal %q, want %q and fault 2", over, want)
 	}
+
+	// A gap that began before the fault (its first write was not
+	// acknowledged until 9 s into it) runs from the fault's start, and the
+	// line tells when the partition's last write before it was.
+	ws = []Write{at(write(1, 0, pa, true, 0), -4), at(write(1, 1, pa, false, -1), 0.5), at(write(1, 2, pa, true, 1), 9)}
+	over = overGoal(fs[:1], ws, 6000, nil)
+	want = []string{"1 pause-controller  at " + t0s + ": chaos-0 without an acknowledged write for 9.0s from " + t0s +
+		" (its last acknowledged write before the fault: " + t0.Add(-4*time.Second).UTC().Format(stamp) + ")"}
+	if !slices.Equal(over, want) {
+		t.Fatalf("over the goal %q, want %q", over, want)
+	}
 }
