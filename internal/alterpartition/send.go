@@ -153,8 +153,7 @@ func (m *Manager) clientFor(addr string) (*kgo.Client, error) {
 		m.client.Close()
 		m.client = nil
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0), kgo.Dialer(wire.BrokerDialer),
-		kgo.RequestTimeoutOverhead(m.cfg.Timeout), kgo.ClientID(fmt.Sprintf("broker-%d-alter-partition", m.cfg.NodeID)))
+	cl, err := wire.BrokerClient(addr, fmt.Sprintf("broker-%d-alter-partition", m.cfg.NodeID), m.cfg.Timeout)
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,6 @@ import (
 	"github.com/samsa-kafka/samsa/internal/kafka"
 	"github.com/samsa-kafka/samsa/internal/wire"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -96,9 +95,7 @@ func (b *Broker) askControlledShutdown(ctx context.Context) (int32, []kafka.Topi
 	if !ok {
 		return id, nil, errNoController
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0), kgo.Dialer(wire.BrokerDialer),
-		kgo.RequestTimeoutOverhead(b.cfg.ControllerSocketTimeout),
-		kgo.ClientID(fmt.Sprintf("broker-%d-controlled-shutdown", b.nodeID)))
+	cl, err := wire.BrokerClient(addr, fmt.Sprintf("broker-%d-controlled-shutdown", b.nodeID), b.cfg.ControllerSocketTimeout)
 	if err != nil {
 		return id, nil, err
 	}

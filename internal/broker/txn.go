@@ -154,8 +154,7 @@ func (t *txnClients) client(broker int32) (*kgo.Client, error) {
 		c.cl.Close()
 		delete(t.clients, broker)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0), kgo.Dialer(wire.BrokerDialer),
-		kgo.RequestTimeoutOverhead(txnRequestTimeout), kgo.ClientID(fmt.Sprintf("broker-%d-txn-coordinator", t.nodeID)))
+	cl, err := wire.BrokerClient(addr, fmt.Sprintf("broker-%d-txn-coordinator", t.nodeID), txnRequestTimeout)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@
 // Kafka does. Bytes left over after a body make it malformed. Supported is
 // the only table of versions, and stays within what kmsg can decode (a test
 // checks). Each frame gets its own buffer; decoded byte fields alias it.
-// The brokers' own connections (Dial, BrokerDialer) and the ones they
+// The brokers' own connections (Dial, BrokerClient) and the ones they
 // accept (CapRetransmits) wait at most RetransmitMax between two TCP
 // retransmissions (rto.go). No goroutines live here.
 package wire

@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sys/unix"
 )
 
@@ -45,11 +46,18 @@ func DialTCP(ctx context.Context, addr string, timeout time.Duration) (net.Conn,
 	return d.DialContext(ctx, "tcp", addr)
 }
 
-// BrokerDialer is DialTCP as a kgo.Dialer, for the brokers' requests sent
-// with a franz-go client (AlterPartition, ControlledShutdown, transaction
-// markers), within kgo's own default dial timeout, which a kgo.Dialer
-// replaces.
-func BrokerDialer(ctx context.Context, _, host string) (net.Conn, error) {
+// BrokerClient is a franz-go client for one broker's requests to another
+// at addr (AlterPartition, ControlledShutdown, WriteTxnMarkers): no
+// retries of its own, requests bounded by timeout past their own, dialed
+// as DialTCP does within kgo's default dial timeout.
+func BrokerClient(addr, clientID string, timeout time.Duration) (*kgo.Client, error) {
+	return kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0), kgo.Dialer(brokerDialer),
+		kgo.RequestTimeoutOverhead(timeout), kgo.ClientID(clientID))
+}
+
+// brokerDialer is DialTCP as a kgo.Dialer, within kgo's own default dial
+// timeout, which a kgo.Dialer replaces.
+func brokerDialer(ctx context.Context, _, host string) (net.Conn, error) {
 	return DialTCP(ctx, host, kgoDialTimeout)
 }
 

@@ -28,7 +28,7 @@ func rtoMax(t *testing.T, nc net.Conn) int {
 	return v
 }
 
-// The brokers' own connections (Dial, BrokerDialer) and accepted ones
+// The brokers' own connections (Dial, BrokerClient) and accepted ones
 // (CapRetransmits) have their retransmission timeout capped at
 // RetransmitMax; a connection dialed otherwise has the kernel's 120 s.
 func TestRetransmitsCapped(t *testing.T) {
@@ -89,13 +89,13 @@ func TestRetransmitsCapped(t *testing.T) {
 	}
 	next()
 
-	nc, err := BrokerDialer(ctx, "tcp", ln.Addr().String())
+	nc, err := brokerDialer(ctx, "tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
 	if got := rtoMax(t, nc); got != capped {
-		t.Fatalf("BrokerDialer: TCP_RTO_MAX_MS %d, want %d", got, capped)
+		t.Fatalf("brokerDialer: TCP_RTO_MAX_MS %d, want %d", got, capped)
 	}
 	next()
 }
