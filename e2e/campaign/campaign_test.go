@@ -78,6 +78,14 @@ func TestFaultCampaign(t *testing.T) {
 		logLines(t, o.Dir, churnTopics(rep.Topics))
 		t.Fatalf("%d violations (seed %d; SAMSA_CHAOS_SEED=%d replays the faults)", n, seed, seed)
 	}
+	// The nemesis waits, after each heal, for an acknowledged write on
+	// every partition: the history must show one before the next fault.
+	for i, f := range rep.Faults {
+		if f.Healthy >= 0 && f.Recovered < 0 {
+			t.Errorf("fault %d (%s): healthy after %v, but the history has no acknowledged write on some partition between the heal and the next fault (seed %d)",
+				i+1, f.Name, f.Healthy, seed)
+		}
+	}
 }
 
 // churnTopic finds the churn topics a violation names.

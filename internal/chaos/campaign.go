@@ -125,7 +125,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 			return rep, fmt.Errorf("unknown fault kind %q (kinds: %s)", k, strings.Join(Kinds(), ", "))
 		}
 	}
-	nem := &Nemesis{c: c, rng: rng, adm: adm, topic: topic, only: o.Only}
+	nem := &Nemesis{c: c, tr: tr, rng: rng, adm: adm, topic: topic, only: o.Only}
 	for i := 0; i < o.Faults && ctx.Err() == nil; i++ {
 		hold := o.HoldMin + time.Duration(rng.Int63n(int64(o.HoldMax-o.HoldMin)+1))
 		f := nem.step(ctx, hold)

@@ -111,6 +111,7 @@ var errSkip = fmt.Errorf("fault not possible in this layout")
 // Nemesis applies faults to a cluster.
 type Nemesis struct {
 	c     *Cluster
+	tr    *Traffic // its acknowledgements tell when every partition takes writes again
 	rng   *rand.Rand
 	adm   *kadm.Client
 	topic string
@@ -125,7 +126,9 @@ type FaultRecord struct {
 	Start        time.Time
 	Held         time.Duration
 	// Healthy is the time from the heal until metadata showed every
-	// partition with a leader and its full ISR; -1 if not within the bound.
+	// partition with a leader and its full ISR and every partition had
+	// taken an acknowledged write since the heal; -1 if not within the
+	// bound. The next fault starts only after that (and the gap).
 	Healthy time.Duration
 	// Recovered is the time from the heal until every partition had
 	// taken an acknowledged write (filled in from the history); -1 if
@@ -160,7 +163,7 @@ func (n *Nemesis) step(ctx context.Context, hold time.Duration) FaultRecord {
 	if err := n.heal(ctx); err != nil && rec.Err == "" {
 		rec.Err = "heal: " + err.Error()
 	}
-	rec.Healthy = n.awaitRecovery(ctx, 90*time.Second)
+	rec.Healthy = n.awaitRecovery(ctx, 90*time.Second, rec.Start.Add(rec.Held))
 	return rec
 }
 
@@ -177,12 +180,17 @@ func (n *Nemesis) heal(ctx context.Context) error {
 	return err
 }
 
-// awaitRecovery polls metadata until every partition of the topic has a
-// leader and as many ISR members as replicas; -1 after bound.
-func (n *Nemesis) awaitRecovery(ctx context.Context, bound time.Duration) time.Duration {
+// awaitRecovery waits until every partition of the topic has taken an
+// acknowledged write since healed and metadata shows each with a leader and
+// as many ISR members as replicas; -1 after bound. Metadata alone is not
+// enough: a leader may still shrink its ISR below min.insync.replicas just
+// after the heal (its followers' fetches sent into the cut come back late),
+// and the next fault would then begin with a partition already unavailable,
+// its gap counted against that fault.
+func (n *Nemesis) awaitRecovery(ctx context.Context, bound time.Duration, healed time.Time) time.Duration {
 	start := time.Now()
 	for time.Since(start) < bound && ctx.Err() == nil {
-		if n.healthy(ctx) {
+		if n.tr.AckedSince(healed) && n.healthy(ctx) {
 			return time.Since(start)
 		}
 		sleep(ctx, 200*time.Millisecond)

@@ -160,7 +160,7 @@ func (p *prober) attempt(ctx context.Context, w Write, addr string) {
 	}
 	w.Acked, w.At = err == nil, time.Now()
 	p.t.mu.Lock()
-	p.t.writes = append(p.t.writes, w)
+	p.t.record(w)
 	if err != nil && ctx.Err() == nil {
 		kind := errKind(err)
 		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {

@@ -30,10 +30,41 @@ type Traffic struct {
 
 	mu      sync.Mutex
 	writes  []Write
+	lastAck []time.Time // per partition of Topic: its latest acknowledged write
 	live    []Read
 	commits map[Partition][]int64
 	errs    map[string]int // client errors by kind, for the report
 	wg      sync.WaitGroup
+}
+
+// record adds w, answered, to the history; t.mu is held.
+func (t *Traffic) record(w Write) {
+	t.writes = append(t.writes, w)
+	if !w.Acked || w.Partition.Topic != t.Topic || w.Partition.Partition < 0 || w.Partition.Partition >= t.Partitions {
+		return
+	}
+	if t.lastAck == nil {
+		t.lastAck = make([]time.Time, t.Partitions)
+	}
+	if at := &t.lastAck[w.Partition.Partition]; w.At.After(*at) {
+		*at = w.At
+	}
+}
+
+// AckedSince reports whether every partition of Topic has taken an
+// acknowledged write (a writer's or the prober's) answered after since.
+func (t *Traffic) AckedSince(since time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.lastAck) == 0 {
+		return t.Partitions == 0
+	}
+	for _, at := range t.lastAck {
+		if !at.After(since) {
+			return false
+		}
+	}
+	return true
 }
 
 func (t *Traffic) opts(extra ...kgo.Opt) []kgo.Opt {
@@ -117,7 +148,7 @@ func (t *Traffic) produce(cl *kgo.Client, w Write, done func()) {
 		done()
 		w.Acked, w.Offset, w.At = err == nil, r.Offset, time.Now()
 		t.mu.Lock()
-		t.writes = append(t.writes, w)
+		t.record(w)
 		if err != nil {
 			t.errs["produce: "+errKind(err)]++
 		}
