@@ -39,10 +39,26 @@ func capControl(_, _ string, c syscall.RawConn) error {
 	return c.Control(capRetransmits)
 }
 
-// DialTCP connects to addr within timeout with RetransmitMax set: how a
-// broker dials the other brokers.
+// keepAlive is the TCP keep-alive of a broker's connections to another
+// broker: once nothing has arrived for RetransmitMax, a probe goes out
+// every RetransmitMax, and the connection ends after 15 unanswered ones.
+// A connection waiting for an answer has nothing unacknowledged, so the
+// retransmission cap does nothing for it: when its peer has given the
+// connection up meanwhile (the peer's answer, sent into a network cut,
+// went unacknowledged until the peer's kernel aborted it, about 15 s at
+// the cap), nothing tells this side. The next probe after the heal meets
+// the peer's reset instead, within about RetransmitMax, where Go's
+// default (15 s idle, then every 15 s) or replica.socket.timeout.ms (30 s)
+// would end the wait; a peer silent throughout is given up after about
+// 16 s, like unacknowledged data at the cap. A follower's fetch is
+// answered within replica.fetch.wait.max.ms (500 ms), so a live
+// connection's probes are rare.
+var keepAlive = net.KeepAliveConfig{Enable: true, Idle: RetransmitMax, Interval: RetransmitMax, Count: 15}
+
+// DialTCP connects to addr within timeout with RetransmitMax and keepAlive
+// set: how a broker dials the other brokers.
 func DialTCP(ctx context.Context, addr string, timeout time.Duration) (net.Conn, error) {
-	d := net.Dialer{Timeout: timeout, Control: capControl}
+	d := net.Dialer{Timeout: timeout, Control: capControl, KeepAliveConfig: keepAlive}
 	return d.DialContext(ctx, "tcp", addr)
 }
 

@@ -2,7 +2,9 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"net"
+	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -98,4 +100,60 @@ func TestRetransmitsCapped(t *testing.T) {
 		t.Fatalf("brokerDialer: TCP_RTO_MAX_MS %d, want %d", got, capped)
 	}
 	next()
+}
+
+// forget closes nc without a word to its peer (TCP_REPAIR: no FIN, no
+// reset), as a kernel that gave a connection up does; the peer learns it
+// only from the reset its next segment draws. Needs CAP_NET_ADMIN.
+func forget(t *testing.T, nc net.Conn) {
+	t.Helper()
+	rc, err := nc.(syscall.Conn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_REPAIR, 1) }); err != nil {
+		t.Fatal(err)
+	}
+	if serr != nil {
+		t.Skipf("TCP_REPAIR: %v (needs CAP_NET_ADMIN)", serr)
+	}
+	nc.Close()
+}
+
+// A broker's connection waiting for an answer from a peer that has given
+// the connection up (its answer went into a network cut until its kernel
+// aborted it) learns it from its next keep-alive probe, a second or so
+// later, and not only when its own timeout passes: with Go's default
+// keep-alive (15 s idle) the same wait is still on at the deadline.
+func TestKeepAliveFindsForgottenConn(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	const wait = 5 * time.Second // well under Go's default 15 s idle
+	readErr := func(dial func() (net.Conn, error)) error {
+		nc, err := dial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		srv, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		forget(t, srv)
+		nc.SetReadDeadline(time.Now().Add(wait))
+		_, err = nc.Read(make([]byte, 1))
+		return err
+	}
+	err = readErr(func() (net.Conn, error) { return DialTCP(context.Background(), ln.Addr().String(), time.Second) })
+	if !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("DialTCP's connection: read ended with %v, want the forgotten peer's reset (ECONNRESET)", err)
+	}
+	err = readErr(func() (net.Conn, error) { return net.Dial("tcp", ln.Addr().String()) })
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a plain connection: read ended with %v, want the deadline (%v) first", err, wait)
+	}
 }
