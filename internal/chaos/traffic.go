@@ -28,13 +28,13 @@ type Traffic struct {
 	// every partition of Topic; 0: no prober.
 	ProbeEvery time.Duration
 
-	mu      sync.Mutex
-	writes  []Write
-	lastAck []time.Time // per partition of Topic: its latest acknowledged write
-	live    []Read
-	commits map[Partition][]int64
-	errs    map[string]int // client errors by kind, for the report
-	wg      sync.WaitGroup
+	mu        sync.Mutex
+	writes    []Write
+	latestAck []time.Time // per partition of Topic: its latest acknowledged write
+	live      []Read
+	commits   map[Partition][]int64
+	errs      map[string]int // client errors by kind, for the report
+	wg        sync.WaitGroup
 }
 
 // record adds w, answered, to the history; t.mu is held.
@@ -43,10 +43,10 @@ func (t *Traffic) record(w Write) {
 	if !w.Acked || w.Partition.Topic != t.Topic || w.Partition.Partition < 0 || w.Partition.Partition >= t.Partitions {
 		return
 	}
-	if t.lastAck == nil {
-		t.lastAck = make([]time.Time, t.Partitions)
+	if t.latestAck == nil {
+		t.latestAck = make([]time.Time, t.Partitions)
 	}
-	if at := &t.lastAck[w.Partition.Partition]; w.At.After(*at) {
+	if at := &t.latestAck[w.Partition.Partition]; w.At.After(*at) {
 		*at = w.At
 	}
 }
@@ -56,10 +56,10 @@ func (t *Traffic) record(w Write) {
 func (t *Traffic) AckedSince(since time.Time) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.lastAck) == 0 {
+	if len(t.latestAck) == 0 {
 		return t.Partitions == 0
 	}
-	for _, at := range t.lastAck {
+	for _, at := range t.latestAck {
 		if !at.After(since) {
 			return false
 		}

@@ -12,20 +12,30 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// rtoMax is the connection's TCP_RTO_MAX_MS in milliseconds.
-func rtoMax(t *testing.T, nc net.Conn) int {
+// onSocket runs f on nc's socket and returns f's error.
+func onSocket(t *testing.T, nc net.Conn, f func(fd int) error) error {
 	t.Helper()
 	rc, err := nc.(syscall.Conn).SyscallConn()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v int
-	var serr error
-	if err := rc.Control(func(fd uintptr) { v, serr = unix.GetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_RTO_MAX_MS) }); err != nil {
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = f(int(fd)) }); err != nil {
 		t.Fatal(err)
 	}
-	if serr != nil {
-		t.Fatalf("getsockopt TCP_RTO_MAX_MS: %v (a kernel before 6.15 has no such option)", serr)
+	return ferr
+}
+
+// rtoMax is the connection's TCP_RTO_MAX_MS in milliseconds.
+func rtoMax(t *testing.T, nc net.Conn) int {
+	t.Helper()
+	var v int
+	err := onSocket(t, nc, func(fd int) (err error) {
+		v, err = unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_RTO_MAX_MS)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("getsockopt TCP_RTO_MAX_MS: %v (a kernel before 6.15 has no such option)", err)
 	}
 	return v
 }
@@ -107,16 +117,9 @@ func TestRetransmitsCapped(t *testing.T) {
 // only from the reset its next segment draws. Needs CAP_NET_ADMIN.
 func forget(t *testing.T, nc net.Conn) {
 	t.Helper()
-	rc, err := nc.(syscall.Conn).SyscallConn()
+	err := onSocket(t, nc, func(fd int) error { return unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_REPAIR, 1) })
 	if err != nil {
-		t.Fatal(err)
-	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_REPAIR, 1) }); err != nil {
-		t.Fatal(err)
-	}
-	if serr != nil {
-		t.Skipf("TCP_REPAIR: %v (needs CAP_NET_ADMIN)", serr)
+		t.Skipf("TCP_REPAIR: %v (needs CAP_NET_ADMIN)", err)
 	}
 	nc.Close()
 }
