@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,7 +75,7 @@ func put(t *testing.T, endpoints []string, k, v string) {
 // serving goroutines end with when Close closes their listeners (Debug,
 // still there for whoever looks).
 func TestStartAndCloseQuiet(t *testing.T) {
-	var rec recorder
+	rec := recorder{min: slog.LevelDebug}
 	s, err := embedetcd.StartLocal(filepath.Join(t.TempDir(), "store"), slog.New(&rec))
 	if err != nil {
 		t.Fatal(err)
@@ -88,13 +89,36 @@ func TestStartAndCloseQuiet(t *testing.T) {
 	}
 }
 
-// recorder is a slog.Handler keeping every record's level and message.
+// With a handler at Debug, etcd's Info entries come through at Debug (a
+// member's raft election among them); with one at Info, they do not come
+// through at all.
+func TestInfoAtDebug(t *testing.T) {
+	for _, minLevel := range []slog.Level{slog.LevelDebug, slog.LevelInfo} {
+		rec := recorder{min: minLevel}
+		s, err := embedetcd.StartLocal(filepath.Join(t.TempDir(), "store"), slog.New(&rec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		elected := false
+		for _, m := range rec.atLeast(slog.LevelDebug) {
+			elected = elected || strings.Contains(m, "elected leader")
+		}
+		if want := minLevel == slog.LevelDebug; elected != want {
+			t.Errorf("handler at %v: raft's election logged %v, want %v", minLevel, elected, want)
+		}
+	}
+}
+
+// recorder is a slog.Handler keeping the level and message of every
+// record at min or above.
 type recorder struct {
 	mu   sync.Mutex
+	min  slog.Level
 	recs []slog.Record
 }
 
-func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *recorder) Enabled(_ context.Context, l slog.Level) bool { return l >= r.min }
 func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

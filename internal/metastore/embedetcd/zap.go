@@ -16,7 +16,8 @@ import (
 )
 
 // newZap returns a zap logger that forwards warnings and errors to lg
-// (nil: a no-op logger). Once closing is set, those carrying the error of
+// (nil: a no-op logger), and etcd's Info entries at Debug when lg logs
+// at Debug. Once closing is set, those carrying the error of
 // a closed listener or server, or of a request the stop cancelled, are how
 // etcd's goroutines end, not trouble: they go to lg at Debug (etcd logs
 // them at Error and Warn).
@@ -59,7 +60,13 @@ func closedError(fields []zapcore.Field) bool {
 	return false
 }
 
-func (c *slogCore) Enabled(l zapcore.Level) bool { return l >= zapcore.WarnLevel }
+// Enabled passes etcd's warnings and errors, and its Info entries (raft
+// elections and term changes, members joining and leaving, leases
+// revoked) when lg logs at Debug: they are what explains a store stall
+// after the fact.
+func (c *slogCore) Enabled(l zapcore.Level) bool {
+	return l >= zapcore.WarnLevel || l == zapcore.InfoLevel && c.lg.Enabled(context.Background(), slog.LevelDebug)
+}
 
 func (c *slogCore) With(fields []zapcore.Field) zapcore.Core {
 	return &slogCore{lg: c.lg, closing: c.closing, fields: append(append([]zapcore.Field(nil), c.fields...), fields...)}
@@ -89,6 +96,8 @@ func (c *slogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 	}
 	level := slog.LevelWarn
 	switch {
+	case e.Level < zapcore.WarnLevel:
+		level = slog.LevelDebug
 	case c.closing.Load() && (closedError(fields) || closedError(c.fields)):
 		level = slog.LevelDebug
 	case advice[e.Message]:
