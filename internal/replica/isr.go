@@ -115,6 +115,16 @@ func (p *Partition) stampLocked(prop ISRProposal, ok bool) (ISRProposal, bool) {
 // refused is proposed again at a later fetch of the partition (Kafka: the
 // next one; a fetch session reads each of its partitions at least every
 // few seconds).
+//
+// An adopted result that leaves out a follower already caught up (its
+// expansion could not be proposed while this proposal was in flight, as
+// when a shrink decided during a network cut commits after the heal) wakes
+// the partition's listeners as a change, not a move of the HW alone: a
+// follower's fetch session then reads the partition at its next fetch,
+// which proposes the expansion, as Kafka's leader does at the next fetch.
+// Otherwise a partition refusing appends for want of min.insync.replicas
+// changes no more, and its followers' sessions would read it only at their
+// sweep, 10 s on.
 func (p *Partition) ApplyISRResult(prop ISRProposal, res ISRResult) {
 	p.roleMu.Lock()
 	if !p.leadingLocked() || p.lead == nil {
@@ -129,9 +139,13 @@ func (p *Partition) ApplyISRResult(prop ISRProposal, res ISRResult) {
 		p.state.partitionEpoch = res.PartitionEpoch
 	}
 	moved := matched && p.advanceHWLocked()
+	rejoin := adopted && p.lead.expandable(p.log.HighWatermark())
 	p.lmu.Unlock()
 	p.roleMu.Unlock()
-	if moved {
+	switch {
+	case rejoin:
+		p.wakeAll()
+	case moved:
 		p.wakeHW()
 	}
 }

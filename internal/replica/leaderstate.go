@@ -283,6 +283,17 @@ func (ls *leaderState) canExpand(id int32, hw int64) bool {
 	return f.leo >= hw && f.leo >= ls.epochStart
 }
 
+// expandable reports whether some follower may join the ISR now
+// (canExpand).
+func (ls *leaderState) expandable(hw int64) bool {
+	for i := range ls.followers {
+		if ls.canExpand(ls.followers[i].id, hw) {
+			return true
+		}
+	}
+	return false
+}
+
 // propose records a proposal of newISR as in flight and returns it (TP and
 // TopicID left for the caller). ok is false while another is in flight.
 func (ls *leaderState) propose(newISR []int32) (ISRProposal, bool) {

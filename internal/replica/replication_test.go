@@ -237,6 +237,53 @@ func TestISRShrinkAndExpand(t *testing.T) {
 	}
 }
 
+// A shrink that commits once the follower it leaves out has caught up (it
+// decided during a network cut, the controller reached after the heal)
+// wakes the partition's listeners as a change: the follower's fetch
+// session reads the partition at the next fetch, which proposes the
+// expansion. Its fetch while the shrink was in flight could not.
+func TestShrinkCommittedAfterCatchUpWakesListeners(t *testing.T) {
+	c := newCluster(t)
+	p := c.lead(t, testConfig(1), []int32{1, 2, 3}, []int32{1, 2, 3})
+	leo := mustProduce(t, p, 5, 1).LastOffset + 1
+	fetch(t, p, 2, leo, at(1))
+	c.ShrinkISRs(at(11)) // 3 not caught up for the lag time
+	ps := c.take()
+	if len(ps) != 1 || !slices.Equal(ps[0].NewISR, []int32{1, 2}) {
+		t.Fatalf("shrink proposals %+v, want one of ISR [1 2]", ps)
+	}
+	fetch(t, p, 3, leo, at(12)) // back, caught up, while the shrink is in flight
+	if ps := c.take(); len(ps) != 0 {
+		t.Fatalf("expansion proposed while the shrink is in flight: %+v", ps)
+	}
+	var l changeCounts
+	p.AddListener(&l)
+	defer p.RemoveListener(&l)
+	p.ApplyISRResult(ps[0], ISRResult{LeaderEpoch: 3, PartitionEpoch: 2, ISR: []int32{1, 2}})
+	if l.changes != 1 {
+		t.Fatalf("listeners told of %d changes (%d HW moves) when the shrink committed, want 1", l.changes, l.hwOnly)
+	}
+	fetch(t, p, 3, leo, at(13))
+	if ps := c.take(); len(ps) != 1 || !slices.Equal(ps[0].NewISR, []int32{1, 2, 3}) {
+		t.Fatalf("expansion proposals at 3's next fetch %+v, want ISR [1 2 3]", ps)
+	}
+	p.ApplyISRResult(ps[0], ISRResult{LeaderEpoch: 3, PartitionEpoch: 3, ISR: []int32{1, 2, 3}})
+	if l.changes != 1 {
+		t.Fatalf("listeners told of a change when the expansion left no follower out (%d)", l.changes)
+	}
+}
+
+// changeCounts is a Listener counting what it is told.
+type changeCounts struct{ changes, hwOnly int }
+
+func (c *changeCounts) PartitionChanged(onlyHW bool) {
+	if onlyHW {
+		c.hwOnly++
+	} else {
+		c.changes++
+	}
+}
+
 func TestAcksAll(t *testing.T) {
 	c := newCluster(t)
 	p := c.lead(t, testConfig(2), []int32{1, 2}, []int32{1, 2})
